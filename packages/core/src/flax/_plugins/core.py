@@ -1,0 +1,8 @@
+"""Plugin of the flax-core distribution: what it adds to Flax namespaces."""
+
+from flax.plugins import hookimpl
+
+
+@hookimpl
+def flax_exports():
+  return []

@@ -1,0 +1,119 @@
+"""Namespaces (``flax.linen``, ``flax.nnx``, ...) that plugins extend."""
+
+import sys
+import warnings
+
+from flax.plugins import _registry
+
+
+def lazy_namespace(module_name: str, hints=None):
+  """Makes a module resolve unknown attributes through the plugin registry.
+
+  Use it at the end of a namespace module::
+
+    __getattr__, __dir__ = lazy_namespace(__name__, hints={'Dense': ...})
+
+  A name is looked up on first access, then cached in the module, so later
+  accesses cost a plain attribute read. ``dir()`` lists plugin names too.
+
+  Args:
+    module_name: the namespace, e.g. ``'flax.nnx'``.
+    hints: optional ``{name: distribution}`` for names a known distribution
+      provides, so that the error for a missing one says what to install.
+
+  Returns:
+    ``(__getattr__, __dir__)`` for the module.
+  """
+  hints = dict(hints or {})
+  checked = []
+
+  def module():
+    return sys.modules[module_name]
+
+  def check_shadowing(reg):
+    # A plugin may not replace a name the namespace defines itself.
+    if checked:
+      return
+    checked.append(True)
+    own = vars(module())
+    for dist, export in reg.exports(module_name):
+      if export.name in own and dist not in _registry.FIRST_PARTY:
+        message = (
+          f'Flax plugin {dist!r} exports {module_name}.{export.name}, a name '
+          f'that {module_name} already defines; the plugin\'s version is '
+          f'ignored. Rename it in {dist!r}.'
+        )
+        if _registry.strict_mode():
+          raise _registry.PluginConflictError(message)
+        warnings.warn(message, _registry.FlaxPluginWarning, stacklevel=3)
+
+  def __getattr__(name):
+    if name.startswith('__') and name.endswith('__'):
+      raise AttributeError(
+        f'module {module_name!r} has no attribute {name!r}'
+      )
+    reg = _registry.registry()
+    check_shadowing(reg)
+    export = reg.export(module_name, name)
+    if export is None:
+      hint = hints.get(name)
+      if hint and not _installed(hint):
+        extra = (
+          f'; it is provided by the {hint!r} distribution: '
+          f'`pip install {hint}`'
+        )
+      else:
+        extra = (
+          '; no installed distribution provides it (see '
+          '`python -m flax.plugins`)'
+        )
+      raise AttributeError(
+        f'module {module_name!r} has no attribute {name!r}{extra}'
+      )
+    try:
+      value = export.load()
+    except ImportError as e:
+      dist = reg.export_provider(module_name, name)
+      raise ImportError(
+        f'{module_name}.{name} is provided by {dist!r} as {export.target!r}, '
+        f'which failed to import: {e}'
+      ) from e
+    setattr(module(), name, value)
+    return value
+
+  def __dir__():
+    reg = _registry.registry()
+    return sorted(set(vars(module())) | set(reg.export_names(module_name)))
+
+  return __getattr__, __dir__
+
+
+def _installed(distribution: str) -> bool:
+  import importlib.metadata
+
+  try:
+    importlib.metadata.distribution(distribution)
+  except importlib.metadata.PackageNotFoundError:
+    return False
+  return True
+
+
+def require(module_name: str, distribution: str):
+  """Imports ``module_name``, naming ``distribution`` if it is missing.
+
+  Alias modules use it, e.g. ``flax.linen.linear`` re-exports
+  ``flax.layers.linen.linear``, which flax-layers provides.
+  """
+  import importlib
+
+  try:
+    return importlib.import_module(module_name)
+  except ModuleNotFoundError as e:
+    if e.name and module_name.startswith(e.name):
+      raise ModuleNotFoundError(
+        f'{module_name!r} is provided by the {distribution!r} distribution, '
+        f'which is not installed. Install it with `pip install '
+        f'{distribution}`.',
+        name=module_name,
+      ) from e
+    raise
