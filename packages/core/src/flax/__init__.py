@@ -12,7 +12,7 @@ False
 
 __path__ = __import__('pkgutil').extend_path(__path__, __name__)
 
-from flax.version import __version__
+from flax.version import __version__ as __version__
 
 # Subpackages (and top-level modules) of the flax namespace, with the
 # distribution that provides each one.
@@ -63,8 +63,9 @@ class _MissingSubpackageFinder:
 def _install_finder():
   import sys
 
-  if not any(isinstance(f, type) and f is _MissingSubpackageFinder
-             for f in sys.meta_path):
+  if not any(
+    isinstance(f, type) and f is _MissingSubpackageFinder for f in sys.meta_path
+  ):
     sys.meta_path.append(_MissingSubpackageFinder)
 
 

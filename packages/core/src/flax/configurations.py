@@ -48,42 +48,80 @@ def _parse(flag: Flag, raw: str) -> Any:
       return int(raw)
     except ValueError:
       raise ValueError(
-        f'Environment variable {flag.name.upper()}={raw!r} is not an '
-        f'integer.'
+        f'Environment variable {flag.name.upper()}={raw!r} is not an integer.'
       ) from None
   return raw
 
 
 _CORE_FLAGS = (
-  Flag('flax_filter_frames', True,
-       'Hide Flax-internal frames from tracebacks.'),
-  Flag('flax_profile', True,
-       'Wrap Module methods in jax.named_scope so profiles show module '
-       'names.'),
-  Flag('flax_use_orbax_checkpointing', True,
-       'Save checkpoints with the Orbax backend when it is installed.'),
-  Flag('flax_preserve_adopted_names', True,
-       'Keep the names of submodules adopted by a parent Module.'),
-  Flag('flax_return_frozendict', False,
-       'Make Linen init/apply return FrozenDict instead of dict.'),
-  Flag('flax_fix_rng_separator', False,
-       'Separate the items of PRNG key paths with a zero byte.'),
-  Flag('flax_relaxed_naming', True,
-       'Allow Linen submodule names to be reused across methods.'),
-  Flag('flax_use_flaxlib', False,
-       'Use the compiled flaxlib helpers (not available here).'),
-  Flag('flax_max_repr_depth', 0,
-       'Depth at which reprs of nested objects are cut (0: no limit).'),
-  Flag('flax_always_shard_variable', True,
-       'Apply sharding metadata to NNX Variables when they are created.'),
-  Flag('flax_graph_mode', True,
-       'Make NNX transforms and utilities default to graph mode.'),
-  Flag('flax_checkpoint_backend', '',
-       'Name of the checkpoint backend to use (empty: choose by priority).'),
-  Flag('flax_partitioning_backend', '',
-       'Name of the partitioning backend to use (empty: by priority).'),
-  Flag('flax_plugins_strict', False,
-       'Raise instead of warning when a plugin fails to load.'),
+  Flag(
+    'flax_filter_frames', True, 'Hide Flax-internal frames from tracebacks.'
+  ),
+  Flag(
+    'flax_profile',
+    True,
+    'Wrap Module methods in jax.named_scope so profiles show module names.',
+  ),
+  Flag(
+    'flax_use_orbax_checkpointing',
+    True,
+    'Save checkpoints with the Orbax backend when it is installed.',
+  ),
+  Flag(
+    'flax_preserve_adopted_names',
+    True,
+    'Keep the names of submodules adopted by a parent Module.',
+  ),
+  Flag(
+    'flax_return_frozendict',
+    False,
+    'Make Linen init/apply return FrozenDict instead of dict.',
+  ),
+  Flag(
+    'flax_fix_rng_separator',
+    False,
+    'Separate the items of PRNG key paths with a zero byte.',
+  ),
+  Flag(
+    'flax_relaxed_naming',
+    True,
+    'Allow Linen submodule names to be reused across methods.',
+  ),
+  Flag(
+    'flax_use_flaxlib',
+    False,
+    'Use the compiled flaxlib helpers (not available here).',
+  ),
+  Flag(
+    'flax_max_repr_depth',
+    0,
+    'Depth at which reprs of nested objects are cut (0: no limit).',
+  ),
+  Flag(
+    'flax_always_shard_variable',
+    True,
+    'Apply sharding metadata to NNX Variables when they are created.',
+  ),
+  Flag(
+    'flax_graph_mode',
+    True,
+    'Make NNX transforms and utilities default to graph mode.',
+  ),
+  Flag(
+    'flax_checkpoint_backend',
+    '',
+    'Name of the checkpoint backend to use (empty: choose by priority).',
+  ),
+  Flag(
+    'flax_partitioning_backend',
+    '',
+    'Name of the partitioning backend to use (empty: by priority).',
+  ),
+  Flag(
+    'flax_plugins_strict',
+    False,
+    'Raise instead of warning when a plugin fails to load.',
+  ),
 )
 
 
@@ -162,9 +200,7 @@ class Config:
       if isinstance(value, str):
         value = _parse(flag, value)
       else:
-        raise TypeError(
-          f'Config flag {name!r} takes a bool, got {value!r}.'
-        )
+        raise TypeError(f'Config flag {name!r} takes a bool, got {value!r}.')
     with self._lock:
       self._values[name] = value
       object.__setattr__(self, name, value)

@@ -35,8 +35,16 @@ _LAZY = {
   'lazy_init': 'scope',
 }
 _SUBMODULES = (
-  'frozen_dict', 'meta', 'scope', 'lift', 'variables', 'nn', 'axes_scan',
-  'tracers', 'partial_eval', 'state_dict',
+  'frozen_dict',
+  'meta',
+  'scope',
+  'lift',
+  'variables',
+  'nn',
+  'axes_scan',
+  'tracers',
+  'partial_eval',
+  'state_dict',
 )
 
 

@@ -24,8 +24,10 @@ def report(reg=None, out=None) -> int:
       warnings.simplefilter('ignore')
       reg = _registry.registry()
   write = lambda line='': print(line, file=out)  # noqa: E731
-  write(f'Flax plugins ({len(reg.plugins)} found in entry-point group '
-        f'{_registry.ENTRY_POINT_GROUP!r})')
+  write(
+    f'Flax plugins ({len(reg.plugins)} found in entry-point group '
+    f'{_registry.ENTRY_POINT_GROUP!r})'
+  )
   for info in reg.plugins:
     party = 'first-party' if info.first_party else 'third-party'
     write()
@@ -46,8 +48,10 @@ def report(reg=None, out=None) -> int:
     for conflict in reg.conflicts.values():
       write(f'  {conflict.message()}')
   write()
-  write(f'{len(reg.plugins)} plugins, {len(reg.failures())} failed, '
-        f'{len(reg.conflicts)} conflicts')
+  write(
+    f'{len(reg.plugins)} plugins, {len(reg.failures())} failed, '
+    f'{len(reg.conflicts)} conflicts'
+  )
   return problems
 
 

@@ -40,7 +40,7 @@ def lazy_namespace(module_name: str, hints=None):
       if export.name in own and dist not in _registry.FIRST_PARTY:
         message = (
           f'Flax plugin {dist!r} exports {module_name}.{export.name}, a name '
-          f'that {module_name} already defines; the plugin\'s version is '
+          f"that {module_name} already defines; the plugin's version is "
           f'ignored. Rename it in {dist!r}.'
         )
         if _registry.strict_mode():
@@ -49,9 +49,7 @@ def lazy_namespace(module_name: str, hints=None):
 
   def __getattr__(name):
     if name.startswith('__') and name.endswith('__'):
-      raise AttributeError(
-        f'module {module_name!r} has no attribute {name!r}'
-      )
+      raise AttributeError(f'module {module_name!r} has no attribute {name!r}')
     reg = _registry.registry()
     check_shadowing(reg)
     export = reg.export(module_name, name)
@@ -59,8 +57,7 @@ def lazy_namespace(module_name: str, hints=None):
       hint = hints.get(name)
       if hint and not _installed(hint):
         extra = (
-          f'; it is provided by the {hint!r} distribution: '
-          f'`pip install {hint}`'
+          f'; it is provided by the {hint!r} distribution: `pip install {hint}`'
         )
       else:
         extra = (
@@ -83,6 +80,7 @@ def lazy_namespace(module_name: str, hints=None):
 
   def __dir__():
     reg = _registry.registry()
+    check_shadowing(reg)
     return sorted(set(vars(module())) | set(reg.export_names(module_name)))
 
   return __getattr__, __dir__

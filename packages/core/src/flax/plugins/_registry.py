@@ -17,15 +17,17 @@ STRICT_ENV = 'FLAX_PLUGINS_STRICT'
 
 # Distributions of this project; third-party plugins may not replace their
 # names.
-FIRST_PARTY = frozenset({
-  'flax-core',
-  'flax-serialization',
-  'flax-spmd',
-  'flax-linen',
-  'flax-nnx',
-  'flax-layers',
-  'flax-training',
-})
+FIRST_PARTY = frozenset(
+  {
+    'flax-core',
+    'flax-serialization',
+    'flax-spmd',
+    'flax-linen',
+    'flax-nnx',
+    'flax-layers',
+    'flax-training',
+  }
+)
 
 _RECORD_TYPES = {
   'exports': _records.Export,
@@ -55,7 +57,10 @@ def _env_list(name):
 def strict_mode() -> bool:
   """Whether a failing plugin raises instead of warning."""
   return os.environ.get(STRICT_ENV, '').strip().lower() in {
-    '1', 'true', 'yes', 'on'
+    '1',
+    'true',
+    'yes',
+    'on',
   }
 
 
@@ -84,8 +89,10 @@ class Conflict:
   distributions: tuple
 
   def message(self) -> str:
-    what = '.'.join(self.key) if self.kind == 'exports' else (
-      f'{self.kind.replace("_", " ")[:-1]} {self.key[-1]!r}'
+    what = (
+      '.'.join(self.key)
+      if self.kind == 'exports'
+      else (f'{self.kind.replace("_", " ")[:-1]} {self.key[-1]!r}')
     )
     dists = ' and '.join(repr(d) for d in self.distributions)
     return (
@@ -142,7 +149,8 @@ class Registry:
         f'{type(e).__name__}: {e}',
       )
     hooks = [
-      name for name in dir(module)
+      name
+      for name in dir(module)
       if self._pm.parse_hookimpl_opts(module, name) is not None
     ]
     if not hooks:
@@ -166,9 +174,7 @@ class Registry:
       try:
         records = list(getattr(module, hook)() or ())
       except Exception as e:  # noqa: BLE001
-        return self._fail(
-          info, f'hook {hook} raised {type(e).__name__}: {e}'
-        )
+        return self._fail(info, f'hook {hook} raised {type(e).__name__}: {e}')
       record_type = _RECORD_TYPES[kind]
       bad = [r for r in records if not isinstance(r, record_type)]
       if bad:
@@ -235,8 +241,10 @@ class Registry:
   def exports(self, namespace=None):
     """All ``(distribution, Export)`` pairs, optionally of one namespace."""
     return [
-      pair for (ns, _), providers in self._index['exports'].items()
-      if namespace is None or ns == namespace for pair in providers
+      pair
+      for (ns, _), providers in self._index['exports'].items()
+      if namespace is None or ns == namespace
+      for pair in providers
     ]
 
   def backends(self, kind: str):
@@ -249,8 +257,11 @@ class Registry:
     return self._unique(f'{kind}_backends', (name,))
 
   def state_handlers(self):
-    return [p[0][1] for key, p in sorted(self._index['state_handlers'].items())
-            if (('state_handlers', key) not in self.conflicts)]
+    return [
+      p[0][1]
+      for key, p in sorted(self._index['state_handlers'].items())
+      if (('state_handlers', key) not in self.conflicts)
+    ]
 
   def config_options(self):
     return [p[0][1] for key, p in sorted(self._index['config_options'].items())]

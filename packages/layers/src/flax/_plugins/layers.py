@@ -9,16 +9,13 @@ from flax.plugins import Export
 from flax.plugins import hookimpl
 
 # Names that flax.layers.linen defines, exported as flax.linen.<name>.
-LINEN = [
-]
+LINEN = []
 
 # Names that flax.layers.nnx defines, exported as flax.nnx.<name>.
-NNX = [
-]
+NNX = []
 
 # Whole submodules: (namespace, name, module path).
-MODULES = [
-]
+MODULES = []
 
 
 @hookimpl

@@ -1,0 +1,269 @@
+"""Test matrix, packaging checks and benchmarks of the modular Flax monorepo.
+
+``nox`` runs the whole matrix; ``nox -l --json`` lists the sessions so that a
+CI matrix can be generated from it.
+"""
+
+import json
+import pathlib
+import sys
+import tomllib
+
+import nox
+
+ROOT = pathlib.Path(__file__).parent
+PACKAGES = (
+  'core',
+  'serialization',
+  'spmd',
+  'linen',
+  'nnx',
+  'layers',
+  'training',
+)
+TEST_TOOLS = ('pytest>=8',)
+
+nox.options.default_venv_backend = 'uv|virtualenv'
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = [
+  *(f'tests-{p}' for p in PACKAGES),
+  'plugins',
+  'integration',
+  'isolation',
+  'wheels',
+  'lint',
+]
+
+
+def _project(package):
+  path = ROOT / 'packages' / package / 'pyproject.toml'
+  return tomllib.loads(path.read_text())['project']
+
+
+def _sibling(requirement):
+  """``'flax-core>=0.12'`` -> ``'core'``; None for other requirements."""
+  name = requirement.split(';')[0].strip()
+  for sep in '<>=!~[ ':
+    name = name.split(sep)[0]
+  if name.startswith('flax-') and name[5:] in PACKAGES:
+    return name[5:]
+  return None
+
+
+def siblings(package, extras=()):
+  """Sibling packages that ``package`` (with ``extras``) needs, transitively.
+
+  Only the root package's extras count; siblings bring their hard
+  dependencies.
+  """
+  project = _project(package)
+  requirements = list(project.get('dependencies', []))
+  for extra in extras:
+    requirements += project.get('optional-dependencies', {}).get(extra, [])
+  found = []
+  for req in requirements:
+    sib = _sibling(req)
+    if sib and sib not in found and sib != package:
+      found.append(sib)
+      found += [s for s in siblings(sib) if s not in found]
+  return [p for p in PACKAGES if p in found]
+
+
+def _local(package, extras=()):
+  suffix = f'[{",".join(extras)}]' if extras else ''
+  return f'./packages/{package}{suffix}'
+
+
+def _install(session, package, extras=()):
+  """Installs ``package`` and only the siblings it declares."""
+  args = [_local(package, extras)]
+  args += [_local(s) for s in siblings(package, extras)]
+  session.install(*args, *TEST_TOOLS)
+
+
+def _pytest(session, *paths):
+  session.run(
+    'python',
+    '-m',
+    'pytest',
+    *paths,
+    '-q',
+    *session.posargs,
+  )
+
+
+def _make_tests_session(package):
+  def tests(session):
+    _install(session, package, ('test',))
+    _pytest(session, f'tests/{package}')
+
+  tests.__doc__ = (
+    f'Run tests/{package} with only flax-{package} and its declared '
+    f'dependencies installed.'
+  )
+  return nox.session(name=f'tests-{package}', tags=['tests'])(tests)
+
+
+for _package in PACKAGES:
+  globals()[f'tests_{_package}'] = _make_tests_session(_package)
+
+
+def _install_all(session):
+  session.install(
+    *(_local(p, ('test',)) for p in PACKAGES),
+    *TEST_TOOLS,
+  )
+
+
+@nox.session(tags=['tests'])
+def integration(session):
+  """Cross-package tests with every package installed."""
+  _install_all(session)
+  _pytest(session, 'tests/integration')
+
+
+FIXTURES = ROOT / 'tests' / 'plugins' / 'fixtures'
+
+
+@nox.session(tags=['tests'])
+def plugins(session):
+  """Install the fixture third-party plugins and exercise the registry."""
+  _install(session, 'nnx')
+  session.install(_local('layers'))
+  session.install(*(str(p) for p in sorted(FIXTURES.iterdir())))
+  _pytest(session, 'tests/plugins')
+
+
+def _build_wheels(session, out):
+  session.install('build', 'hatchling')
+  for package in PACKAGES:
+    session.run(
+      'python',
+      '-m',
+      'build',
+      '--wheel',
+      '--no-isolation',
+      '--outdir',
+      str(out),
+      f'packages/{package}',
+      silent=True,
+    )
+  return sorted(out.glob('*.whl'))
+
+
+# Top-level files a package may ship besides its own flax/<package>/.
+EXTRA_FILES = {
+  'core': None,  # core owns the flax root; checked separately below.
+  'training': ('flax/jax_utils.py',),
+}
+
+
+@nox.session
+def wheels(session):
+  """Build every wheel and check that each ships only its own files."""
+  import zipfile
+
+  out = pathlib.Path(session.create_tmp()) / 'wheels'
+  found = _build_wheels(session, out)
+  problems = []
+  for package in PACKAGES:
+    dist = f'flax_{package}-'
+    matches = [w for w in found if w.name.startswith(dist)]
+    if len(matches) != 1:
+      problems.append(f'flax-{package}: expected one wheel, got {matches}')
+      continue
+    names = [
+      n
+      for n in zipfile.ZipFile(matches[0]).namelist()
+      if '.dist-info/' not in n
+    ]
+    others = [p for p in PACKAGES if p != package]
+    for name in names:
+      if package == 'core':
+        bad = any(name.startswith(f'flax/{p}/') for p in others) or any(
+          name == f'flax/_plugins/{p}.py' for p in others
+        )
+      else:
+        allowed = name.startswith(f'flax/{package}/') or name in (
+          f'flax/_plugins/{package}.py',
+          *EXTRA_FILES.get(package, ()),
+        )
+        bad = not allowed
+      if bad:
+        problems.append(f'flax-{package} wheel contains {name}')
+    if package != 'core' and 'flax/__init__.py' in names:
+      problems.append(f'flax-{package} wheel ships flax/__init__.py')
+  if problems:
+    session.error('Wheel contents are wrong:\n  ' + '\n  '.join(problems))
+  session.log(f'{len(found)} wheels checked')
+
+
+# Modules each package must NOT import: other packages' subpackages and the
+# heavy third-party libraries it does not declare.
+HEAVY = {'optax': 'optax', 'orbax': 'orbax-checkpoint', 'msgpack': 'msgpack'}
+
+
+@nox.session
+def isolation(session):
+  """Install each wheel alone and check what importing it pulls in."""
+  out = pathlib.Path(session.create_tmp()) / 'wheels'
+  _build_wheels(session, out)
+  check = ROOT / 'tests' / 'isolation_check.py'
+  for package in PACKAGES:
+    env = pathlib.Path(session.create_tmp()) / f'venv-{package}'
+    session.run(
+      sys.executable,
+      '-m',
+      'uv',
+      'venv',
+      '-q',
+      '--allow-existing',
+      str(env),
+      external=True,
+    )
+    python = str(env / 'bin' / 'python')
+    wanted = [f'flax-{package}', *(f'flax-{s}' for s in siblings(package))]
+    session.run(
+      sys.executable,
+      '-m',
+      'uv',
+      'pip',
+      'install',
+      '-q',
+      '--python',
+      python,
+      '--find-links',
+      str(out),
+      *wanted,
+      external=True,
+    )
+    session.run(
+      python, str(check), package, json.dumps(siblings(package)), external=True
+    )
+
+
+@nox.session
+def lint(session):
+  """ruff: lint rules plus 2-space indent and single quotes (format)."""
+  session.install('ruff')
+  session.run('ruff', 'check', '.')
+  session.run('ruff', 'format', '--check', '.')
+
+
+@nox.session
+def bench(session):
+  """Benchmarks: ratios of Flax work to the same work in raw JAX."""
+  _install_all(session)
+  for script in sorted((ROOT / 'benchmarks').glob('*.py')):
+    if not script.name.startswith('_'):
+      session.run('python', str(script), *session.posargs)
+
+
+@nox.session
+def demo(session):
+  """The main demo: train a small CNN on the digits data set."""
+  _install_all(session)
+  requirements = ROOT / 'examples' / 'requirements.txt'
+  if requirements.exists():
+    session.install('-r', str(requirements))
+  session.run('python', str(ROOT / 'examples' / 'demo.py'), *session.posargs)
