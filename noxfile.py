@@ -135,6 +135,9 @@ def plugins(session):
 
 
 def _build_wheels(session, out):
+  import shutil
+
+  shutil.rmtree(out, ignore_errors=True)
   session.install('build', 'hatchling')
   for package in PACKAGES:
     session.run(

@@ -55,7 +55,11 @@ class _MissingSubpackageFinder:
   @staticmethod
   def find_spec(fullname, path=None, target=None):
     parts = fullname.split('.')
-    if len(parts) == 2 and parts[0] == 'flax' and parts[1] in _PROVIDERS:
+    if (
+      len(parts) == 2
+      and parts[0] == 'flax'
+      and _PROVIDERS.get(parts[1], 'flax-core') != 'flax-core'
+    ):
       raise _missing(fullname)
     return None
 
