@@ -1,0 +1,173 @@
+"""Collection filters: which variable collections (or PRNG streams) a rule
+applies to.
+
+A filter is one of
+
+* a bool: ``True`` matches everything, ``False`` nothing;
+* a string: matches the collection of that name;
+* a collection of strings: matches any of the names;
+* :class:`DenyList`: matches everything its ``deny`` filter does not.
+
+>>> from flax.core.scope import DenyList, in_filter
+>>> in_filter(['params', 'batch_stats'], 'params')
+True
+>>> in_filter(DenyList('intermediates'), 'intermediates')
+False
+"""
+
+import dataclasses
+from collections.abc import Collection, Container, Mapping
+from typing import Any, Union
+
+from flax import errors
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class DenyList:
+  """A filter that matches everything except what ``deny`` matches.
+
+  Attributes:
+    deny: the filter of the collections to exclude.
+
+  >>> from flax.core import DenyList
+  >>> DenyList('intermediates')
+  DenyList(deny='intermediates')
+  """
+
+  deny: Any
+
+
+Filter = Union[bool, str, Collection[str], DenyList]
+CollectionFilter = Filter
+PRNGSequenceFilter = Filter
+
+
+def in_filter(filter_like: Filter, col: str) -> bool:
+  """Returns whether the collection ``col`` matches ``filter_like``.
+
+  Raises:
+    InvalidFilterError: if ``filter_like`` is not a filter.
+  """
+  if isinstance(filter_like, str):
+    return col == filter_like
+  if isinstance(filter_like, bool):
+    return filter_like
+  if isinstance(filter_like, DenyList):
+    return not in_filter(filter_like.deny, col)
+  if isinstance(filter_like, Container):
+    return col in filter_like
+  raise errors.InvalidFilterError(filter_like)
+
+
+def filter_to_set(x: Filter) -> set:
+  """Converts a finite filter into the set of names it matches.
+
+  Raises:
+    InvalidFilterError: for ``True`` and ``DenyList`` (infinite sets).
+  """
+  if isinstance(x, str):
+    return {x}
+  if isinstance(x, bool):
+    if x:
+      raise errors.InvalidFilterError(x)
+    return set()
+  if isinstance(x, DenyList):
+    raise errors.InvalidFilterError(x)
+  if isinstance(x, Collection):
+    return set(x)
+  raise errors.InvalidFilterError(x)
+
+
+def union_filters(a: Filter, b: Filter) -> Filter:
+  """Returns a filter matching what ``a`` or ``b`` matches."""
+  if a is True or b is True:
+    return True
+  if a is False:
+    return b
+  if b is False:
+    return a
+  if isinstance(a, DenyList) and isinstance(b, DenyList):
+    return DenyList(intersect_filters(a.deny, b.deny))
+  if isinstance(b, DenyList):
+    a, b = b, a
+  if isinstance(a, DenyList):
+    return DenyList(subtract_filters(a.deny, b))
+  return filter_to_set(a) | filter_to_set(b)
+
+
+def subtract_filters(a: Filter, b: Filter) -> Filter:
+  """Returns a filter matching what ``a`` matches and ``b`` does not."""
+  if b is True:
+    return False
+  if a is True:
+    return DenyList(b)
+  if b is False:
+    return a
+  if a is False:
+    return False
+  if isinstance(a, DenyList) and isinstance(b, DenyList):
+    return subtract_filters(b.deny, a.deny)
+  if isinstance(a, DenyList):
+    return DenyList(union_filters(a.deny, b))
+  if isinstance(b, DenyList):
+    return intersect_filters(a, b.deny)
+  return filter_to_set(a) - filter_to_set(b)
+
+
+def intersect_filters(a: Filter, b: Filter) -> Filter:
+  """Returns a filter matching what both ``a`` and ``b`` match."""
+  if a is True:
+    return b
+  if a is False or b is False:
+    return False
+  if b is True:
+    return a
+  if isinstance(a, DenyList) and isinstance(b, DenyList):
+    return DenyList(union_filters(a.deny, b.deny))
+  if isinstance(b, DenyList):
+    a, b = b, a
+  if isinstance(a, DenyList):
+    return subtract_filters(b, a.deny)
+  return filter_to_set(a) & filter_to_set(b)
+
+
+def _copy_containers(x):
+  if isinstance(x, Mapping):
+    return {k: _copy_containers(v) for k, v in x.items()}
+  return x
+
+
+def group_collections(
+  xs: Mapping[str, Any], col_filters: Collection[Filter]
+) -> tuple[dict, ...]:
+  """Splits the collections of ``xs`` into one group per filter.
+
+  A collection goes into the group of the FIRST filter that matches it;
+  collections that no filter matches are left out. Nested dicts are copied
+  so that the groups do not share containers with ``xs``.
+
+  >>> from flax.core.scope import group_collections
+  >>> xs = {'params': {}, 'batch_stats': {}, 'cache': {}}
+  >>> group_collections(xs, ['params', True])
+  ({'params': {}}, {'batch_stats': {}, 'cache': {}})
+
+  Args:
+    xs: a mapping from collection (or stream) names to values.
+    col_filters: the filters, one per group.
+
+  Returns:
+    A tuple with one dict per filter.
+  """
+  cols = list(xs.keys())
+  groups = []
+  for col_filter in col_filters:
+    remaining = []
+    group = {}
+    for col in cols:
+      if in_filter(col_filter, col):
+        group[col] = _copy_containers(xs[col])
+      else:
+        remaining.append(col)
+    cols = remaining
+    groups.append(group)
+  return tuple(groups)

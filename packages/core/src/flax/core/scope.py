@@ -1,0 +1,701 @@
+"""Scope: the variables and PRNG streams of one node of a model.
+
+A :class:`Scope` gives functional code stateful-looking access to a nested
+variable dict (``{collection: {name: value or child dict}}``) and to named
+PRNG streams. Child scopes (:meth:`Scope.push`) see the sub-dicts under
+their name. :func:`init`, :func:`apply` and :func:`bind` turn a function of
+a scope into a pure function of variables and keys:
+
+>>> import jax, jax.numpy as jnp
+>>> from flax.core import init, apply
+>>> def f(scope, x):
+...   w = scope.param('w', jax.nn.initializers.ones, (x.shape[-1], 2))
+...   return x @ w
+>>> y, variables = init(f)(jax.random.key(0), jnp.ones((1, 3)))
+>>> variables['params']['w'].shape
+(3, 2)
+>>> apply(f)(variables, jnp.ones((1, 3))).tolist()
+[[3.0, 3.0]]
+"""
+
+import collections
+import contextlib
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, Optional, TypeVar
+
+import jax
+import jax.numpy as jnp
+
+from flax import errors
+from flax.core import tracers
+from flax.core._filters import (
+  CollectionFilter,
+  DenyList,
+  Filter,
+  PRNGSequenceFilter,
+  filter_to_set,
+  group_collections,
+  in_filter,
+  intersect_filters,
+  subtract_filters,
+  union_filters,
+)
+from flax.core._rng import (
+  LazyRng,
+  PRNGKey,
+  _fold_in_static,
+  is_valid_rng,
+  is_valid_rngs,
+)
+
+__all__ = [
+  'Array',
+  'CollectionFilter',
+  'DenyList',
+  'Filter',
+  'LazyRng',
+  'PRNGSequenceFilter',
+  'Scope',
+  'Variable',
+  'apply',
+  'bind',
+  'filter_to_set',
+  'group_collections',
+  'in_filter',
+  'init',
+  'intersect_filters',
+  'lazy_init',
+  'subtract_filters',
+  'union_filters',
+]
+
+T = TypeVar('T')
+Array = jax.Array
+VariableDict = Mapping[str, Any]
+MutableVariableDict = dict
+
+# Key of a child's counters inside its parent's ``rng_counters`` dict.
+_CHILD_RNG_TOKEN = '__child_rng_counters__'
+
+_ = (_fold_in_static, filter_to_set, group_collections)  # re-exported
+
+
+def _frozen_dict():
+  from flax.core import frozen_dict
+
+  return frozen_dict
+
+
+def _meta():
+  from flax.core import meta
+
+  return meta
+
+
+class Variable(Generic[T]):
+  """A handle to one variable of a scope, read and written via ``.value``.
+
+  >>> import jax.numpy as jnp
+  >>> from flax.core import Scope
+  >>> scope = Scope({}, mutable=True)
+  >>> count = scope.variable('counter', 'count', jnp.zeros, ())
+  >>> count.value += 1
+  >>> scope.variables()['counter']['count'].item()
+  1.0
+
+  Attributes:
+    scope: the scope that owns the variable.
+    collection: the collection it belongs to.
+    name: its name inside the scope.
+    unbox: whether ``.value`` strips metadata boxes (``AxisMetadata``).
+  """
+
+  def __init__(
+    self, scope: 'Scope', collection: str, name: str, unbox: bool = True
+  ):
+    self.scope = scope
+    self.collection = collection
+    self.name = name
+    self.unbox = unbox
+
+  @property
+  def value(self) -> T:
+    """The current value (unboxed when ``unbox`` is True)."""
+    value = self.scope.get_variable(self.collection, self.name)
+    return _meta().unbox(value) if self.unbox else value
+
+  @value.setter
+  def value(self, value: T):
+    if self.unbox:
+      meta = _meta()
+      current = self.scope.get_variable(self.collection, self.name)
+      is_box = meta.is_axis_metadata
+      cur_struct = jax.tree_util.tree_structure(current, is_leaf=is_box)
+      new_struct = jax.tree_util.tree_structure(value, is_leaf=is_box)
+      has_meta = any(
+        map(is_box, jax.tree_util.tree_leaves(current, is_leaf=is_box))
+      )
+      if has_meta and cur_struct == new_struct:
+        value = meta.replace_boxed(current, value)
+    self.scope.put_variable(self.collection, self.name, value)
+
+  def is_mutable(self) -> bool:
+    """Returns whether the variable's collection is mutable."""
+    return self.scope.is_mutable_collection(self.collection)
+
+  def __repr__(self):
+    return (
+      f'Variable(collection={self.collection!r}, name={self.name!r}, '
+      f'scope={self.scope.path_text!r})'
+    )
+
+
+class Scope:
+  """Holds the variables and PRNG streams of one node of a model.
+
+  Most users reach a scope through :func:`init`, :func:`apply` or
+  :func:`bind`; Linen Modules hold one in ``module.scope``.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax.core import Scope
+  >>> scope = Scope({}, rngs={'params': jax.random.key(0)}, mutable=True)
+  >>> child = scope.push('dense')
+  >>> w = child.param('kernel', jax.nn.initializers.zeros, (2, 3))
+  >>> jax.tree_util.tree_map(jnp.shape, scope.variables())
+  {'params': {'dense': {'kernel': (2, 3)}}}
+
+  Args:
+    variables: the variable dict of this scope (collection -> values).
+    rngs: a mapping from stream names to PRNG keys (or ``LazyRng``).
+    name: the name of this scope inside its parent.
+    mutable: a collection filter of the collections that can be changed.
+    parent: the parent scope, or None for a root scope.
+    path: the names from the root to this scope.
+    debug_path: like ``path`` with transform names, used in messages.
+    flags: static flags visible to the whole tree (e.g. ``initializing``).
+  """
+
+  reservations: dict
+
+  def __init__(
+    self,
+    variables: MutableVariableDict,
+    rngs: Optional[Mapping[str, Any]] = None,
+    name: Optional[str] = None,
+    mutable: CollectionFilter = False,
+    parent: Optional['Scope'] = None,
+    path: tuple = (),
+    debug_path: tuple = (),
+    flags: Optional[Mapping] = None,
+  ):
+    rngs = {k: LazyRng.create(v) for k, v in rngs.items()} if rngs else {}
+    self._variables = variables
+    self.parent = parent
+    self.name = name
+    self.path = tuple(path)
+    self.debug_path = tuple(debug_path) or self.path
+    self.rngs = rngs
+    self.mutable = mutable
+    self.flags = dict(flags) if flags else {}
+    self._root = parent.root if parent is not None else None
+    self.trace_level = tracers.current_trace()
+    self.rng_counters = {key: 0 for key in self.rngs}
+    self.reservations = collections.defaultdict(set)
+    self._invalid = False
+
+  def __repr__(self):
+    return f'Scope(path={self.path_text!r}, mutable={self.mutable!r})'
+
+  # -- structure ------------------------------------------------------------
+
+  @property
+  def root(self) -> 'Scope':
+    """The root scope of the tree."""
+    return self._root if self._root is not None else self
+
+  @property
+  def path_text(self) -> str:
+    """The debug path as text, e.g. ``'/Dense_0'`` (``'/'`` at the root)."""
+    return '/' + '/'.join(str(p) for p in self.debug_path)
+
+  @property
+  def invalid(self) -> bool:
+    """Whether the scope was invalidated and can no longer be used."""
+    return self._invalid
+
+  def invalidate(self) -> None:
+    """Marks the scope as invalid; later use raises ``InvalidScopeError``."""
+    self._invalid = True
+
+  def _check_valid(self):
+    if self._invalid:
+      raise errors.InvalidScopeError(self.name)
+
+  def _validate_trace_level(self):
+    tracers.check_trace_level(self.trace_level)
+
+  @contextlib.contextmanager
+  def temporary(self):
+    """A context manager that invalidates the scope when it exits.
+
+    >>> from flax.core import Scope
+    >>> with Scope({}).temporary() as scope:
+    ...   pass
+    >>> scope.invalid
+    True
+    """
+    try:
+      yield self
+    finally:
+      self.invalidate()
+
+  def get_flag(self, key: str, default: Any = None) -> Any:
+    """Returns the value of the flag ``key`` or ``default``."""
+    return self.flags.get(key, default)
+
+  def rewound(self, rewind_rngs: bool = False) -> 'Scope':
+    """Returns a fresh scope over the same variables with no reservations.
+
+    Args:
+      rewind_rngs: if True the PRNG counters restart from zero; otherwise
+        they are shared with this scope.
+    """
+    self._check_valid()
+    scope = Scope(
+      self._variables,
+      name=self.name,
+      rngs=self.rngs,
+      mutable=self.mutable,
+      parent=self.parent,
+      path=self.path,
+      debug_path=self.debug_path,
+      flags=self.flags,
+    )
+    if not rewind_rngs:
+      scope.rng_counters = self.rng_counters
+    return scope
+
+  def default_name(self, prefix: str) -> str:
+    """Returns the first free name ``f'{prefix}{i}'`` for ``i = 0, 1, ...``."""
+    i = 0
+    while True:
+      name = f'{prefix}{i}'
+      if name not in self.reservations:
+        return name
+      i += 1
+
+  def reserve(self, name: str, col: Optional[str] = None) -> None:
+    """Reserves ``name`` in this scope (for collection ``col``).
+
+    The same name may be used by variables of different collections; a
+    child scope (``col=None``) conflicts with anything of the same name.
+
+    Raises:
+      TypeError: if ``name`` is not a string.
+      ValueError: if the name is already in use.
+    """
+    if not isinstance(name, str):
+      raise TypeError(
+        f'The type of scope "{name}" should be string but it is {type(name)}'
+      )
+    taken = self.reservations.get(name)
+    if taken and (None in taken or col is None or col in taken):
+      raise ValueError(f'Duplicate use of scope name: "{name}"')
+    self.reservations[name].add(col)
+
+  def push(
+    self, name: Optional[str] = None, prefix: str = '', reuse: bool = False
+  ) -> 'Scope':
+    """Creates a child scope.
+
+    Args:
+      name: the child's name; None picks ``default_name(prefix)``.
+      prefix: the prefix of an automatic name.
+      reuse: allow a name that is already reserved (re-entering a child).
+
+    Returns:
+      The child scope. Its PRNG streams get ``name`` appended to their
+      suffix, and its PRNG counters are kept under ``name`` in this scope,
+      so re-entering the child continues where it stopped.
+    """
+    self._check_valid()
+    self._validate_trace_level()
+    if name is None:
+      name = self.default_name(prefix)
+    if not reuse or name not in self.reservations:
+      self.reserve(name)
+    rngs = {key: LazyRng.create(rng, name) for key, rng in self.rngs.items()}
+    counters_key = (_CHILD_RNG_TOKEN, name)
+    counters = self.rng_counters.get(counters_key)
+    if counters is None:
+      counters = {key: 0 for key in rngs}
+      self.rng_counters[counters_key] = counters
+    scope = Scope(
+      {},
+      name=name,
+      rngs=rngs,
+      parent=self,
+      mutable=self.mutable,
+      path=self.path + (name,),
+      debug_path=self.debug_path + (name,),
+      flags=self.flags,
+    )
+    scope.rng_counters = counters
+    return scope
+
+  # -- collections ----------------------------------------------------------
+
+  def _mutable_collection(self, col: str) -> dict:
+    if col not in self._variables:
+      if self.parent is not None:
+        parent_col = self.parent._mutable_collection(col)
+        if self.name not in parent_col:
+          parent_col[self.name] = {}
+        self._variables[col] = parent_col[self.name]
+      else:
+        self._variables[col] = {}
+    return self._variables[col]
+
+  def _collection(self, col: str) -> Mapping:
+    if col not in self._variables:
+      if self.parent is None:
+        return {}
+      parent_col = self.parent._collection(col)
+      if self.name not in parent_col:
+        return {}
+      self._variables[col] = parent_col[self.name]
+    return self._variables[col]
+
+  def collection(self, col: str) -> Mapping:
+    """Returns the dict of collection ``col`` at this scope (may be empty)."""
+    self._check_valid()
+    return self._collection(col)
+
+  def _populate_collections(self):
+    for col in list(self.root._variables.keys()):
+      self._collection(col)
+
+  def is_mutable_collection(self, col: str) -> bool:
+    """Returns whether collection ``col`` can be changed."""
+    return in_filter(self.root.mutable, col)
+
+  def is_collection_empty(self, col: str) -> bool:
+    """Returns whether the root has no variables in collection ``col``."""
+    return not self.root._variables.get(col)
+
+  def variables(self) -> VariableDict:
+    """Returns the variables of this scope (``{collection: {...}}``)."""
+    self._check_valid()
+    self._populate_collections()
+    return _maybe_freeze(self._variables)
+
+  def mutable_variables(self) -> VariableDict:
+    """Returns the variables of the mutable collections of this scope."""
+    self._check_valid()
+    self._populate_collections()
+    xs = {
+      k: v for k, v in self._variables.items() if in_filter(self.mutable, k)
+    }
+    return _maybe_freeze(xs)
+
+  # -- variables ------------------------------------------------------------
+
+  def has_variable(self, col: str, name: str) -> bool:
+    """Returns whether variable ``name`` exists in collection ``col``."""
+    return name in self._collection(col)
+
+  def get_variable(self, col: str, name: str, default: Any = None) -> Any:
+    """Returns the value of a variable, or ``default`` if it is missing."""
+    self._check_valid()
+    variables = self._collection(col)
+    if name in variables:
+      return variables[name]
+    return default
+
+  def put_variable(self, col: str, name: str, value: Any) -> None:
+    """Sets the value of a variable, creating it if needed.
+
+    Raises:
+      ModifyScopeVariableError: if collection ``col`` is immutable.
+    """
+    self._check_valid()
+    self._validate_trace_level()
+    if not self.is_mutable_collection(col):
+      raise errors.ModifyScopeVariableError(col, name, self.path_text)
+    variables = self._mutable_collection(col)
+
+    # Merge dict values into existing dicts, so that the dicts that child
+    # scopes already hold stay shared.
+    def put(target, key, val):
+      if (
+        key in target
+        and isinstance(target[key], dict)
+        and isinstance(val, Mapping)
+      ):
+        for k, v in val.items():
+          put(target[key], k, v)
+      else:
+        target[key] = val
+
+    put(variables, name, value)
+
+  def variable(
+    self,
+    col: str,
+    name: str,
+    init_fn: Optional[Callable] = None,
+    *init_args,
+    unbox: bool = True,
+    **init_kwargs,
+  ) -> Variable:
+    """Declares a variable and returns a handle to it.
+
+    If the variable does not exist yet it is created with
+    ``init_fn(*init_args, **init_kwargs)`` (no implicit PRNG key).
+
+    Raises:
+      ScopeCollectionNotFound: missing in a mutable collection, no init_fn.
+      ScopeVariableNotFoundError: missing in an immutable collection.
+    """
+    self.reserve(name, col)
+    if not self.has_variable(col, name):
+      if not self.is_mutable_collection(col) or init_fn is None:
+        if self.is_mutable_collection(col):
+          raise errors.ScopeCollectionNotFound(col, name, self.path_text)
+        raise errors.ScopeVariableNotFoundError(name, col, self.path_text)
+      self.put_variable(col, name, init_fn(*init_args, **init_kwargs))
+    return Variable(self, col, name, unbox=unbox)
+
+  def param(
+    self,
+    name: str,
+    init_fn: Callable,
+    *init_args,
+    unbox: bool = True,
+    **init_kwargs,
+  ) -> Any:
+    """Declares a parameter (collection ``params``) and returns its value.
+
+    A new parameter is created with
+    ``init_fn(self.make_rng('params'), *init_args, **init_kwargs)``. For an
+    existing one, the shape is checked against ``jax.eval_shape`` of the
+    initializer.
+
+    Raises:
+      ScopeParamShapeError: the existing value has another shape.
+      ScopeParamNotFoundError: missing and ``params`` is immutable.
+      ScopeCollectionNotFound: ``params`` is immutable and empty.
+    """
+    self.reserve(name, 'params')
+    if self.has_variable('params', name):
+      value = self.get_variable('params', name)
+      abs_value = jax.eval_shape(
+        lambda: init_fn(jax.random.PRNGKey(0), *init_args, **init_kwargs)
+      )
+      abs_leaves = jax.tree_util.tree_leaves(abs_value)
+      leaves = jax.tree_util.tree_leaves(value)
+      for val, abs_val in zip(leaves, abs_leaves):
+        if jnp.shape(val) != jnp.shape(abs_val):
+          raise errors.ScopeParamShapeError(
+            name, self.path_text, jnp.shape(abs_val), jnp.shape(val)
+          )
+    else:
+      if not self.is_mutable_collection('params'):
+        if self.is_collection_empty('params'):
+          raise errors.ScopeCollectionNotFound('params', name, self.path_text)
+        raise errors.ScopeParamNotFoundError(name, self.path_text)
+      value = init_fn(self.make_rng('params'), *init_args, **init_kwargs)
+      self.put_variable('params', name, value)
+    if unbox:
+      value = _meta().unbox(value)
+    return value
+
+  # -- rngs -----------------------------------------------------------------
+
+  def has_rng(self, name: str) -> bool:
+    """Returns whether the PRNG stream ``name`` is available."""
+    return name in self.rngs
+
+  def make_rng(self, name: str = 'params') -> PRNGKey:
+    """Returns a new key from stream ``name`` (falls back to ``params``).
+
+    Each call increments this scope's counter for the stream and folds the
+    stream's suffix plus the counter into its root key.
+
+    Raises:
+      InvalidRngError: if neither ``name`` nor ``params`` is available.
+    """
+    if not self.has_rng(name):
+      if self.has_rng('params'):
+        name = 'params'
+      else:
+        raise errors.InvalidRngError(f'{self.name} needs PRNG for "{name}"')
+    self._check_valid()
+    self._validate_trace_level()
+    self.rng_counters[name] += 1
+    return LazyRng.create(self.rngs[name], self.rng_counters[name]).as_jax_rng()
+
+
+def _maybe_freeze(xs):
+  from flax import config
+
+  if config.flax_return_frozendict:
+    return _frozen_dict().freeze(xs)
+  return xs
+
+
+def _is_valid_variables(variables: Any) -> bool:
+  if not isinstance(variables, Mapping):
+    return False
+  for name, col in variables.items():
+    if not isinstance(name, str) or not isinstance(col, Mapping):
+      return False
+    if not all(isinstance(k, str) for k in col.keys()):
+      return False
+  return True
+
+
+def _unfreeze_variables(variables, mutable):
+  unfreeze = _frozen_dict().unfreeze
+  return {
+    key: unfreeze(value) if in_filter(mutable, key) else value
+    for key, value in variables.items()
+  }
+
+
+def _check_rngs(rngs):
+  if rngs is not None and not is_valid_rngs(rngs):
+    raise errors.InvalidRngError(
+      'rngs should be a dictionary mapping strings to `jax.PRNGKey`.'
+    )
+
+
+def bind(
+  variables: VariableDict,
+  rngs: Optional[Mapping] = None,
+  mutable: CollectionFilter = False,
+  flags: Optional[Mapping] = None,
+) -> Scope:
+  """Returns a root scope over ``variables`` with an unlimited lifetime.
+
+  >>> import jax.numpy as jnp
+  >>> from flax.core import bind
+  >>> scope = bind({'params': {'w': jnp.ones(2)}})
+  >>> scope.get_variable('params', 'w').tolist()
+  [1.0, 1.0]
+
+  Raises:
+    ApplyScopeInvalidVariablesTypeError: ``variables`` is not a dict of
+      collections.
+    InvalidRngError: ``rngs`` is not a dict of PRNG keys.
+  """
+  if not _is_valid_variables(variables):
+    raise errors.ApplyScopeInvalidVariablesTypeError()
+  _check_rngs(rngs)
+  return Scope(
+    _unfreeze_variables(variables, mutable),
+    rngs=rngs,
+    mutable=mutable,
+    flags=flags,
+  )
+
+
+def apply(
+  fn: Callable[..., Any],
+  mutable: CollectionFilter = False,
+  flags: Optional[Mapping] = None,
+) -> Callable[..., Any]:
+  """Turns ``fn(scope, *args)`` into ``f(variables, *args, rngs=None)``.
+
+  The returned function gives ``fn``'s output, or ``(output, mutated)`` when
+  ``mutable`` is not False, where ``mutated`` holds the mutable collections.
+
+  >>> import jax.numpy as jnp
+  >>> from flax.core import apply
+  >>> def count(scope):
+  ...   n = scope.variable('state', 'n', jnp.zeros, ())
+  ...   n.value += 1
+  >>> _, state = apply(count, mutable='state')({'state': {'n': 1.0}})
+  >>> state['state']['n'].item()
+  2.0
+  """
+
+  @functools.wraps(fn)
+  def wrapper(variables, *args, rngs=None, **kwargs):
+    if not _is_valid_variables(variables):
+      raise errors.ApplyScopeInvalidVariablesTypeError()
+    _check_rngs(rngs)
+    params = variables.get('params')
+    if isinstance(params, Mapping) and 'params' in params:
+      raise errors.ApplyScopeInvalidVariablesStructureError(variables)
+    with bind(
+      variables, rngs=rngs, mutable=mutable, flags=flags
+    ).temporary() as root:
+      y = fn(root, *args, **kwargs)
+      if mutable is not False:
+        return y, root.mutable_variables()
+    return y
+
+  return wrapper
+
+
+def init(
+  fn: Callable[..., Any],
+  mutable: CollectionFilter = True,
+  flags: Optional[Mapping] = None,
+) -> Callable[..., Any]:
+  """Turns ``fn(scope, *args)`` into ``f(rngs, *args) -> (out, variables)``.
+
+  ``rngs`` is a PRNG key (meaning ``{'params': key}``) or a dict of keys.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax.core import init
+  >>> def f(scope):
+  ...   return scope.param('b', jax.nn.initializers.zeros, (3,))
+  >>> out, variables = init(f)(jax.random.key(0))
+  >>> variables['params']['b'].shape
+  (3,)
+  """
+
+  @functools.wraps(fn)
+  def wrapper(rngs, *args, **kwargs):
+    if not is_valid_rng(rngs) and not isinstance(rngs, Mapping):
+      raise ValueError(
+        'First argument passed to an init function should be a '
+        '`jax.PRNGKey` or a dictionary mapping strings to `jax.PRNGKey`.'
+      )
+    if not isinstance(rngs, Mapping):
+      rngs = {'params': rngs}
+    init_flags = {**(flags or {}), 'initializing': True}
+    return apply(fn, mutable=mutable, flags=init_flags)(
+      {}, *args, rngs=rngs, **kwargs
+    )
+
+  return wrapper
+
+
+def lazy_init(
+  fn: Callable[..., Any],
+  mutable: CollectionFilter = True,
+  flags: Optional[Mapping] = None,
+) -> Callable[..., Any]:
+  """Like :func:`init` but only runs the computation needed for variables.
+
+  Arguments may be ``jax.ShapeDtypeStruct``. Returns the variables; a
+  variable whose value depends on the input data raises ``LazyInitError``.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax.core import lazy_init
+  >>> def f(scope, x):
+  ...   return x @ scope.param('w', jax.nn.initializers.ones, (3, 2))
+  >>> x = jax.ShapeDtypeStruct((1, 3), jnp.float32)
+  >>> lazy_init(f)(jax.random.key(0), x)['params']['w'].shape
+  (3, 2)
+  """
+  from flax.core import partial_eval
+
+  def init_variables(*args, **kwargs):
+    return init(fn, mutable=mutable, flags=flags)(*args, **kwargs)[1]
+
+  return partial_eval.lazy_init(init_variables)
