@@ -1,8 +1,25 @@
-"""Plugin of the flax-serialization distribution: what it adds to Flax namespaces."""
+"""Plugin of the flax-serialization distribution.
 
+It registers the built-in ``msgpack`` checkpoint backend and the state-dict
+handler of ``jax.tree_util.Partial``.
+"""
+
+from flax.plugins import Backend
+from flax.plugins import StateHandler
 from flax.plugins import hookimpl
 
 
 @hookimpl
-def flax_exports():
-  return []
+def flax_checkpoint_backends():
+  return [Backend('msgpack', 'flax.serialization:msgpack_backend', 10)]
+
+
+@hookimpl
+def flax_state_handlers():
+  return [
+    StateHandler(
+      'jax.tree_util:Partial',
+      'flax.serialization._handlers:partial_to_state_dict',
+      'flax.serialization._handlers:partial_from_state_dict',
+    )
+  ]
