@@ -1,0 +1,272 @@
+"""Dot-product attention and attention masks.
+
+Shapes follow Flax: queries/keys/values are ``[batch..., length, heads,
+depth]``, attention weights ``[batch..., heads, q_length, kv_length]``.
+
+>>> import jax.numpy as jnp
+>>> from flax.layers.attention import make_causal_mask
+>>> make_causal_mask(jnp.ones((1, 3)))[0, 0]
+Array([[1., 0., 0.],
+       [1., 1., 0.],
+       [1., 1., 1.]], dtype=float32)
+"""
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax import random
+
+from flax.layers.dtypes import promote_dtype
+
+Array = Any
+
+
+def dot_product_attention_weights(
+  query,
+  key,
+  bias=None,
+  mask=None,
+  broadcast_dropout: bool = True,
+  dropout_rng=None,
+  dropout_rate: float = 0.0,
+  deterministic: bool = False,
+  dtype=None,
+  precision=None,
+  module=None,
+  force_fp32_for_softmax: bool = False,
+  einsum_dot_general: Callable | None = None,
+  einsum: Callable | None = None,
+):
+  """Computes dot-product attention weights of a query and a key.
+
+  Args:
+    query: ``[batch..., q_length, num_heads, qk_depth]``.
+    key: ``[batch..., kv_length, num_heads, qk_depth]``.
+    bias: added to the logits; broadcastable to
+      ``[batch..., num_heads, q_length, kv_length]``.
+    mask: boolean, False where attention is masked out; same broadcast.
+    broadcast_dropout: share the dropout mask over batch and head axes.
+    dropout_rng: PRNG key for dropout.
+    dropout_rate: dropout probability.
+    deterministic: no dropout when True.
+    dtype: computation dtype (None promotes query and key).
+    precision: ``lax.Precision`` of the einsum.
+    module: optional object with a ``sow(collection, name, value)`` method;
+      the weights are sown as ``('intermediates', 'attention_weights')``.
+    force_fp32_for_softmax: compute the softmax in float32.
+    einsum_dot_general: ``dot_general`` used by the einsum.
+    einsum: replacement for ``jnp.einsum``.
+
+  Returns:
+    The weights, ``[batch..., num_heads, q_length, kv_length]``.
+  """
+  query, key = promote_dtype(query, key, dtype=dtype)
+  dtype = query.dtype
+  if jnp.iscomplexobj(query):
+    raise ValueError('Attention does not support complex inputs.')
+  assert query.ndim == key.ndim, 'q, k must have same rank.'
+  assert query.shape[:-3] == key.shape[:-3], 'q, k batch dims must match.'
+  assert query.shape[-2] == key.shape[-2], 'q, k num_heads must match.'
+  assert query.shape[-1] == key.shape[-1], 'q, k depths must match.'
+
+  depth = query.shape[-1]
+  query = query / jnp.sqrt(depth).astype(dtype)
+  if einsum is None:
+    if einsum_dot_general is None:
+      einsum = jnp.einsum
+    else:
+      einsum = functools.partial(jnp.einsum, _dot_general=einsum_dot_general)
+  weights = einsum('...qhd,...khd->...hqk', query, key, precision=precision)
+  if bias is not None:
+    weights = weights + bias
+  if mask is not None:
+    weights = jnp.where(mask, weights, jnp.finfo(dtype).min)
+  if force_fp32_for_softmax and dtype != jnp.float32:
+    weights = jax.nn.softmax(weights.astype(jnp.float32))
+  else:
+    weights = jax.nn.softmax(weights).astype(dtype)
+  if module is not None:
+    module.sow('intermediates', 'attention_weights', weights)
+  if not deterministic and dropout_rate > 0.0:
+    weights = weights * attention_dropout_multiplier(
+      dropout_rng,
+      dropout_rate,
+      weights.shape,
+      key.ndim,
+      broadcast_dropout,
+      dtype,
+    )
+  return weights
+
+
+def attention_dropout_multiplier(
+  rng, rate, weights_shape, key_ndim, broadcast_dropout, dtype
+):
+  """``keep / keep_prob`` multiplier of attention dropout."""
+  keep_prob = 1.0 - rate
+  if broadcast_dropout:
+    shape = (1,) * (key_ndim - 2) + tuple(weights_shape[-2:])
+  else:
+    shape = weights_shape
+  keep = random.bernoulli(rng, keep_prob, shape)
+  return keep.astype(dtype) / jnp.asarray(keep_prob, dtype=dtype)
+
+
+def dot_product_attention(
+  query,
+  key,
+  value,
+  bias=None,
+  mask=None,
+  broadcast_dropout: bool = True,
+  dropout_rng=None,
+  dropout_rate: float = 0.0,
+  deterministic: bool = False,
+  dtype=None,
+  precision=None,
+  module=None,
+  force_fp32_for_softmax: bool = False,
+  einsum_dot_general: Callable | None = None,
+  qk_attn_weights_einsum: Callable | None = None,
+  attn_weights_value_einsum: Callable | None = None,
+):
+  """Scaled dot-product attention: ``softmax(q k^T / sqrt(d)) v``.
+
+  Args:
+    query: ``[batch..., q_length, num_heads, qk_depth]``.
+    key: ``[batch..., kv_length, num_heads, qk_depth]``.
+    value: ``[batch..., kv_length, num_heads, v_depth]``.
+    bias, mask, broadcast_dropout, dropout_rng, dropout_rate,
+      deterministic, dtype, precision, module, force_fp32_for_softmax,
+      einsum_dot_general: see :func:`dot_product_attention_weights`.
+    qk_attn_weights_einsum: einsum used for the logits.
+    attn_weights_value_einsum: einsum used for the weighted values.
+
+  Returns:
+    ``[batch..., q_length, num_heads, v_depth]``.
+
+  >>> import jax.numpy as jnp
+  >>> q = k = v = jnp.ones((2, 3, 4, 5))
+  >>> dot_product_attention(q, k, v).shape
+  (2, 3, 4, 5)
+  """
+  query, key, value = promote_dtype(query, key, value, dtype=dtype)
+  dtype = query.dtype
+  assert key.ndim == query.ndim == value.ndim, 'q, k, v must have same rank.'
+  assert query.shape[:-3] == key.shape[:-3] == value.shape[:-3], (
+    'q, k, v batch dims must match.'
+  )
+  assert query.shape[-2] == key.shape[-2] == value.shape[-2], (
+    'q, k, v num_heads must match.'
+  )
+  assert key.shape[-3] == value.shape[-3], 'k, v lengths must match.'
+
+  weights = dot_product_attention_weights(
+    query,
+    key,
+    bias,
+    mask,
+    broadcast_dropout,
+    dropout_rng,
+    dropout_rate,
+    deterministic,
+    dtype,
+    precision,
+    module,
+    force_fp32_for_softmax,
+    einsum_dot_general=einsum_dot_general,
+    einsum=qk_attn_weights_einsum,
+  )
+  if attn_weights_value_einsum is None:
+    if einsum_dot_general is None:
+      attn_weights_value_einsum = jnp.einsum
+    else:
+      attn_weights_value_einsum = functools.partial(
+        jnp.einsum, _dot_general=einsum_dot_general
+      )
+  return attn_weights_value_einsum(
+    '...hqk,...khd->...qhd', weights, value, precision=precision
+  )
+
+
+def make_attention_mask(
+  query_input,
+  key_input,
+  pairwise_fn: Callable = jnp.multiply,
+  extra_batch_dims: int = 0,
+  dtype=jnp.float32,
+):
+  """Mask for attention weights from query and key inputs.
+
+  Args:
+    query_input: ``[batch..., len_q]``.
+    key_input: ``[batch..., len_kv]``.
+    pairwise_fn: combines a query and a key element.
+    extra_batch_dims: leading singleton axes to add.
+    dtype: mask dtype.
+
+  Returns:
+    ``[batch..., 1, len_q, len_kv]``.
+  """
+  mask = pairwise_fn(
+    jnp.expand_dims(query_input, axis=-1), jnp.expand_dims(key_input, axis=-2)
+  )
+  mask = jnp.expand_dims(mask, axis=-3)
+  mask = jnp.expand_dims(mask, axis=tuple(range(extra_batch_dims)))
+  return mask.astype(dtype)
+
+
+def make_causal_mask(x, extra_batch_dims: int = 0, dtype=jnp.float32):
+  """Causal mask: position ``i`` attends to positions ``<= i``.
+
+  Args:
+    x: ``[batch..., len]`` (only the shape is used).
+    extra_batch_dims: leading singleton axes to add.
+    dtype: mask dtype.
+
+  Returns:
+    ``[batch..., 1, len, len]``.
+  """
+  idxs = jnp.broadcast_to(jnp.arange(x.shape[-1], dtype=jnp.int32), x.shape)
+  return make_attention_mask(
+    idxs,
+    idxs,
+    jnp.greater_equal,
+    extra_batch_dims=extra_batch_dims,
+    dtype=dtype,
+  )
+
+
+def combine_masks(*masks, dtype=jnp.float32):
+  """Logical AND of the masks that are not None (None if all are).
+
+  All masks must have the same rank.
+  """
+  masks = [m for m in masks if m is not None]
+  if not masks:
+    return None
+  assert all(m.ndim == masks[0].ndim for m in masks), (
+    f'masks must have same rank: {tuple(m.ndim for m in masks)}'
+  )
+  mask = masks[0]
+  for other in masks[1:]:
+    mask = jnp.logical_and(mask, other)
+  return mask.astype(dtype)
+
+
+def cache_step_indices(cur_index, n_batch: int):
+  """Start indices of a decode-cache update at position ``cur_index``."""
+  zero = jnp.array(0, dtype=lax.dtype(cur_index.dtype))
+  return (zero,) * n_batch + (cur_index, zero, zero)
+
+
+def cache_step_mask(cur_index, batch_dims, max_length: int):
+  """Mask of the cached positions ``<= cur_index`` for one decode step."""
+  return jnp.broadcast_to(
+    jnp.arange(max_length) <= cur_index,
+    tuple(batch_dims) + (1, 1, max_length),
+  )

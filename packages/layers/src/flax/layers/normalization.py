@@ -1,0 +1,233 @@
+"""Math of the normalization layers.
+
+Statistics are computed in at least float32 (:func:`compute_stats`), then
+:func:`normalize` applies ``(x - mean) * rsqrt(var + eps) * scale + bias``.
+
+>>> import jax.numpy as jnp
+>>> from flax.layers.normalization import compute_stats, normalize
+>>> x = jnp.array([[1.0, 3.0]])
+>>> mean, var = compute_stats(x, (1,))
+>>> normalize(x, mean, var, (1,), (1,), epsilon=0.0)
+Array([[-1.,  1.]], dtype=float32)
+"""
+
+import functools
+from typing import Any
+
+import jax.numpy as jnp
+from jax import lax
+
+from flax.layers.dtypes import canonicalize_dtype
+
+Array = Any
+
+
+def canonicalize_axes(ndim: int, axes) -> tuple:
+  """Returns sorted, unique, non-negative axes (an int is one axis)."""
+  if isinstance(axes, int):
+    axes = (axes,)
+  return _canonicalize_axes(ndim, tuple(axes))
+
+
+@functools.lru_cache(maxsize=512)
+def _canonicalize_axes(ndim, axes):
+  return tuple(sorted({ax % ndim if ndim else ax for ax in axes}))
+
+
+def abs_sq(x):
+  """``|x|**2``, real for complex inputs."""
+  if jnp.iscomplexobj(x):
+    return lax.square(lax.real(x)) + lax.square(lax.imag(x))
+  return lax.square(x)
+
+
+def compute_stats(
+  x,
+  axes,
+  dtype=None,
+  axis_name=None,
+  axis_index_groups=None,
+  use_mean: bool = True,
+  use_fast_variance: bool = True,
+  mask=None,
+):
+  """Mean and (biased) variance of ``x`` over ``axes``.
+
+  Args:
+    x: the input.
+    axes: int or tuple of axes to reduce.
+    dtype: computation dtype (promoted with float32, so half precision
+      inputs are reduced in float32); None uses ``x.dtype``.
+    axis_name: a mapped axis name to average the statistics over
+      (``lax.pmean``).
+    axis_index_groups: device groups of ``axis_name``.
+    use_mean: when False the mean is zero (RMSNorm) and the variance is
+      the mean square.
+    use_fast_variance: ``E[x**2] - E[x]**2`` (one pass) instead of
+      ``E[(x - E[x])**2]``.
+    mask: boolean array, True where elements count.
+
+  Returns:
+    ``(mean, var)`` with the reduced axes removed.
+  """
+  if dtype is None:
+    dtype = x.dtype
+  dtype = jnp.promote_types(dtype, jnp.float32)
+  x = jnp.asarray(x, dtype)
+  axes = canonicalize_axes(x.ndim, axes)
+
+  def mean(*xs):
+    mus = tuple(v.mean(axes, where=mask) for v in xs)
+    if axis_name is None:
+      return mus
+    if len(mus) > 1:
+      stacked = lax.pmean(
+        jnp.stack(mus, axis=0), axis_name, axis_index_groups=axis_index_groups
+      )
+      return tuple(stacked[i] for i in range(len(mus)))
+    return (lax.pmean(mus[0], axis_name, axis_index_groups=axis_index_groups),)
+
+  if not use_mean:
+    (var,) = mean(abs_sq(x))
+    return jnp.zeros_like(var), var
+  if use_fast_variance:
+    mu, mu2 = mean(x, abs_sq(x))
+    # Round-off can make this slightly negative.
+    var = jnp.maximum(0.0, mu2 - abs_sq(mu))
+  else:
+    (mu,) = mean(x)
+    (var,) = mean(abs_sq(x - jnp.expand_dims(mu, axes)))
+  return mu, var
+
+
+@functools.lru_cache(maxsize=512)
+def feature_shapes(shape: tuple, feature_axes) -> tuple:
+  """``(param_shape, broadcast_shape)`` of scale/bias over feature axes."""
+  axes = canonicalize_axes(len(shape), feature_axes)
+  param_shape = tuple(shape[ax] for ax in axes)
+  broadcast = tuple(shape[i] if i in axes else 1 for i in range(len(shape)))
+  return param_shape, broadcast
+
+
+def normalize(
+  x,
+  mean,
+  var,
+  reduction_axes,
+  feature_axes,
+  scale=None,
+  bias=None,
+  *,
+  dtype=None,
+  epsilon: float = 1e-6,
+):
+  """Normalizes ``x`` with given statistics, then scales and shifts.
+
+  Args:
+    x: the input.
+    mean: mean with ``reduction_axes`` removed.
+    var: variance with ``reduction_axes`` removed.
+    reduction_axes: the axes the statistics were reduced over.
+    feature_axes: the axes ``scale`` and ``bias`` cover.
+    scale: ``[x.shape[a] for a in feature_axes]`` or None.
+    bias: same shape as ``scale``, or None.
+    dtype: output dtype; None promotes ``x``, ``scale`` and ``bias``.
+    epsilon: added to the variance.
+
+  Returns:
+    The normalized array.
+  """
+  reduction_axes = canonicalize_axes(x.ndim, reduction_axes)
+  _, broadcast = feature_shapes(
+    tuple(x.shape), canonicalize_axes(x.ndim, feature_axes)
+  )
+  mean = jnp.expand_dims(mean, reduction_axes)
+  var = jnp.expand_dims(var, reduction_axes)
+  y = x - mean
+  mul = lax.rsqrt(var + epsilon)
+  if scale is not None:
+    mul *= jnp.reshape(scale, broadcast)
+  y *= mul
+  if bias is not None:
+    y += jnp.reshape(bias, broadcast)
+  return jnp.asarray(y, canonicalize_dtype(x, scale, bias, dtype=dtype))
+
+
+def group_norm_groups(channels: int, num_groups, group_size) -> int:
+  """Checks GroupNorm's ``num_groups`` / ``group_size`` and returns groups."""
+  if (num_groups is None) == (group_size is None):
+    raise ValueError(
+      'Either `num_groups` or `group_size` should be '
+      'specified. If `group_size` is to be specified, '
+      'pass `num_groups=None` as argument to override '
+      'the default `num_groups` value of 32.'
+    )
+  if group_size is not None:
+    if channels % group_size != 0:
+      raise ValueError(
+        f'Number of channels ({channels}) is not multiple of the '
+        f'group size ({group_size}).'
+      )
+    num_groups = channels // group_size
+  if num_groups <= 0 or channels % num_groups != 0:
+    raise ValueError(
+      f'Number of groups ({num_groups}) does not divide the number of '
+      f'channels ({channels}).'
+    )
+  return num_groups
+
+
+def group_stats(
+  x,
+  num_groups: int,
+  reduction_axes=None,
+  dtype=None,
+  axis_name=None,
+  axis_index_groups=None,
+  use_fast_variance=True,
+  mask=None,
+):
+  """GroupNorm statistics, repeated back to one value per channel.
+
+  Args:
+    x: ``(batch, ..., channels)``.
+    num_groups: number of channel groups.
+    reduction_axes: axes to reduce (must include the last one); default:
+      every axis but the first.
+    dtype, axis_name, axis_index_groups, use_fast_variance, mask: see
+      :func:`compute_stats`.
+
+  Returns:
+    ``(mean, var, reduction_axes)``: statistics shaped like ``x`` with the
+    non-feature reduction axes removed, and those axes.
+  """
+  if reduction_axes is None:
+    reduction_axes = tuple(range(1, x.ndim - 1)) + (x.ndim - 1,)
+  reduction_axes = canonicalize_axes(x.ndim, reduction_axes)
+  if reduction_axes[-1] != x.ndim - 1:
+    raise ValueError(
+      'The reduction axes must include the final dimension '
+      'as this is assumed to be the feature axis.'
+    )
+  channels = x.shape[-1]
+  group_size = channels // num_groups
+  group_shape = x.shape[:-1] + (num_groups, group_size)
+  if mask is not None:
+    mask = mask.reshape(mask.shape[:-1] + (num_groups, group_size))
+  mean, var = compute_stats(
+    x.reshape(group_shape),
+    reduction_axes[:-1] + (x.ndim,),
+    dtype,
+    axis_name,
+    axis_index_groups,
+    use_fast_variance=use_fast_variance,
+    mask=mask,
+  )
+  mean = jnp.repeat(mean, group_size, axis=-1)
+  var = jnp.repeat(var, group_size, axis=-1)
+  return mean, var, reduction_axes[:-1]
+
+
+def l2_normalize(x, axis=None, eps=1e-12):
+  """``x / ||x||`` with ``eps`` guarding against zero norms."""
+  return x * lax.rsqrt((x * x).sum(axis=axis, keepdims=True) + eps)

@@ -1,0 +1,47 @@
+"""Dropout math.
+
+>>> import jax, jax.numpy as jnp
+>>> from flax.layers.stochastic import dropout
+>>> y = dropout(jnp.ones(4), 0.5, jax.random.key(0))
+>>> sorted(set(y.tolist())) in ([0.0, 2.0], [0.0], [2.0])
+True
+"""
+
+import jax.numpy as jnp
+from jax import lax
+from jax import random
+
+
+def dropout_mask_shape(shape, broadcast_dims=()) -> list:
+  """Mask shape: ``shape`` with the ``broadcast_dims`` set to 1."""
+  shape = list(shape)
+  for dim in broadcast_dims:
+    shape[dim] = 1
+  return shape
+
+
+def dropout(inputs, rate: float, rng, broadcast_dims=()):
+  """Zeroes elements with probability ``rate``, scales the rest.
+
+  Kept elements are divided by ``1 - rate``. ``rate == 1`` gives zeros
+  (without NaN gradients); ``rate == 0`` returns the inputs.
+
+  Args:
+    inputs: the array.
+    rate: drop probability.
+    rng: PRNG key.
+    broadcast_dims: axes along which the mask is shared.
+
+  Returns:
+    The array with dropout applied.
+  """
+  if rate == 0.0:
+    return inputs
+  if rate == 1.0:
+    return jnp.zeros_like(inputs)
+  keep_prob = 1.0 - rate
+  mask = random.bernoulli(
+    rng, p=keep_prob, shape=dropout_mask_shape(inputs.shape, broadcast_dims)
+  )
+  mask = jnp.broadcast_to(mask, inputs.shape)
+  return lax.select(mask, inputs / keep_prob, jnp.zeros_like(inputs))
