@@ -1,0 +1,325 @@
+"""Axis metadata: boxes that carry information about a variable's axes.
+
+An :class:`AxisMetadata` box wraps a value (usually a parameter) together
+with metadata about its axes. Boxes are pytree nodes whose only child is the
+value, so ``jax.tree_util.tree_map`` maps the value and keeps the box.
+Lifted transforms that add an axis (``nn.vmap``, ``nn.scan``) call
+``add_axis`` / ``remove_axis`` so that the metadata follows.
+
+:class:`Partitioned` records the mesh-axis name of each array dimension:
+
+>>> import jax, jax.numpy as jnp
+>>> from flax.core import meta
+>>> init = meta.with_partitioning(jax.nn.initializers.ones, (None, 'model'))
+>>> boxed = init(jax.random.key(0), (2, 3))
+>>> jax.tree_util.tree_map(jnp.shape, boxed)
+Partitioned(value=(2, 3), names=(None, 'model'), mesh=None)
+>>> meta.get_partition_spec({'kernel': boxed, 'bias': jnp.zeros(3)})
+{'bias': PartitionSpec(), 'kernel': PartitionSpec(None, 'model')}
+>>> meta.unbox(boxed).shape
+(2, 3)
+"""
+
+import abc
+import functools
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import jax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec
+
+from flax import errors
+from flax import struct
+
+__all__ = [
+  'AxisMetadata',
+  'PARTITION_NAME',
+  'Partitioned',
+  'add_axis',
+  'get_global_mesh',
+  'get_partition_spec',
+  'get_sharding',
+  'is_axis_metadata',
+  'map_axis_meta',
+  'remove_axis',
+  'replace_boxed',
+  'unbox',
+  'with_partitioning',
+]
+
+A = TypeVar('A')
+B = TypeVar('B')
+TAxisMetadata = TypeVar('TAxisMetadata', bound='AxisMetadata[Any]')
+
+# Key of ``metadata_params`` that names the axis a transform adds.
+PARTITION_NAME = 'partition_name'
+
+LogicalNames = tuple[Any, ...]
+
+
+class AxisMetadata(Generic[A], metaclass=abc.ABCMeta):
+  """Abstract base of boxes that hold a value and metadata about its axes.
+
+  Subclasses must be pytrees whose leaves are the leaves of the boxed value
+  (``flax.struct.PyTreeNode`` with the metadata in static fields is the usual
+  way), and implement ``unbox``, ``replace_boxed``, ``add_axis`` and
+  ``remove_axis``. ``add_axis`` and ``remove_axis`` must be inverses.
+  """
+
+  @abc.abstractmethod
+  def unbox(self) -> A:
+    """Returns the boxed value (Modules see this when they read it)."""
+
+  def get_value(self) -> A:
+    """Same as ``unbox``."""
+    return self.unbox()
+
+  @abc.abstractmethod
+  def replace_boxed(self, val: B) -> 'AxisMetadata[B]':
+    """Returns the same box holding ``val``."""
+
+  @abc.abstractmethod
+  def add_axis(
+    self: TAxisMetadata, index: int, params: dict[Any, Any]
+  ) -> TAxisMetadata:
+    """Returns the metadata after a transform inserted axis ``index``.
+
+    Args:
+      index: the position of the new axis.
+      params: the transform's ``metadata_params``.
+    """
+
+  @abc.abstractmethod
+  def remove_axis(
+    self: TAxisMetadata, index: int, params: dict[Any, Any]
+  ) -> TAxisMetadata:
+    """Returns the metadata after a transform removed axis ``index``."""
+
+
+def is_axis_metadata(val: Any) -> bool:
+  """Whether ``val`` is an :class:`AxisMetadata` box."""
+  return isinstance(val, AxisMetadata)
+
+
+def map_axis_meta(fn: Callable[[AxisMetadata], Any], tree: Any) -> Any:
+  """Applies ``fn`` to every box in ``tree``; other leaves are kept."""
+  return jax.tree_util.tree_map(
+    lambda x: fn(x) if isinstance(x, AxisMetadata) else x,
+    tree,
+    is_leaf=is_axis_metadata,
+  )
+
+
+def add_axis(tree: Any, index: int, params: dict[Any, Any]) -> Any:
+  """Calls ``add_axis(index, params)`` on every box in ``tree``."""
+  return map_axis_meta(lambda x: x.add_axis(index, params), tree)
+
+
+def remove_axis(tree: Any, index: int, params: dict[Any, Any]) -> Any:
+  """Calls ``remove_axis(index, params)`` on every box in ``tree``."""
+  return map_axis_meta(lambda x: x.remove_axis(index, params), tree)
+
+
+def unbox(tree: Any) -> Any:
+  """Replaces every box in ``tree`` by its unboxed value."""
+  return map_axis_meta(lambda x: x.unbox(), tree)
+
+
+def replace_boxed(tree: Any, updates: Any) -> Any:
+  """Puts the values of ``updates`` into the boxes of ``tree``.
+
+  ``updates`` has the structure of ``unbox(tree)``; leaves of ``tree`` that
+  are not boxed are replaced directly.
+  """
+
+  def update(current, new):
+    if isinstance(current, AxisMetadata):
+      return current.replace_boxed(replace_boxed(current.unbox(), new))
+    return new
+
+  return jax.tree_util.tree_map(update, tree, updates, is_leaf=is_axis_metadata)
+
+
+# -- meshes and sharding constraints ----------------------------------------
+
+
+def get_global_mesh():
+  """The mesh of the current context, or None.
+
+  That is the mesh set by ``jax.set_mesh`` / ``jax.sharding.use_mesh`` (an
+  abstract mesh inside ``jit``), else the one of the older ``with mesh:``
+  block.
+  """
+  mesh = jax.sharding.get_abstract_mesh()
+  if not mesh.empty:
+    return mesh
+  try:
+    from jax._src import mesh as mesh_lib
+
+    physical = mesh_lib.thread_resources.env.physical_mesh
+  except (ImportError, AttributeError):  # pragma: no cover - JAX version.
+    return None
+  return None if physical.empty else physical
+
+
+def _spec_axes(spec):
+  for entry in spec:
+    if isinstance(entry, str):
+      yield entry
+    elif isinstance(entry, (tuple, list)):
+      yield from (e for e in entry if isinstance(e, str))
+
+
+def _uses_explicit_axes(mesh, spec) -> bool:
+  axis_types = getattr(mesh, 'axis_types', None)
+  if not axis_types:
+    return False
+  explicit = {
+    name
+    for name, kind in zip(mesh.axis_names, axis_types)
+    if kind == jax.sharding.AxisType.Explicit
+  }
+  return any(axis in explicit for axis in _spec_axes(spec))
+
+
+def apply_sharding_constraint(value, spec: PartitionSpec, mesh=None):
+  """Shards ``value`` as ``spec`` says, if there is a mesh.
+
+  With ``mesh`` (or else the context mesh, see :func:`get_global_mesh`)
+  this is ``jax.lax.with_sharding_constraint``, or ``jax.sharding.reshard``
+  when the spec uses axes of type ``Explicit``. Without a mesh ``value`` is
+  returned unchanged.
+  """
+  if mesh is None:
+    mesh = get_global_mesh()
+    if mesh is None:
+      return value
+    target = spec
+  else:
+    target = NamedSharding(mesh, spec)
+  if _uses_explicit_axes(mesh, spec):
+    return jax.sharding.reshard(value, target)
+  return jax.lax.with_sharding_constraint(value, target)
+
+
+# -- Partitioned -------------------------------------------------------------
+
+
+class Partitioned(struct.PyTreeNode, AxisMetadata[A]):
+  """A value with the mesh-axis name of each of its dimensions.
+
+  Usually created by an initializer wrapped with :func:`with_partitioning`.
+  When a Module reads the value, it is constrained to the sharding
+  ``PartitionSpec(*names)`` if a mesh is given here or set in the context
+  (``jax.set_mesh``); otherwise it is returned as it is.
+
+  Attributes:
+    value: the boxed value (a pytree child).
+    names: one mesh-axis name (or None, for an unsharded dimension) per
+      dimension of the value (static).
+    mesh: optional mesh to shard over (static); by default the context's.
+  """
+
+  value: Any
+  names: LogicalNames = struct.field(pytree_node=False)
+  mesh: Any = struct.field(default=None, pytree_node=False)
+
+  def unbox(self, apply_constraint: bool = True) -> A:
+    """Returns the value, sharding-constrained when a mesh is available."""
+    if not apply_constraint:
+      return self.value
+    return apply_sharding_constraint(
+      self.value, self.get_partition_spec(), self.mesh
+    )
+
+  def replace_boxed(self, val: B) -> 'Partitioned[B]':
+    return self.replace(value=val)
+
+  def _partition_name(self, params: dict[Any, Any]):
+    if PARTITION_NAME not in params:
+      raise errors.PartitioningUnspecifiedError(self)
+    return params[PARTITION_NAME]
+
+  def add_axis(self, index: int, params: dict[Any, Any]) -> 'Partitioned[A]':
+    name = self._partition_name(params)
+    names = list(self.names)
+    while len(names) < index:
+      names.append(None)
+    names.insert(index, name)
+    return self.replace(names=tuple(names))
+
+  def remove_axis(self, index: int, params: dict[Any, Any]) -> 'Partitioned[A]':
+    name = self._partition_name(params)
+    names = list(self.names)
+    removed = names.pop(index)
+    if removed != name:
+      raise ValueError(
+        f'Expected to remove the axis named {name!r} at index {index} of '
+        f'{type(self).__name__} names {self.names}, found {removed!r}.'
+      )
+    return self.replace(names=tuple(names))
+
+  def get_partition_spec(self) -> PartitionSpec:
+    """``PartitionSpec(*names)``."""
+    return PartitionSpec(*self.names)
+
+  def get_sharding(self, mesh) -> NamedSharding:
+    """The ``NamedSharding`` of the value on ``mesh``."""
+    return NamedSharding(mesh, self.get_partition_spec())
+
+
+def with_partitioning(
+  fn: Callable[..., Any], names: LogicalNames, mesh=None
+) -> Callable[..., Partitioned[Any]]:
+  """Wraps an initializer so that it returns a :class:`Partitioned` box.
+
+  >>> import jax
+  >>> from flax.core import meta
+  >>> init = meta.with_partitioning(jax.nn.initializers.zeros, ('data',))
+  >>> init(jax.random.key(0), (4,)).names
+  ('data',)
+
+  Args:
+    fn: the initializer.
+    names: the mesh-axis name (or None) of each dimension.
+    mesh: optional mesh stored in the box.
+  """
+
+  @functools.wraps(fn)
+  def wrapper(*args, **kwargs):
+    return Partitioned(fn(*args, **kwargs), names, mesh=mesh)
+
+  return wrapper
+
+
+def _is_partitioned(x) -> bool:
+  return isinstance(x, Partitioned)
+
+
+def _leaf_partition_spec(x):
+  if hasattr(x, 'get_partition_spec'):
+    return x.get_partition_spec()
+  if hasattr(x, 'shape'):
+    return PartitionSpec()
+  return None
+
+
+def get_partition_spec(tree: Any) -> Any:
+  """The ``PartitionSpec`` of every leaf of ``tree``.
+
+  Boxes give their own spec, other arrays (anything with a ``shape``) are
+  replicated (``PartitionSpec()``), and other leaves become None.
+  """
+  return jax.tree_util.tree_map(
+    _leaf_partition_spec, tree, is_leaf=_is_partitioned
+  )
+
+
+def get_sharding(tree: Any, mesh) -> Any:
+  """The ``NamedSharding`` on ``mesh`` of every array leaf of ``tree``."""
+  return jax.tree_util.tree_map(
+    lambda spec: NamedSharding(mesh, spec),
+    get_partition_spec(tree),
+    is_leaf=lambda x: isinstance(x, PartitionSpec),
+  )
