@@ -15,7 +15,7 @@ Lifted transforms that add an axis (``nn.vmap``, ``nn.scan``) call
 >>> jax.tree_util.tree_map(jnp.shape, boxed)
 Partitioned(value=(2, 3), names=(None, 'model'), mesh=None)
 >>> meta.get_partition_spec({'kernel': boxed, 'bias': jnp.zeros(3)})
-{'bias': PartitionSpec(), 'kernel': PartitionSpec(None, 'model')}
+{'bias': P(), 'kernel': P(None, 'model')}
 >>> meta.unbox(boxed).shape
 (2, 3)
 """
