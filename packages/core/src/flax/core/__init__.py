@@ -23,6 +23,11 @@ _LAZY = {
   'map_axis_meta': 'meta',
   'add_axis': 'meta',
   'remove_axis': 'meta',
+  'PARTITION_NAME': 'meta',
+  'get_partition_spec': 'meta',
+  'get_sharding': 'meta',
+  'is_axis_metadata': 'meta',
+  'replace_boxed': 'meta',
   # scope
   'Scope': 'scope',
   'Array': 'scope',
