@@ -12,10 +12,76 @@ from flax.plugins import hookimpl
 LINEN = []
 
 # Names that flax.layers.nnx defines, exported as flax.nnx.<name>.
-NNX = []
+NNX = [
+  'Linear',
+  'LinearGeneral',
+  'Einsum',
+  'Embed',
+  'Conv',
+  'ConvTranspose',
+  'BatchNorm',
+  'LayerNorm',
+  'RMSNorm',
+  'GroupNorm',
+  'InstanceNorm',
+  'Dropout',
+  'MultiHeadAttention',
+  'dot_product_attention',
+  'dot_product_attention_weights',
+  'make_attention_mask',
+  'make_causal_mask',
+  'combine_masks',
+  'RNNCellBase',
+  'LSTMCell',
+  'OptimizedLSTMCell',
+  'GRUCell',
+  'SimpleCell',
+  'RNN',
+  'Bidirectional',
+  'flip_sequences',
+  'LoRA',
+  'LoRALinear',
+  'LoRAParam',
+  'Sequential',
+  'PReLU',
+  'avg_pool',
+  'max_pool',
+  'min_pool',
+  'pool',
+  'celu',
+  'elu',
+  'gelu',
+  'glu',
+  'hard_sigmoid',
+  'hard_silu',
+  'hard_swish',
+  'hard_tanh',
+  'identity',
+  'leaky_relu',
+  'log_sigmoid',
+  'log_softmax',
+  'logsumexp',
+  'mish',
+  'normalize',
+  'one_hot',
+  'relu',
+  'relu6',
+  'selu',
+  'sigmoid',
+  'silu',
+  'soft_sign',
+  'softmax',
+  'softplus',
+  'standardize',
+  'swish',
+  'tanh',
+]
 
 # Whole submodules: (namespace, name, module path).
-MODULES = []
+MODULES = [
+  ('flax.nnx', 'initializers', 'flax.layers.nnx.initializers'),
+  ('flax.nnx', 'nn', 'flax.nnx.nn'),
+]
 
 
 @hookimpl

@@ -1,0 +1,486 @@
+"""Attention for NNX: ``MultiHeadAttention`` and the attention functions."""
+
+from __future__ import annotations
+
+import functools
+import typing as tp
+from types import MappingProxyType
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from flax import nnx
+from flax.layers import attention as _attention
+from flax.layers.nnx import dtypes
+from flax.layers.nnx import initializers
+from flax.layers.nnx._utils import first_from
+from flax.layers.nnx._utils import fork_stream
+from flax.layers.nnx._utils import key_from
+from flax.layers.nnx._utils import optional_data
+from flax.layers.nnx.linear import LinearGeneral
+from flax.layers.nnx.linear import default_kernel_init
+from flax.layers.nnx.normalization import LayerNorm
+
+Array = jax.Array
+
+combine_masks = _attention.combine_masks
+make_attention_mask = _attention.make_attention_mask
+make_causal_mask = _attention.make_causal_mask
+
+_EMPTY = MappingProxyType({})
+
+
+def dot_product_attention_weights(
+  query: Array,
+  key: Array,
+  bias: Array | None = None,
+  mask: Array | None = None,
+  broadcast_dropout: bool = True,
+  dropout_rng: Array | None = None,
+  dropout_rate: float = 0.0,
+  deterministic: bool = False,
+  dtype=None,
+  precision=None,
+  module: nnx.Module | None = None,
+  promote_dtype=dtypes.promote_dtype,
+):
+  """Attention weights ``softmax(q k^T / sqrt(depth) + bias)``.
+
+  ``query`` and ``key`` have shape ``[batch..., length, heads, depth]``; the
+  result has shape ``[batch..., heads, q_length, kv_length]``. When
+  ``module`` is given, the weights are sown into it as an
+  ``nnx.Intermediate`` named ``attention_weights``.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> q = k = jnp.ones((2, 3, 4, 5))
+  >>> nnx.dot_product_attention_weights(q, k).shape
+  (2, 4, 3, 3)
+
+  Args:
+    query: queries.
+    key: keys.
+    bias: added to the attention logits (broadcastable to the weights).
+    mask: boolean mask, False entries are masked out.
+    broadcast_dropout: use one dropout mask for all batch dimensions.
+    dropout_rng: key for dropout.
+    dropout_rate: dropout rate.
+    deterministic: if True, no dropout.
+    dtype: dtype of the computation (default: inferred).
+    precision: numerical precision of the einsum.
+    module: module to sow the weights into.
+    promote_dtype: dtype promotion function.
+
+  Returns:
+    The attention weights.
+  """
+  query, key = promote_dtype((query, key), dtype=dtype)
+  weights = _attention.dot_product_attention_weights(
+    query,
+    key,
+    bias=bias,
+    mask=mask,
+    broadcast_dropout=broadcast_dropout,
+    dropout_rng=dropout_rng,
+    dropout_rate=dropout_rate,
+    deterministic=deterministic,
+    dtype=query.dtype,
+    precision=precision,
+  )
+  if module is not None:
+    module.sow(nnx.Intermediate, 'attention_weights', weights)
+  return weights
+
+
+def dot_product_attention(
+  query: Array,
+  key: Array,
+  value: Array,
+  bias: Array | None = None,
+  mask: Array | None = None,
+  broadcast_dropout: bool = True,
+  dropout_rng: Array | None = None,
+  dropout_rate: float = 0.0,
+  deterministic: bool = False,
+  dtype=None,
+  precision=None,
+  module: nnx.Module | None = None,
+  promote_dtype=dtypes.promote_dtype,
+):
+  """Scaled dot-product attention.
+
+  Shapes: ``query [batch..., q_len, heads, depth]``, ``key`` and ``value``
+  ``[batch..., kv_len, heads, depth]``; the result is
+  ``[batch..., q_len, heads, v_depth]``. See
+  :func:`dot_product_attention_weights` for the other arguments.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> q = k = v = jnp.ones((2, 3, 4, 5))
+  >>> nnx.dot_product_attention(q, k, v).shape
+  (2, 3, 4, 5)
+
+  Returns:
+    The attention output.
+  """
+  query, key, value = promote_dtype((query, key, value), dtype=dtype)
+  dtype = query.dtype
+  if not (query.ndim == key.ndim == value.ndim):
+    raise ValueError('q, k, v must have same rank.')
+  if not (query.shape[:-3] == key.shape[:-3] == value.shape[:-3]):
+    raise ValueError('q, k, v batch dims must match.')
+  if not (query.shape[-2] == key.shape[-2] == value.shape[-2]):
+    raise ValueError('q, k, v num_heads must match.')
+  if key.shape[-3] != value.shape[-3]:
+    raise ValueError('k, v lengths must match.')
+  weights = dot_product_attention_weights(
+    query,
+    key,
+    bias,
+    mask,
+    broadcast_dropout,
+    dropout_rng,
+    dropout_rate,
+    deterministic,
+    dtype,
+    precision,
+    module,
+    promote_dtype,
+  )
+  return jnp.einsum(
+    '...hqk,...khd->...qhd', weights, value, precision=precision
+  )
+
+
+class MultiHeadAttention(nnx.Module):
+  """Multi-head dot-product attention.
+
+  Submodules ``query``, ``key``, ``value`` (``LinearGeneral`` with kernels
+  ``(in, num_heads, head_dim)``) and ``out`` (kernel ``(num_heads,
+  head_dim, out_features)``), created in that order. With ``decode=True``,
+  :meth:`init_cache` adds ``cached_key``, ``cached_value`` and
+  ``cache_index`` (``nnx.Cache``) for autoregressive decoding.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.MultiHeadAttention(
+  ...   num_heads=2, in_features=6, decode=False, rngs=nnx.Rngs(0)
+  ... )
+  >>> layer(jnp.ones((1, 4, 6))).shape
+  (1, 4, 6)
+
+  Args:
+    num_heads: number of heads; ``qkv_features`` must be divisible by it.
+    in_features: size of the query input features.
+    qkv_features: size of queries, keys and values (default
+      ``in_features``).
+    out_features: size of the output (default ``in_features``).
+    in_kv_features: size of the key/value input features (default
+      ``in_features``).
+    dtype: the dtype of the computation.
+    param_dtype: the dtype passed to parameter initializers.
+    broadcast_dropout: use one dropout mask across batch dimensions.
+    dropout_rate: dropout rate of the attention weights.
+    deterministic: if True, no dropout (may be passed when calling).
+    precision: numerical precision of the computation.
+    kernel_init: initializer of the projection kernels.
+    out_kernel_init: initializer of the output kernel (default
+      ``kernel_init``).
+    bias_init: initializer of the biases.
+    out_bias_init: initializer of the output bias (default ``bias_init``).
+    use_bias: whether the projections have biases.
+    attention_fn: the attention function, default
+      :func:`dot_product_attention`.
+    decode: whether to run in autoregressive decoding mode.
+    normalize_qk: apply a LayerNorm (``query_ln``, ``key_ln``) to queries
+      and keys.
+    qkv_dot_general: dot product of the query/key/value projections.
+    out_dot_general: dot product of the output projection.
+    qkv_dot_general_cls: class of the query/key/value dot product.
+    out_dot_general_cls: class of the output dot product.
+    rngs: rng key container.
+    keep_rngs: keep a dropout stream in the layer (when ``dropout_rate >
+      0``).
+    kernel_metadata: extra metadata of the kernels.
+    out_kernel_metadata: extra metadata of the output kernel.
+    bias_metadata: extra metadata of the biases.
+    out_bias_metadata: extra metadata of the output bias.
+  """
+
+  def __init__(
+    self,
+    num_heads: int,
+    in_features: int,
+    qkv_features: int | None = None,
+    out_features: int | None = None,
+    in_kv_features: int | None = None,
+    *,
+    dtype=None,
+    param_dtype=jnp.float32,
+    broadcast_dropout: bool = True,
+    dropout_rate: float = 0.0,
+    deterministic: bool | None = None,
+    precision=None,
+    kernel_init=default_kernel_init,
+    out_kernel_init=None,
+    bias_init=initializers.zeros_init(),
+    out_bias_init=None,
+    use_bias: bool = True,
+    attention_fn: tp.Callable[..., Array] = dot_product_attention,
+    decode: bool | None = None,
+    normalize_qk: bool = False,
+    qkv_dot_general=None,
+    out_dot_general=None,
+    qkv_dot_general_cls=None,
+    out_dot_general_cls=None,
+    rngs: nnx.Rngs,
+    keep_rngs: bool = True,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    out_kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    out_bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+  ):
+    self.num_heads = num_heads
+    self.in_features = in_features
+    self.qkv_features = (
+      qkv_features if qkv_features is not None else in_features
+    )
+    self.out_features = (
+      out_features if out_features is not None else in_features
+    )
+    self.in_kv_features = (
+      in_kv_features if in_kv_features is not None else in_features
+    )
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.broadcast_dropout = broadcast_dropout
+    self.dropout_rate = dropout_rate
+    self.deterministic = deterministic
+    self.precision = precision
+    self.kernel_init = kernel_init
+    self.out_kernel_init = out_kernel_init
+    self.bias_init = bias_init
+    self.out_bias_init = out_bias_init
+    self.use_bias = use_bias
+    self.attention_fn = attention_fn
+    self.decode = decode
+    self.normalize_qk = normalize_qk
+    self.qkv_dot_general = qkv_dot_general
+    self.out_dot_general = out_dot_general
+    self.qkv_dot_general_cls = qkv_dot_general_cls
+    self.out_dot_general_cls = out_dot_general_cls
+
+    if self.qkv_features % self.num_heads != 0:
+      raise ValueError(
+        f'Memory dimension ({self.qkv_features}) must be divisible by '
+        f"'num_heads' heads ({self.num_heads})."
+      )
+    self.head_dim = self.qkv_features // self.num_heads
+
+    linear_general = functools.partial(
+      LinearGeneral,
+      out_features=(self.num_heads, self.head_dim),
+      dtype=dtype,
+      param_dtype=param_dtype,
+      kernel_init=kernel_init,
+      bias_init=bias_init,
+      use_bias=use_bias,
+      precision=precision,
+      dot_general=qkv_dot_general,
+      dot_general_cls=qkv_dot_general_cls,
+      kernel_metadata=kernel_metadata,
+      bias_metadata=bias_metadata,
+    )
+    self.query = linear_general(self.in_features, rngs=rngs)
+    self.key = linear_general(self.in_kv_features, rngs=rngs)
+    self.value = linear_general(self.in_kv_features, rngs=rngs)
+
+    if normalize_qk:
+      self.query_ln = LayerNorm(
+        self.head_dim,
+        use_bias=False,
+        dtype=dtype,
+        param_dtype=param_dtype,
+        rngs=rngs,
+      )
+      self.key_ln = LayerNorm(
+        self.head_dim,
+        use_bias=False,
+        dtype=dtype,
+        param_dtype=param_dtype,
+        rngs=rngs,
+      )
+    else:
+      self.query_ln = optional_data(None)
+      self.key_ln = optional_data(None)
+
+    self.out = LinearGeneral(
+      in_features=(self.num_heads, self.head_dim),
+      out_features=self.out_features,
+      axis=(-2, -1),
+      kernel_init=out_kernel_init or kernel_init,
+      bias_init=out_bias_init or bias_init,
+      use_bias=use_bias,
+      dtype=dtype,
+      param_dtype=param_dtype,
+      precision=precision,
+      dot_general=out_dot_general,
+      dot_general_cls=out_dot_general_cls,
+      rngs=rngs,
+      kernel_metadata=out_kernel_metadata or kernel_metadata,
+      bias_metadata=out_bias_metadata or bias_metadata,
+    )
+    if keep_rngs and dropout_rate > 0:
+      self.rngs = optional_data(fork_stream(rngs, 'dropout'))
+    else:
+      self.rngs = optional_data(None)
+    self.cached_key = optional_data(None)
+    self.cached_value = optional_data(None)
+    self.cache_index = optional_data(None)
+
+  def __call__(
+    self,
+    inputs_q: Array,
+    inputs_k: Array | None = None,
+    inputs_v: Array | None = None,
+    *,
+    mask: Array | None = None,
+    deterministic: bool | None = None,
+    rngs=None,
+    sow_weights: bool = False,
+    decode: bool | None = None,
+  ) -> Array:
+    """Applies multi-head attention.
+
+    Args:
+      inputs_q: queries input ``[batch..., q_length, in_features]``.
+      inputs_k: keys input (default ``inputs_q``: self-attention).
+      inputs_v: values input (default ``inputs_k``).
+      mask: boolean mask ``[batch..., heads, q_length, kv_length]``.
+      deterministic: overrides the attribute of the same name.
+      rngs: dropout rngs, overriding the layer's own stream.
+      sow_weights: sow the attention weights as ``attention_weights``.
+      decode: overrides the attribute of the same name.
+
+    Returns:
+      The output ``[batch..., q_length, out_features]``.
+    """
+    if inputs_k is None:
+      if inputs_v is not None:
+        raise ValueError(
+          '`inputs_k` cannot be None if `inputs_v` is not None. '
+          'To have both `inputs_k` and `inputs_v` be the same value, pass in '
+          'the value to `inputs_k` and leave `inputs_v` as None.'
+        )
+      inputs_k = inputs_q
+    if inputs_v is None:
+      inputs_v = inputs_k
+
+    if inputs_q.shape[-1] != self.in_features:
+      raise ValueError(
+        f'Incompatible input dimension, got {inputs_q.shape[-1]} '
+        f'but module expects {self.in_features}.'
+      )
+
+    query = self.query(inputs_q)
+    key = self.key(inputs_k)
+    value = self.value(inputs_v)
+
+    if self.normalize_qk:
+      query = self.query_ln(query)
+      key = self.key_ln(key)
+
+    decode = first_from(
+      decode,
+      self.decode,
+      error_msg='No `decode` argument was provided to MultiHeadAttention '
+      'as either a __call__ argument, class attribute, or nnx.flag.',
+    )
+    if decode:
+      if (
+        self.cached_key is None
+        or self.cached_value is None
+        or self.cache_index is None
+      ):
+        raise ValueError(
+          'Autoregressive cache not initialized, call ``init_cache`` first.'
+        )
+      *batch_dims, max_length, num_heads, depth = self.cached_key.value.shape
+      expected = tuple(batch_dims) + (1, num_heads, depth)
+      if expected != query.shape:
+        raise ValueError(
+          'Autoregressive cache shape error, '
+          f'expected query shape {expected} instead got {query.shape}.'
+        )
+      cur_index = self.cache_index.value
+      indices = _attention.cache_step_indices(cur_index, len(batch_dims))
+      key = lax.dynamic_update_slice(self.cached_key.value, key, indices)
+      value = lax.dynamic_update_slice(self.cached_value.value, value, indices)
+      self.cached_key.value = key
+      self.cached_value.value = value
+      self.cache_index.value = cur_index + 1
+      # Attend only to the filled part of the cache.
+      mask = combine_masks(
+        mask,
+        _attention.cache_step_mask(cur_index, batch_dims, max_length),
+      )
+
+    if self.dropout_rate > 0.0:
+      deterministic = first_from(
+        deterministic,
+        self.deterministic,
+        error_msg='No `deterministic` argument was provided to '
+        'MultiHeadAttention as either a __call__ argument, class '
+        'attribute, or nnx.flag.',
+      )
+      if not deterministic:
+        rngs = first_from(
+          rngs,
+          self.rngs,
+          error_msg='`deterministic` is False, but no `rngs` argument was '
+          'provided to MultiHeadAttention as either a __call__ argument '
+          'or class attribute.',
+        )
+        dropout_rng = key_from(rngs, 'dropout')
+      else:
+        dropout_rng = None
+    else:
+      deterministic = True
+      dropout_rng = None
+
+    x = self.attention_fn(
+      query,
+      key,
+      value,
+      mask=mask,
+      dropout_rng=dropout_rng,
+      dropout_rate=self.dropout_rate,
+      broadcast_dropout=self.broadcast_dropout,
+      deterministic=deterministic,
+      dtype=self.dtype,
+      precision=self.precision,
+      module=self if sow_weights else None,
+    )
+    return self.out(x)
+
+  def init_cache(self, input_shape: tuple[int, ...], dtype=jnp.float32):
+    """Creates the decoding cache for inputs of shape ``input_shape``.
+
+    ``input_shape`` is ``(*batch, max_length, features)``; the cache arrays
+    are ``(*batch, max_length, num_heads, head_dim)`` zeros and
+    ``cache_index`` is an int32 scalar.
+
+    >>> from flax import nnx
+    >>> import jax.numpy as jnp
+    >>> layer = nnx.MultiHeadAttention(
+    ...   num_heads=2, in_features=4, decode=True, rngs=nnx.Rngs(0)
+    ... )
+    >>> layer.init_cache((1, 8, 4))
+    >>> layer.cached_key.shape
+    (1, 8, 2, 2)
+    """
+    cache_shape = (*input_shape[:-1], self.num_heads, self.head_dim)
+    self.cached_key = nnx.Cache(jnp.zeros(cache_shape, dtype))
+    self.cached_value = nnx.Cache(jnp.zeros(cache_shape, dtype))
+    self.cache_index = nnx.Cache(jnp.array(0, dtype=jnp.int32))

@@ -1,0 +1,275 @@
+"""Convolutions for NNX: ``Conv`` and ``ConvTranspose`` (channels last)."""
+
+from __future__ import annotations
+
+import functools
+import typing as tp
+from types import MappingProxyType
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from flax import nnx
+from flax.layers import linear as _math
+from flax.layers.nnx import dtypes
+from flax.layers.nnx._utils import optional_data
+from flax.layers.nnx.linear import default_bias_init
+from flax.layers.nnx.linear import default_kernel_init
+
+Array = jax.Array
+PaddingLike = str | int | tp.Sequence[int | tuple[int, int]]
+canonicalize_padding = _math.canonicalize_padding
+
+_EMPTY = MappingProxyType({})
+
+
+def _check_mask(mask, kernel_shape):
+  if mask is not None and tuple(mask.shape) != tuple(kernel_shape):
+    raise ValueError(
+      'Mask needs to have the same shape as weights. '
+      f'Shapes are: {mask.shape}, {kernel_shape}'
+    )
+
+
+class Conv(nnx.Module):
+  """A convolution over channels-last inputs ``(*batch, *spatial, C)``.
+
+  Params: ``kernel (*kernel_size, in_features // feature_group_count,
+  out_features)`` and ``bias (out_features,)``.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.Conv(3, 4, kernel_size=(3, 3), rngs=nnx.Rngs(0))
+  >>> layer.kernel.shape
+  (3, 3, 3, 4)
+  >>> layer(jnp.ones((1, 8, 8, 3))).shape
+  (1, 8, 8, 4)
+
+  Args:
+    in_features: number of input channels.
+    out_features: number of output channels.
+    kernel_size: int (1-D) or sequence of spatial kernel sizes.
+    strides: int or sequence of strides (default 1).
+    padding: ``'SAME'``, ``'VALID'``, ``'CIRCULAR'``, ``'CAUSAL'`` (1-D),
+      an int, or a sequence of ints or ``(low, high)`` pairs.
+    input_dilation: int or sequence, dilation of the inputs.
+    kernel_dilation: int or sequence, dilation of the kernel.
+    feature_group_count: grouped convolution.
+    use_bias: whether to add a bias.
+    mask: optional array multiplied into the kernel (e.g. for masked
+      convolutions); must have the kernel's shape.
+    dtype: dtype of the computation.
+    param_dtype: dtype passed to the initializers.
+    precision: numerical precision.
+    kernel_init: initializer of the kernel.
+    bias_init: initializer of the bias.
+    conv_general_dilated: the convolution function.
+    promote_dtype: dtype promotion function.
+    preferred_element_type: accumulation dtype.
+    rngs: rng key container.
+    kernel_metadata: extra metadata of the kernel.
+    bias_metadata: extra metadata of the bias.
+  """
+
+  def __init__(
+    self,
+    in_features: int,
+    out_features: int,
+    kernel_size: int | tp.Sequence[int],
+    strides: int | tp.Sequence[int] = 1,
+    *,
+    padding: PaddingLike = 'SAME',
+    input_dilation: int | tp.Sequence[int] = 1,
+    kernel_dilation: int | tp.Sequence[int] = 1,
+    feature_group_count: int = 1,
+    use_bias: bool = True,
+    mask: Array | None = None,
+    dtype=None,
+    param_dtype=jnp.float32,
+    precision=None,
+    kernel_init=default_kernel_init,
+    bias_init=default_bias_init,
+    conv_general_dilated=lax.conv_general_dilated,
+    promote_dtype=dtypes.promote_dtype,
+    preferred_element_type=None,
+    rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+  ):
+    kernel_size = _math.conv_kernel_size(kernel_size)
+    kernel_shape = _math.conv_kernel_shape(
+      kernel_size, in_features, out_features, feature_group_count
+    )
+    _check_mask(mask, kernel_shape)
+    self.kernel_shape = kernel_shape
+    self.kernel = nnx.Param(
+      kernel_init(rngs.params(), kernel_shape, param_dtype), **kernel_metadata
+    )
+    if use_bias:
+      self.bias = nnx.Param(
+        bias_init(rngs.params(), (out_features,), param_dtype),
+        **bias_metadata,
+      )
+    else:
+      self.bias = optional_data(None)
+    self.in_features = in_features
+    self.out_features = out_features
+    self.kernel_size = kernel_size
+    self.strides = strides
+    self.padding = padding
+    self.input_dilation = input_dilation
+    self.kernel_dilation = kernel_dilation
+    self.feature_group_count = feature_group_count
+    self.use_bias = use_bias
+    self.mask = optional_data(mask)
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.precision = precision
+    self.kernel_init = kernel_init
+    self.bias_init = bias_init
+    self.conv_general_dilated = conv_general_dilated
+    self.promote_dtype = promote_dtype
+    self.preferred_element_type = preferred_element_type
+    self._spec = _math.conv_spec(
+      kernel_size, strides, padding, input_dilation, kernel_dilation
+    )
+
+  def __call__(self, inputs: Array) -> Array:
+    """Convolves ``inputs`` (any number of batch axes, zero included)."""
+    kernel = self.kernel.value
+    if self.mask is not None:
+      kernel = kernel * self.mask
+    bias = self.bias.value if self.bias is not None else None
+    inputs, kernel, bias = self.promote_dtype(
+      (inputs, kernel, bias), dtype=self.dtype
+    )
+    conv_fn = self.conv_general_dilated
+    if self.preferred_element_type is not None:
+      conv_fn = functools.partial(
+        conv_fn, preferred_element_type=self.preferred_element_type
+      )
+    return _math.conv(
+      inputs,
+      kernel,
+      bias,
+      self._spec,
+      feature_group_count=self.feature_group_count,
+      precision=self.precision,
+      conv_general_dilated=conv_fn,
+    )
+
+
+class ConvTranspose(nnx.Module):
+  """A transposed ("fractionally strided") convolution, ``lax.conv_transpose``.
+
+  Params: ``kernel (*kernel_size, in_features, out_features)`` (or
+  ``(*kernel_size, out_features, in_features)`` with ``transpose_kernel``)
+  and ``bias (out_features,)``.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.ConvTranspose(3, 4, kernel_size=(3, 3), strides=2,
+  ...                           rngs=nnx.Rngs(0))
+  >>> layer(jnp.ones((1, 8, 8, 3))).shape
+  (1, 16, 16, 4)
+
+  Args:
+    in_features: number of input channels.
+    out_features: number of output channels.
+    kernel_size: int (1-D) or sequence of spatial kernel sizes.
+    strides: int or sequence of strides (default 1).
+    padding: ``'SAME'``, ``'VALID'``, ``'CIRCULAR'``, an int or pairs.
+    kernel_dilation: int or sequence, dilation of the kernel.
+    use_bias: whether to add a bias.
+    mask: optional array multiplied into the kernel.
+    dtype: dtype of the computation.
+    param_dtype: dtype passed to the initializers.
+    precision: numerical precision.
+    kernel_init: initializer of the kernel.
+    bias_init: initializer of the bias.
+    transpose_kernel: flip the spatial axes and swap the feature axes of
+      the kernel (the gradient of ``Conv``).
+    promote_dtype: dtype promotion function.
+    preferred_element_type: accepted for API compatibility.
+    rngs: rng key container.
+    kernel_metadata: extra metadata of the kernel.
+    bias_metadata: extra metadata of the bias.
+  """
+
+  def __init__(
+    self,
+    in_features: int,
+    out_features: int,
+    kernel_size: int | tp.Sequence[int],
+    strides: int | tp.Sequence[int] | None = None,
+    *,
+    padding: PaddingLike = 'SAME',
+    kernel_dilation: int | tp.Sequence[int] | None = None,
+    use_bias: bool = True,
+    mask: Array | None = None,
+    dtype=None,
+    param_dtype=jnp.float32,
+    precision=None,
+    kernel_init=default_kernel_init,
+    bias_init=default_bias_init,
+    transpose_kernel: bool = False,
+    promote_dtype=dtypes.promote_dtype,
+    preferred_element_type=None,
+    rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+  ):
+    kernel_size = _math.conv_kernel_size(kernel_size)
+    kernel_shape = _math.conv_transpose_kernel_shape(
+      kernel_size, in_features, out_features, transpose_kernel
+    )
+    _check_mask(mask, kernel_shape)
+    self.kernel_shape = kernel_shape
+    self.kernel = nnx.Param(
+      kernel_init(rngs.params(), kernel_shape, param_dtype), **kernel_metadata
+    )
+    if use_bias:
+      self.bias = nnx.Param(
+        bias_init(rngs.params(), (out_features,), param_dtype),
+        **bias_metadata,
+      )
+    else:
+      self.bias = optional_data(None)
+    self.in_features = in_features
+    self.out_features = out_features
+    self.kernel_size = kernel_size
+    self.strides = strides
+    self.padding = padding
+    self.kernel_dilation = kernel_dilation
+    self.use_bias = use_bias
+    self.mask = optional_data(mask)
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.precision = precision
+    self.kernel_init = kernel_init
+    self.bias_init = bias_init
+    self.transpose_kernel = transpose_kernel
+    self.promote_dtype = promote_dtype
+    self.preferred_element_type = preferred_element_type
+    self._spec = _math.conv_spec(
+      kernel_size, strides, padding, 1, kernel_dilation
+    )
+
+  def __call__(self, inputs: Array) -> Array:
+    """Applies the transposed convolution."""
+    kernel = self.kernel.value
+    if self.mask is not None:
+      kernel = kernel * self.mask
+    bias = self.bias.value if self.bias is not None else None
+    inputs, kernel, bias = self.promote_dtype(
+      (inputs, kernel, bias), dtype=self.dtype
+    )
+    return _math.conv_transpose(
+      inputs,
+      kernel,
+      bias,
+      self._spec,
+      transpose_kernel=self.transpose_kernel,
+      precision=self.precision,
+    )

@@ -1,0 +1,473 @@
+"""Linear NNX layers: ``Linear``, ``LinearGeneral``, ``Einsum``, ``Embed``.
+
+``flax.nnx.nn.linear`` also holds the convolutions (``Conv``,
+``ConvTranspose``), which live in :mod:`flax.layers.nnx.conv`.
+"""
+
+from __future__ import annotations
+
+import typing as tp
+from types import MappingProxyType
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from flax import nnx
+from flax.layers import linear as _math
+from flax.layers.nnx import dtypes
+from flax.layers.nnx import initializers
+from flax.layers.nnx._utils import first_from
+from flax.layers.nnx._utils import optional_data
+
+Array = jax.Array
+Shape = tp.Sequence[int]
+Size = int | tp.Sequence[int]
+Axis = int | tp.Sequence[int]
+
+default_kernel_init = initializers.lecun_normal()
+default_bias_init = initializers.zeros_init()
+default_embed_init = initializers.variance_scaling(
+  1.0, 'fan_in', 'normal', out_axis=0
+)
+
+_EMPTY = MappingProxyType({})
+
+
+def canonicalize_tuple(x):
+  """Returns ``x`` as a tuple (an int becomes a 1-tuple)."""
+  if isinstance(x, tp.Iterable):
+    return tuple(x)
+  return (x,)
+
+
+def _normalize_axes(axes: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+  return tuple(sorted(ax if ax >= 0 else ndim + ax for ax in axes))
+
+
+def _dot_general_kwargs(preferred_element_type, out_sharding):
+  kwargs = {}
+  if preferred_element_type is not None:
+    kwargs['preferred_element_type'] = preferred_element_type
+  if out_sharding is not None:
+    kwargs['out_sharding'] = out_sharding
+  return kwargs
+
+
+class Linear(nnx.Module):
+  """A linear transformation applied over the last dimension of the input.
+
+    Parameters: ``kernel`` of shape ``(in_features, out_features)`` and, with
+    ``use_bias``, ``bias`` of shape ``(out_features,)``, both ``nnx.Param``.
+    Keys are drawn from ``rngs.params()`` in that order.
+
+    >>> from flax import nnx
+  from flax.layers import linear as _math
+    >>> import jax, jax.numpy as jnp
+    >>> layer = nnx.Linear(in_features=3, out_features=4, rngs=nnx.Rngs(0))
+    >>> jax.tree.map(jnp.shape, nnx.state(layer))
+    State({
+      'bias': Param(
+        value=(4,)
+      ),
+      'kernel': Param(
+        value=(3, 4)
+      )
+    })
+
+    Args:
+      in_features: the number of input features.
+      out_features: the number of output features.
+      use_bias: whether to add a bias to the output (default: True).
+      dtype: the dtype of the computation (default: infer from input and
+        params).
+      param_dtype: the dtype passed to parameter initializers (default:
+        float32).
+      precision: numerical precision of the computation, see
+        ``jax.lax.Precision``.
+      kernel_init: initializer function for the weight matrix.
+      bias_init: initializer function for the bias.
+      dot_general: dot product function.
+      promote_dtype: function to promote the dtype of the arrays to the desired
+        dtype; it gets ``(inputs, kernel, bias)`` and a ``dtype`` keyword.
+      preferred_element_type: the accumulation dtype of ``dot_general``.
+      rngs: rng key container.
+      kernel_metadata: extra metadata for the ``kernel`` Param.
+      bias_metadata: extra metadata for the ``bias`` Param.
+  """
+
+  def __init__(
+    self,
+    in_features: int,
+    out_features: int,
+    *,
+    use_bias: bool = True,
+    dtype=None,
+    param_dtype=jnp.float32,
+    precision=None,
+    kernel_init=default_kernel_init,
+    bias_init=default_bias_init,
+    dot_general=lax.dot_general,
+    promote_dtype=dtypes.promote_dtype,
+    preferred_element_type=None,
+    rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+  ):
+    kernel_key = rngs.params()
+    self.kernel = nnx.Param(
+      kernel_init(kernel_key, (in_features, out_features), param_dtype),
+      **kernel_metadata,
+    )
+    if use_bias:
+      bias_key = rngs.params()
+      self.bias = nnx.Param(
+        bias_init(bias_key, (out_features,), param_dtype), **bias_metadata
+      )
+    else:
+      self.bias = optional_data(None)
+    self.in_features = in_features
+    self.out_features = out_features
+    self.use_bias = use_bias
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.precision = precision
+    self.kernel_init = kernel_init
+    self.bias_init = bias_init
+    self.dot_general = dot_general
+    self.promote_dtype = promote_dtype
+    self.preferred_element_type = preferred_element_type
+
+  def __call__(self, inputs: Array, out_sharding=None) -> Array:
+    """Applies the linear transformation to the last axis of ``inputs``."""
+    kernel = self.kernel.value
+    bias = self.bias.value if self.bias is not None else None
+    inputs, kernel, bias = self.promote_dtype(
+      (inputs, kernel, bias), dtype=self.dtype
+    )
+    y = self.dot_general(
+      inputs,
+      kernel,
+      (((inputs.ndim - 1,), (0,)), ((), ())),
+      precision=self.precision,
+      **_dot_general_kwargs(self.preferred_element_type, out_sharding),
+    )
+    if bias is not None:
+      y = y + bias
+    return y
+
+
+class LinearGeneral(nnx.Module):
+  """A linear transformation with flexible input and output axes.
+
+    The ``kernel`` has shape ``(*batch_shape, *in_features, *out_features)``
+    and the ``bias`` ``(*batch_shape, *out_features)``, where ``batch_shape``
+    lists the sizes in ``batch_axis``. The initializers see the flattened 2-D
+    (kernel) and 1-D (bias) shapes, as in Flax.
+
+    >>> from flax import nnx
+  from flax.layers import linear as _math
+    >>> import jax, jax.numpy as jnp
+    >>> layer = nnx.LinearGeneral(5, (3, 4), rngs=nnx.Rngs(0))
+    >>> layer.kernel.shape
+    (5, 3, 4)
+    >>> layer(jnp.ones((2, 5))).shape
+    (2, 3, 4)
+
+    Args:
+      in_features: int or tuple, the sizes of the contracted input axes.
+      out_features: int or tuple, the output feature sizes.
+      axis: int or tuple, the input axes to contract.
+      batch_axis: mapping from input axis to its size, for axes that are
+        batched over (kept in the output, with their own kernel slices).
+      use_bias: whether to add a bias to the output (default: True).
+      dtype: the dtype of the computation (default: infer from input and
+        params).
+      param_dtype: the dtype passed to parameter initializers.
+      kernel_init: initializer function for the weight matrix.
+      bias_init: initializer function for the bias.
+      precision: numerical precision of the computation.
+      dot_general: dot product function.
+      dot_general_cls: a class whose instance is used as ``dot_general``.
+      promote_dtype: dtype promotion function.
+      preferred_element_type: the accumulation dtype of ``dot_general``.
+      rngs: rng key container.
+      kernel_metadata: extra metadata for the ``kernel`` Param.
+      bias_metadata: extra metadata for the ``bias`` Param.
+  """
+
+  def __init__(
+    self,
+    in_features: Size,
+    out_features: Size,
+    *,
+    axis: Axis = -1,
+    batch_axis: tp.Mapping[int, int] = _EMPTY,
+    use_bias: bool = True,
+    dtype=None,
+    param_dtype=jnp.float32,
+    kernel_init=default_kernel_init,
+    bias_init=default_bias_init,
+    precision=None,
+    dot_general=None,
+    dot_general_cls=None,
+    promote_dtype=dtypes.promote_dtype,
+    preferred_element_type=None,
+    rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+  ):
+    self.in_features = canonicalize_tuple(in_features)
+    self.out_features = canonicalize_tuple(out_features)
+    self.axis = canonicalize_tuple(axis)
+    self.batch_axis = MappingProxyType(dict(batch_axis))
+    if len(self.in_features) != len(self.axis):
+      raise ValueError(
+        'in_features and axis must have the same length. '
+        f'Got {self.in_features} and {self.axis}.'
+      )
+    if dot_general is not None and dot_general_cls is not None:
+      raise ValueError(
+        'Cannot specify both dot_general and dot_general_cls, '
+        f'got {dot_general=} and {dot_general_cls=}'
+      )
+    self.use_bias = use_bias
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.kernel_init = kernel_init
+    self.bias_init = bias_init
+    self.precision = precision
+    self.dot_general_cls = dot_general_cls
+    if dot_general_cls is not None:
+      dot_general = dot_general_cls()
+    self.dot_general = (
+      dot_general if dot_general is not None else (lax.dot_general)
+    )
+    self.promote_dtype = promote_dtype
+    self.preferred_element_type = preferred_element_type
+
+    n_batch = len(self.batch_axis)
+    n_in = len(self.in_features)
+    batch_shape = tuple(self.batch_axis.values())
+    kernel_shape = (*batch_shape, *self.in_features, *self.out_features)
+    flat_kernel = (
+      int(np.prod(kernel_shape[:n_batch]))
+      * int(np.prod(kernel_shape[n_batch : n_batch + n_in])),
+      int(np.prod(self.out_features)),
+    )
+    kernel = kernel_init(rngs.params(), flat_kernel, param_dtype)
+    self.kernel = nnx.Param(
+      jnp.reshape(kernel, kernel_shape), **kernel_metadata
+    )
+    if use_bias:
+      bias_shape = (*batch_shape, *self.out_features)
+      bias = bias_init(rngs.params(), (int(np.prod(bias_shape)),), param_dtype)
+      self.bias = nnx.Param(jnp.reshape(bias, bias_shape), **bias_metadata)
+    else:
+      self.bias = optional_data(None)
+    # Contraction layout that depends only on the configuration.
+    self._batch_ind = tuple(range(n_batch))
+    self._contract_ind = tuple(range(n_batch, n_batch + n_in))
+
+  def __call__(self, inputs: Array, out_sharding=None) -> Array:
+    """Contracts ``axis`` of ``inputs`` with the kernel."""
+    ndim = inputs.ndim
+    axis = _normalize_axes(self.axis, ndim)
+    batch_axis = _normalize_axes(tuple(self.batch_axis.keys()), ndim)
+    expanded_batch_shape = tuple(
+      inputs.shape[ax] if ax in batch_axis else 1
+      for ax in range(ndim)
+      if ax not in axis
+    )
+    kernel = self.kernel.value
+    bias = self.bias.value if self.bias is not None else None
+    inputs, kernel, bias = self.promote_dtype(
+      (inputs, kernel, bias), dtype=self.dtype
+    )
+    out = self.dot_general(
+      inputs,
+      kernel,
+      ((axis, self._contract_ind), (batch_axis, self._batch_ind)),
+      precision=self.precision,
+      **_dot_general_kwargs(self.preferred_element_type, out_sharding),
+    )
+    if bias is not None:
+      out = out + jnp.reshape(bias, (*expanded_batch_shape, *self.out_features))
+    return out
+
+
+class Einsum(nnx.Module):
+  """A linear map written as an einsum equation ``'inputs,kernel->out'``.
+
+    >>> from flax import nnx
+  from flax.layers import linear as _math
+    >>> import jax.numpy as jnp
+    >>> layer = nnx.Einsum('nta,hab->nthb', (8, 2, 4), (8, 4), rngs=nnx.Rngs(0))
+    >>> layer(jnp.ones((16, 11, 2))).shape
+    (16, 11, 8, 4)
+
+    Args:
+      einsum_str: the default equation (``__call__`` may pass another one).
+      kernel_shape: the shape of the ``kernel`` Param.
+      bias_shape: the shape of the ``bias`` Param; None for no bias.
+      dtype: the dtype of the computation.
+      param_dtype: the dtype passed to parameter initializers.
+      precision: numerical precision of the computation.
+      kernel_init: initializer function for the kernel.
+      bias_init: initializer function for the bias.
+      promote_dtype: dtype promotion function.
+      einsum_op: the einsum function (default ``jnp.einsum``).
+      preferred_element_type: the accumulation dtype.
+      rngs: rng key container.
+      kernel_metadata: extra metadata for the ``kernel`` Param.
+      bias_metadata: extra metadata for the ``bias`` Param.
+  """
+
+  def __init__(
+    self,
+    einsum_str: str,
+    kernel_shape: Shape,
+    bias_shape: Shape | None = None,
+    *,
+    dtype=None,
+    param_dtype=jnp.float32,
+    precision=None,
+    kernel_init=default_kernel_init,
+    bias_init=default_bias_init,
+    promote_dtype=dtypes.promote_dtype,
+    einsum_op=jnp.einsum,
+    preferred_element_type=None,
+    rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+  ):
+    einsum_str = _math.check_einsum_str(einsum_str)
+    self.kernel = nnx.Param(
+      kernel_init(rngs.params(), tuple(kernel_shape), param_dtype),
+      **kernel_metadata,
+    )
+    if bias_shape is not None:
+      self.bias = nnx.Param(
+        bias_init(rngs.params(), tuple(bias_shape), param_dtype),
+        **bias_metadata,
+      )
+    else:
+      self.bias = optional_data(None)
+    self.einsum_str = einsum_str
+    self.kernel_shape = tuple(kernel_shape)
+    self.bias_shape = None if bias_shape is None else tuple(bias_shape)
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.precision = precision
+    self.kernel_init = kernel_init
+    self.bias_init = bias_init
+    self.promote_dtype = promote_dtype
+    self.einsum_op = einsum_op
+    self.preferred_element_type = preferred_element_type
+
+  def __call__(self, inputs: Array, einsum_str: str | None = None) -> Array:
+    """Applies the equation (``einsum_str`` overrides the default one)."""
+    einsum_str = first_from(
+      einsum_str,
+      self.einsum_str,
+      error_msg='No `einsum_str` argument was provided to Einsum as either '
+      'a __call__ argument, or class attribute.',
+    )
+    einsum_str = _math.check_einsum_str(einsum_str)
+    kernel = self.kernel.value
+    bias = self.bias.value if self.bias is not None else None
+    inputs, kernel, bias = self.promote_dtype(
+      (inputs, kernel, bias), dtype=self.dtype
+    )
+    kwargs = {}
+    if self.preferred_element_type is not None:
+      kwargs['preferred_element_type'] = self.preferred_element_type
+    y = self.einsum_op(
+      einsum_str, inputs, kernel, precision=self.precision, **kwargs
+    )
+    if bias is not None:
+      _, shape = _math.einsum_bias_shape(einsum_str, inputs.ndim, kernel.shape)
+      y = y + jnp.reshape(bias, shape)
+    return y
+
+
+class Embed(nnx.Module):
+  """A parameterized lookup table from integer ids to vectors.
+
+    The ``embedding`` Param has shape ``(num_embeddings, features)``.
+
+    >>> from flax import nnx
+  from flax.layers import linear as _math
+    >>> import jax.numpy as jnp
+    >>> layer = nnx.Embed(num_embeddings=5, features=3, rngs=nnx.Rngs(0))
+    >>> layer(jnp.array([[0, 4]])).shape
+    (1, 2, 3)
+
+    Args:
+      num_embeddings: the number of embeddings (vocabulary size).
+      features: the size of each embedding.
+      dtype: the dtype of the embedding vectors (default: same as embedding).
+      param_dtype: the dtype passed to the initializer.
+      embedding_init: the initializer of the embedding table.
+      promote_dtype: dtype promotion function.
+      rngs: rng key container.
+      embedding_metadata: extra metadata for the ``embedding`` Param.
+  """
+
+  def __init__(
+    self,
+    num_embeddings: int,
+    features: int,
+    *,
+    dtype=None,
+    param_dtype=jnp.float32,
+    embedding_init=default_embed_init,
+    promote_dtype=dtypes.promote_dtype,
+    rngs: nnx.Rngs,
+    embedding_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+  ):
+    self.embedding = nnx.Param(
+      embedding_init(rngs.params(), (num_embeddings, features), param_dtype),
+      **embedding_metadata,
+    )
+    self.num_embeddings = num_embeddings
+    self.features = features
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.embedding_init = embedding_init
+    self.promote_dtype = promote_dtype
+
+  def __call__(self, inputs: Array) -> Array:
+    """Looks up the embeddings of the integer ids in ``inputs``."""
+    if not jnp.issubdtype(inputs.dtype, jnp.integer):
+      raise ValueError('Input type must be an integer or unsigned integer.')
+    (embedding,) = self.promote_dtype(
+      (self.embedding.value,), dtype=self.dtype, inexact=False
+    )
+    if self.num_embeddings == 1:
+      return jnp.broadcast_to(embedding, inputs.shape + (self.features,))
+    return jnp.take(embedding, inputs, axis=0)
+
+  def attend(self, query: Array) -> Array:
+    """Dot product of ``query`` with every embedding (weight tying).
+
+    Args:
+      query: array whose last axis has size ``features``.
+
+    Returns:
+      An array of shape ``query.shape[:-1] + (num_embeddings,)``.
+    """
+    query, embedding = self.promote_dtype(
+      (query, self.embedding.value), dtype=self.dtype
+    )
+    return jnp.dot(query, embedding.T)
+
+
+def __getattr__(name):
+  # Flax keeps the convolutions in this module too.
+  if name in ('Conv', 'ConvTranspose', 'canonicalize_padding'):
+    from flax.layers.nnx import conv
+
+    return getattr(conv, name)
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
