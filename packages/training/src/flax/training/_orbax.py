@@ -1,0 +1,196 @@
+"""The Orbax checkpoint backend (orbax-checkpoint is imported on use only).
+
+Orbax wants absolute paths; relative ones are made absolute here, so
+``save_checkpoint('tmp/ckpts', ...)`` works with either backend.
+"""
+
+import os
+
+from flax import errors
+from flax.serialization import _backend as backend_lib
+
+# Files that mark a directory as an Orbax checkpoint.
+_ORBAX_MARKERS = (
+  '_CHECKPOINT_METADATA',
+  '_METADATA',
+  'commit_success.txt',
+  'manifest.ocdbt',
+  'checkpoint',
+)
+
+
+def ocp():
+  """Imports ``orbax.checkpoint``, naming the extra to install if missing."""
+  try:
+    import orbax.checkpoint as orbax_checkpoint
+  except ImportError as e:
+    raise ImportError(
+      'The Orbax checkpoint backend needs orbax-checkpoint: '
+      '`pip install flax-training[orbax]` (or set '
+      "flax.config.update('flax_use_orbax_checkpointing', False) to use "
+      f'msgpack checkpoints). ({e})'
+    ) from e
+  return orbax_checkpoint
+
+
+def is_orbax_checkpoint(path) -> bool:
+  """Whether ``path`` is a directory holding one Orbax checkpoint."""
+  path = os.fspath(path)
+  if not os.path.isdir(path):
+    return False
+  return any(os.path.exists(os.path.join(path, m)) for m in _ORBAX_MARKERS)
+
+
+def _default_checkpointer():
+  o = ocp()
+  return o.Checkpointer(o.PyTreeCheckpointHandler())
+
+
+def _handler(checkpointer):
+  return getattr(checkpointer, '_handler', None)
+
+
+def _is_pytree_checkpointer(checkpointer) -> bool:
+  o = ocp()
+  handler = _handler(checkpointer)
+  return handler is None or isinstance(
+    handler, (o.PyTreeCheckpointHandler, o.StandardCheckpointHandler)
+  )
+
+
+def _is_leaf_target(target) -> bool:
+  import jax
+
+  return jax.tree_util.treedef_is_leaf(jax.tree.structure(target))
+
+
+def _raw_restore_args(checkpointer, path):
+  """Restore args that give NumPy arrays and Python scalars back."""
+  import jax
+
+  o = ocp()
+  from orbax.checkpoint import metadata as om
+
+  meta = checkpointer.metadata(path)
+  tree = getattr(getattr(meta, 'item_metadata', meta), 'tree', None)
+  if tree is None:
+    return None
+
+  def args(m):
+    if isinstance(m, om.ArrayMetadata):
+      return o.RestoreArgs(restore_type=__import__('numpy').ndarray)
+    if isinstance(m, om.ScalarMetadata):
+      kind = getattr(m.dtype, 'kind', 'f')
+      return o.RestoreArgs(restore_type=float if kind in 'fc' else int)
+    return o.RestoreArgs()
+
+  return jax.tree.map(args, tree)
+
+
+def restore_path(path, target=None, checkpointer=None, transforms=None):
+  """Restores the Orbax checkpoint at ``path``."""
+  from flax.training import orbax_utils
+
+  o = ocp()
+  path = os.path.abspath(os.fspath(path))
+  checkpointer = checkpointer or _default_checkpointer()
+  if not _is_pytree_checkpointer(checkpointer):
+    return checkpointer.restore(path, item=target)
+  if target is None:
+    restore_args = _raw_restore_args(checkpointer, path)
+    return checkpointer.restore(
+      path, args=o.args.PyTreeRestore(restore_args=restore_args)
+    )
+  restore_args = orbax_utils.restore_args_from_target(target)
+  kwargs = {}
+  if transforms is not None:
+    kwargs['transforms'] = transforms
+  return checkpointer.restore(
+    path,
+    args=o.args.PyTreeRestore(item=target, restore_args=restore_args, **kwargs),
+  )
+
+
+class OrbaxBackend(backend_lib.CheckpointBackend):
+  """Checkpoints as Orbax directories ``{directory}/{prefix}{step}``.
+
+  Args:
+    checkpointer: the Orbax checkpointer to use (default: a synchronous
+      ``Checkpointer(PyTreeCheckpointHandler())``).
+  """
+
+  name = 'orbax'
+
+  def __init__(self, checkpointer=None):
+    self.checkpointer = checkpointer
+
+  def _checkpointer(self):
+    if self.checkpointer is None:
+      self.checkpointer = _default_checkpointer()
+    return self.checkpointer
+
+  def wait(self):
+    """Waits for an asynchronous checkpointer to finish its writes."""
+    wait = getattr(self.checkpointer, 'wait_until_finished', None)
+    if wait is not None:
+      wait()
+
+  def save(
+    self, directory, step, target, *, prefix='checkpoint_', overwrite=False
+  ) -> str:
+    from flax.training import orbax_utils
+
+    o = ocp()
+    directory = os.fspath(directory)
+    backend_lib.ensure_directory(directory)
+    path = self.path(directory, step, prefix=prefix)
+    if not overwrite and os.path.exists(path):
+      raise errors.InvalidCheckpointError(path, step)
+    checkpointer = self._checkpointer()
+    self.wait()
+    abs_path = os.path.abspath(path)
+    if _is_pytree_checkpointer(checkpointer):
+      if _is_leaf_target(target):
+        raise ValueError(
+          'Orbax backend only accept pytree as save target. To save a '
+          'single array or number, use the msgpack backend '
+          "(backend='msgpack') or wrap it in a dict."
+        )
+      save_args = orbax_utils.save_args_from_target(target)
+      checkpointer.save(
+        abs_path,
+        args=o.args.PyTreeSave(target, save_args=save_args),
+        force=overwrite,
+      )
+    else:
+      checkpointer.save(abs_path, target, force=overwrite)
+    return path
+
+  def restore(self, directory, step=None, target=None, *, prefix='checkpoint_'):
+    directory = os.fspath(directory)
+    if step is None:
+      step = self.latest_step(directory, prefix=prefix)
+      if step is None:
+        raise FileNotFoundError(
+          f'No checkpoint with prefix {prefix!r} in {directory!r}.'
+        )
+    path = self.path(directory, step, prefix=prefix)
+    if not is_orbax_checkpoint(path):
+      raise FileNotFoundError(f'Matching checkpoint not found: {path}')
+    self.wait()
+    restored = restore_path(path, target, self.checkpointer)
+    if target is None:
+      return restored
+    return backend_lib.restore_abstract_leaves(target, restored)
+
+  def steps(self, directory, *, prefix='checkpoint_') -> list:
+    return backend_lib.list_steps(directory, prefix, want_dirs=True)
+
+  def delete(self, directory, step, *, prefix='checkpoint_') -> None:
+    import shutil
+
+    self.wait()
+    shutil.rmtree(self.path(directory, step, prefix=prefix))
+
+
+orbax_backend = OrbaxBackend()
