@@ -1,0 +1,264 @@
+"""``pack``: the one lifting primitive under every lifted transform.
+
+``pack`` takes the variables and PRNG streams out of one or more scopes,
+hands them to a transform as plain pytrees, rebuilds scopes from them inside
+the transform, collects the updated variables, and writes them back into
+the original scopes. See the design note "Lifted transformations".
+"""
+
+import collections
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Optional
+
+import jax
+
+from flax.core._filters import (
+  CollectionFilter,
+  PRNGSequenceFilter,
+  group_collections,
+  in_filter,
+  intersect_filters,
+  union_filters,
+)
+from flax.core.scope import Scope
+
+
+def _transpose(xs):
+  return tuple(zip(*xs))
+
+
+def _unzip2(xs):
+  xs = tuple(xs)
+  return tuple(x for x, _ in xs), tuple(y for _, y in xs)
+
+
+def _dedup_scopes(scopes):
+  """Keeps the scopes that have no ancestor among ``scopes``.
+
+  Returns:
+    ``(roots, paths)`` where ``paths[i] = (root, names)`` rebuilds
+    ``scopes[i]`` by pushing ``names`` onto ``root``.
+  """
+  minimal = collections.OrderedDict((s, ()) for s in scopes)
+  paths = []
+  for leaf in scopes:
+    top, top_path = leaf, ()
+    path = [leaf.name]
+    scope = leaf.parent
+    while scope is not None:
+      if scope in minimal:
+        top, top_path = scope, tuple(reversed(path))
+      path.append(scope.name)
+      scope = scope.parent
+    if top is not leaf and leaf in minimal:
+      del minimal[leaf]
+    paths.append((top, top_path))
+  return tuple(minimal), tuple(paths)
+
+
+def _dup_scopes(orig_roots, new_roots, paths):
+  mapping = dict(zip(orig_roots, new_roots))
+  out = []
+  for root, path in paths:
+    scope = mapping[root]
+    for name in path:
+      scope = scope.push(name, reuse=True)
+    out.append(scope)
+  return out
+
+
+def _freeze(x):
+  from flax.core.frozen_dict import freeze
+
+  return freeze(x)
+
+
+def _copy_tree(x):
+  # Fresh containers (so inner scopes cannot write into shared dicts);
+  # frozen collections stay frozen.
+  return jax.tree_util.tree_map(lambda v: v, x)
+
+
+def pack(
+  fn: Callable[..., Any],
+  in_variable_filters: Sequence[CollectionFilter],
+  out_variable_filters: Sequence[CollectionFilter],
+  rng_filters: Sequence[PRNGSequenceFilter],
+  name: Optional[str] = None,
+  enable_kwargs: bool = False,
+) -> Callable[..., Any]:
+  """Lifts ``fn`` so that it works on (a pytree of) scopes.
+
+  ``fn(scope_fn, repack_fn, variable_groups, rng_groups, *args)`` receives
+
+  * ``variable_groups``: one tuple per ``in_variable_filters`` entry, each
+    holding one dict of collections per (de-duplicated) scope; a collection
+    goes to the FIRST filter that matches it;
+  * ``rng_groups``: likewise for the PRNG streams and ``rng_filters``;
+  * ``scope_fn(variable_groups, rng_groups, mutable_filter=True)``, which
+    rebuilds the scope tree from (transformed) groups;
+  * ``repack_fn(scopes)``, which returns the mutable variables of rebuilt
+    scopes grouped by ``out_variable_filters``.
+
+  ``fn`` must return ``(y, repacked_variables)``; the variables are written
+  back into the original scopes and the lifted function returns ``y``.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax.core import init, lift
+  >>> def double_params(fn):
+  ...   def wrapper(scope_fn, repack_fn, variable_groups, rng_groups, *args):
+  ...     scope = scope_fn(variable_groups, rng_groups)
+  ...     return fn(scope, *args), repack_fn(scope)
+  ...   return lift.pack(wrapper, (True,), (True,), (True,))
+  >>> f = lambda scope: scope.param('w', jax.nn.initializers.ones, (2,))
+  >>> y, variables = init(double_params(f))(jax.random.key(0))
+  >>> variables['params']['w'].tolist()
+  [1.0, 1.0]
+
+  Args:
+    fn: the transform-specific function described above.
+    in_variable_filters: filters of the variable groups given to ``fn``.
+    out_variable_filters: filters of the groups ``repack_fn`` returns;
+      collections outside all of them are immutable inside ``fn``.
+    rng_filters: filters of the PRNG-stream groups given to ``fn``.
+    name: the transform's name, shown in debug paths (``vmap(Dense_0)``).
+    enable_kwargs: pass keyword arguments through to ``fn``.
+
+  Returns:
+    A function ``(scope_tree, *args, **kwargs) -> y``.
+  """
+
+  @functools.wraps(fn)
+  def wrapper(scope_tree, *args, **kwargs):
+    if not enable_kwargs and kwargs:
+      raise ValueError(
+        f'kwargs are not supported in {name}, so {list(kwargs)} would be '
+        'ignored; pass them as positional arguments.'
+      )
+    flat_scopes, treedef = jax.tree_util.tree_flatten(
+      scope_tree, is_leaf=lambda x: isinstance(x, Scope)
+    )
+    scopes, paths = _dedup_scopes(flat_scopes)
+
+    variable_groups_xs = []
+    for scope in scopes:
+      scope._check_valid()
+      scope._validate_trace_level()
+      scope._populate_collections()
+      variable_groups_xs.append(
+        group_collections(scope._variables, in_variable_filters)
+      )
+    variable_groups_xs_t = _transpose(variable_groups_xs)
+    # Collections that cannot come out again are frozen on the way in.
+    for variable_group_xs in variable_groups_xs_t:
+      for variable_group in variable_group_xs:
+        for col_name in list(variable_group):
+          if not any(in_filter(f, col_name) for f in out_variable_filters):
+            variable_group[col_name] = _freeze(variable_group[col_name])
+
+    rng_groups_xs = []
+    inner_rng_counters = []
+    for scope in scopes:
+      rng_groups_xs.append(group_collections(scope.rngs, rng_filters))
+      inner_rng_counters.append(scope.rng_counters)
+    rng_groups_xs_t = _transpose(rng_groups_xs)
+
+    mutable = False
+    for out_filter in out_variable_filters:
+      mutable = union_filters(mutable, out_filter)
+
+    inner_scopes = []
+
+    def scope_fn(variable_groups_xs_t, rng_groups_xs_t, mutable_filter=True):
+      nonlocal inner_scopes
+      for inner_scope in inner_scopes:
+        inner_scope.invalidate()
+      inner_scopes = []
+      n = len(scopes)
+      variable_groups_xs = _transpose(variable_groups_xs_t) or ((),) * n
+      rng_groups_xs = _transpose(rng_groups_xs_t) or ((),) * n
+      roots = []
+      for variable_groups, rng_groups, scope, rng_counters in zip(
+        variable_groups_xs, rng_groups_xs, scopes, inner_rng_counters
+      ):
+        variables = {}
+        for group in variable_groups:
+          variables.update(group)
+        rngs = {}
+        for group in rng_groups:
+          rngs.update(group)
+        variables = {k: _copy_tree(v) for k, v in variables.items()}
+        scope_mutable = intersect_filters(
+          intersect_filters(scope.root.mutable, mutable), mutable_filter
+        )
+        debug_path = scope.debug_path
+        if name:
+          if debug_path:
+            debug_path = debug_path[:-1] + (f'{name}({debug_path[-1]})',)
+          else:
+            debug_path = (f'{name}()',)
+        inner_scope = Scope(
+          variables,
+          name=scope.name,
+          rngs=rngs,
+          mutable=scope_mutable,
+          parent=None,
+          path=scope.path,
+          debug_path=debug_path,
+          flags=scope.flags,
+        )
+        inner_scope.rng_counters = rng_counters
+        roots.append(inner_scope)
+      inner_scopes = list(roots)
+      return jax.tree_util.tree_unflatten(
+        treedef, _dup_scopes(scopes, roots, paths)
+      )
+
+    def repack_fn(inner_scope_tree):
+      leaves = jax.tree_util.tree_leaves(
+        inner_scope_tree, is_leaf=lambda x: isinstance(x, Scope)
+      )
+      roots, _ = _dedup_scopes(leaves)
+      out_groups_xs = []
+      for inner_scope in roots:
+        inner_scope.invalidate()
+        inner_scope._validate_trace_level()
+        mutable_variables = {
+          key: val
+          for key, val in inner_scope._variables.items()
+          if in_filter(inner_scope.mutable, key)
+        }
+        groups = group_collections(
+          mutable_variables, tuple(out_variable_filters) + (True,)
+        )
+        remainder = tuple(groups[-1].keys())
+        if remainder:
+          raise ValueError(f'unmapped output variables: {remainder}')
+        out_groups_xs.append(groups[:-1])
+      return _transpose(out_groups_xs)
+
+    try:
+      y, out_variable_groups_xs_t = fn(
+        scope_fn,
+        repack_fn,
+        variable_groups_xs_t,
+        rng_groups_xs_t,
+        *args,
+        **kwargs,
+      )
+    finally:
+      for inner_scope in inner_scopes:
+        inner_scope.invalidate()
+    out_variable_groups_xs = _transpose(out_variable_groups_xs_t)
+    for scope, out_variable_groups in zip(scopes, out_variable_groups_xs):
+      for out_variable_group in out_variable_groups:
+        for col_name, collection in out_variable_group.items():
+          if not scope.is_mutable_collection(col_name):
+            # Some transforms (scan) hand back unchanged variables.
+            continue
+          for var_name, value in collection.items():
+            scope.put_variable(col_name, var_name, value)
+    return y
+
+  return wrapper

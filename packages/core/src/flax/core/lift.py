@@ -1,0 +1,608 @@
+"""Lifted JAX transforms: JAX transforms of functions of Flax scopes.
+
+Every transform here is built on the single lifting primitive
+:func:`pack`. A lifted function takes a scope (or a pytree of scopes) as
+its first argument; variables and PRNG streams are handed through the JAX
+transform by collection, as the ``variable_*`` and ``split_rngs`` filters
+say.
+
+>>> import jax, jax.numpy as jnp
+>>> from flax.core import init, lift
+>>> def dense(scope, x):
+...   w = scope.param('w', jax.nn.initializers.normal(), (x.shape[-1], 2))
+...   return x @ w
+>>> ensemble = lift.vmap(dense, variable_axes={'params': 0},
+...                      split_rngs={'params': True}, in_axes=0)
+>>> y, variables = init(ensemble)(jax.random.key(0), jnp.ones((4, 3)))
+>>> variables['params']['w'].shape
+(4, 3, 2)
+"""
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Optional
+
+import jax
+
+from flax.core import axes_scan
+from flax.core._filters import (
+  CollectionFilter,
+  PRNGSequenceFilter,
+  intersect_filters,
+  subtract_filters,
+)
+from flax.core._lift_loops import cond, scan, switch, while_loop
+from flax.core._pack import _unzip2, pack
+from flax.core._rng import LazyRng, tree_map_rngs
+from flax.core.scope import Scope
+
+__all__ = [
+  'pack',
+  'vmap',
+  'scan',
+  'jit',
+  'remat',
+  'checkpoint',
+  'remat_scan',
+  'jvp',
+  'vjp',
+  'custom_vjp',
+  'while_loop',
+  'cond',
+  'switch',
+  'map_variables',
+  'fold_rngs',
+  'broadcast',
+]
+
+broadcast = axes_scan.broadcast
+_ = (cond, scan, switch, while_loop)  # re-exported
+
+
+def _meta():
+  from flax.core import meta
+
+  return meta
+
+
+def _axis_size_of(axis, x):
+  if axis is None:
+    return ()
+  leaves = jax.tree_util.tree_leaves(x)
+  if leaves:
+    return jax.numpy.shape(leaves[0])[axis]
+  return ()
+
+
+def vmap(
+  fn: Callable[..., Any],
+  variable_axes: Mapping[CollectionFilter, Optional[int]],
+  split_rngs: Mapping[PRNGSequenceFilter, bool],
+  in_axes=0,
+  out_axes=0,
+  axis_size: Optional[int] = None,
+  axis_name: Optional[str] = None,
+  spmd_axis_name: Optional[str] = None,
+  metadata_params: Mapping[Any, Any] = {},
+) -> Callable[..., Any]:
+  """Lifted ``jax.vmap``.
+
+  Args:
+    fn: ``fn(scope, *args)`` to vectorize.
+    variable_axes: collection filter -> axis of those variables (None to
+      share them across the mapped axis).
+    split_rngs: stream filter -> whether each index gets its own keys.
+    in_axes: like ``jax.vmap``'s, for ``args``.
+    out_axes: like ``jax.vmap``'s, for the output.
+    axis_size: the mapped size, needed when no input has the axis.
+    axis_name: name of the mapped axis for collectives.
+    spmd_axis_name: see ``jax.vmap``.
+    metadata_params: passed to ``AxisMetadata.add_axis``/``remove_axis``.
+
+  Returns:
+    The lifted function ``(scope, *args) -> y``.
+  """
+  variable_groups, variable_in_axes = _unzip2(variable_axes.items())
+  rng_groups, rng_splits = _unzip2(split_rngs.items())
+  rng_axes = tuple(0 if split else None for split in rng_splits)
+
+  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args):
+    sizes = jax.tree_util.tree_map(
+      _axis_size_of,
+      (variable_in_axes, in_axes),
+      (variable_groups, args),
+      is_leaf=lambda x: x is None,
+    )
+    sizes = set(jax.tree_util.tree_leaves(sizes))
+    if axis_size is None and len(sizes) == 1:
+      (size,) = sizes
+    elif len(sizes) > 1:
+      raise ValueError(f'Inconsistent batch axis sizes: {sizes}')
+    elif axis_size is None:
+      raise ValueError('axis_size should be specified manually.')
+    else:
+      size = axis_size
+
+    def split_fn(rng):
+      return jax.random.split(rng, size)
+
+    rng_groups = tuple(
+      tree_map_rngs(split_fn, group) if split else group
+      for group, split in zip(rng_groups, rng_splits)
+    )
+    meta = _meta()
+    variable_groups = tuple(
+      meta.remove_axis(group, axis, metadata_params)
+      if axis is not None
+      else group
+      for group, axis in zip(variable_groups, variable_in_axes)
+    )
+
+    @functools.partial(
+      jax.vmap,
+      in_axes=(variable_in_axes, rng_axes, in_axes),
+      out_axes=(out_axes, variable_in_axes),
+      axis_name=axis_name,
+      axis_size=axis_size,
+      spmd_axis_name=spmd_axis_name,
+    )
+    def mapped(variable_groups, rng_groups, args):
+      scope = scope_fn(variable_groups, rng_groups)
+      y = fn(scope, *args)
+      return y, repack_fn(scope)
+
+    y, vars_out = mapped(variable_groups, rng_groups, args)
+    vars_out = tuple(
+      meta.add_axis(group, axis, metadata_params) if axis is not None else group
+      for group, axis in zip(vars_out, variable_in_axes)
+    )
+    return y, vars_out
+
+  return pack(inner, variable_groups, variable_groups, rng_groups, name='vmap')
+
+
+def _hashable(x):
+  if isinstance(x, Mapping):
+    return tuple(sorted((str(k), _hashable(v)) for k, v in x.items()))
+  if isinstance(x, (set, frozenset)):
+    return ('set', tuple(sorted(map(str, x))))
+  if isinstance(x, (list, tuple)):
+    return tuple(_hashable(v) for v in x)
+  try:
+    hash(x)
+  except TypeError:
+    return ('id', id(x))
+  return x
+
+
+def _materialize_rngs(rng_groups):
+  return jax.tree_util.tree_map(
+    lambda r: r.clear_suffix() if isinstance(r, LazyRng) else r,
+    rng_groups,
+    is_leaf=lambda r: isinstance(r, LazyRng),
+  )
+
+
+def jit(
+  fn: Callable[..., Any],
+  variables: CollectionFilter = True,
+  rngs: PRNGSequenceFilter = True,
+  static_argnums=(),
+  static_argnames=(),
+  donate_argnums=(),
+  device=None,
+  backend=None,
+) -> Callable[..., Any]:
+  """Lifted ``jax.jit``.
+
+  ``static_argnums`` and ``donate_argnums`` count the scope as argument 0.
+  The compiled function is cached per structure of the variables, mutable
+  collections, flags and PRNG counters.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax.core import init, lift
+  >>> f = lambda scope, x: x * scope.param('s', jax.nn.initializers.ones, ())
+  >>> y, _ = init(lift.jit(f))(jax.random.key(0), jnp.arange(3.0))
+  >>> y.tolist()
+  [0.0, 1.0, 2.0]
+  """
+  if not isinstance(static_argnums, Iterable):
+    static_argnums = (static_argnums,)
+  if not isinstance(donate_argnums, Iterable):
+    donate_argnums = (donate_argnums,)
+  jit_static = (0,) + tuple(i + 2 for i in static_argnums if i > 0)
+  jit_donate = tuple(i + 2 for i in donate_argnums if i > 0)
+  context = []  # stack of (scope_fn, repack_fn) while tracing
+
+  @functools.partial(
+    jax.jit,
+    static_argnums=jit_static,
+    static_argnames=static_argnames,
+    donate_argnums=jit_donate,
+    device=device,
+    backend=backend,
+  )
+  def jitted(fingerprint, variable_groups, rng_groups, *args, **kwargs):
+    del fingerprint  # only part of the cache key
+    scope_fn, repack_fn = context[-1]
+    scope = scope_fn(variable_groups, rng_groups)
+    y = fn(scope, *args, **kwargs)
+    return y, repack_fn(scope)
+
+  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
+    scopes = jax.tree_util.tree_leaves(
+      scope_fn(variable_groups, rng_groups),
+      is_leaf=lambda x: isinstance(x, Scope),
+    )
+    fingerprint = tuple(
+      (
+        _hashable(s.mutable),
+        s.path,
+        _hashable(s.flags),
+        _hashable(s.rng_counters),
+      )
+      for s in scopes
+    )
+    context.append((scope_fn, repack_fn))
+    try:
+      return jitted(
+        fingerprint,
+        variable_groups,
+        _materialize_rngs(rng_groups),
+        *args,
+        **kwargs,
+      )
+    finally:
+      context.pop()
+
+  return pack(
+    inner, (variables,), (variables,), (rngs,), name='jit', enable_kwargs=True
+  )
+
+
+def checkpoint(
+  fn: Callable[..., Any],
+  variables: CollectionFilter = True,
+  rngs: PRNGSequenceFilter = True,
+  concrete: bool = False,
+  prevent_cse: bool = True,
+  static_argnums=(),
+  policy: Optional[Callable[..., bool]] = None,
+) -> Callable[..., Any]:
+  """Lifted ``jax.checkpoint`` (rematerialization).
+
+  ``static_argnums`` counts the scope as argument 0. ``concrete=True``
+  (value-dependent Python control flow) is not supported by current JAX;
+  use ``static_argnums`` instead.
+  """
+  if concrete:
+    raise ValueError(
+      'concrete=True is no longer supported by jax.checkpoint; mark the '
+      'arguments that drive Python control flow with static_argnums.'
+    )
+  if not isinstance(static_argnums, Iterable):
+    static_argnums = (static_argnums,)
+  remat_static = tuple(i + 1 for i in static_argnums if i > 0)
+
+  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
+    @functools.partial(
+      jax.checkpoint,
+      prevent_cse=prevent_cse,
+      static_argnums=remat_static,
+      policy=policy,
+    )
+    def rematted(variable_groups, rng_groups, *args, **kwargs):
+      scope = scope_fn(variable_groups, rng_groups)
+      y = fn(scope, *args, **kwargs)
+      return y, repack_fn(scope)
+
+    return rematted(variable_groups, rng_groups, *args, **kwargs)
+
+  return pack(
+    inner, (variables,), (variables,), (rngs,), name='remat', enable_kwargs=True
+  )
+
+
+remat = checkpoint
+
+
+def jvp(
+  fn: Callable[..., Any],
+  scope: Scope,
+  primals,
+  tangents,
+  variable_tangents,
+  variables: CollectionFilter = True,
+  rngs: PRNGSequenceFilter = True,
+):
+  """Lifted ``jax.jvp``: returns ``(y, y_tangent)``.
+
+  Args:
+    fn: ``fn(scope, *primals)``.
+    scope: the scope (or pytree of scopes) to lift.
+    primals: the inputs.
+    tangents: the tangents of the inputs.
+    variable_tangents: ``{collection: tangents}`` per scope; collections
+      left out have zero tangent.
+    variables: the collections made available inside.
+    rngs: the PRNG streams made available inside.
+  """
+
+  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args):
+    jvp_variables, other_variables = variable_groups
+
+    def wrapper(vars_primal, args):
+      scope = scope_fn((vars_primal, other_variables), rng_groups)
+      y = fn(scope, *args)
+      return y, repack_fn(scope)
+
+    (y, out_vars), out_tangents = jax.jvp(
+      wrapper, (jvp_variables, args), (variable_tangents, tangents)
+    )
+    return (y, out_tangents[0]), out_vars
+
+  treedef = jax.tree_util.tree_structure(
+    scope, is_leaf=lambda x: isinstance(x, Scope)
+  )
+  variable_tangents = tuple(
+    {k: v for k, v in vt.items() if v}
+    for vt in treedef.flatten_up_to(variable_tangents)
+  )
+  target = tuple(variable_tangents[0].keys()) if variable_tangents else ()
+  return pack(inner, (target, variables), (variables,), (rngs,), name='jvp')(
+    scope, *primals
+  )
+
+
+def _bwd_wrapper(treedef, bwd_fn, tangent):
+  vars_grad, *inputs_grad = bwd_fn(tangent)
+  return (treedef.unflatten(vars_grad), *inputs_grad)
+
+
+def vjp(
+  fn: Callable[..., Any],
+  scope: Scope,
+  *primals,
+  has_aux: bool = False,
+  reduce_axes=(),
+  vjp_variables: CollectionFilter = 'params',
+  variables: CollectionFilter = True,
+  rngs: PRNGSequenceFilter = True,
+):
+  """Lifted ``jax.vjp``.
+
+  Returns ``(y, vjp_fn)`` (``(y, vjp_fn, aux)`` with ``has_aux``) where
+  ``vjp_fn(ct)`` returns ``(variable_grads, *input_grads)``.
+  """
+  if reduce_axes:
+    raise ValueError('reduce_axes is no longer supported by jax.vjp.')
+
+  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args):
+    vjp_vars, other_vars = variable_groups
+
+    def wrapper(vjp_vars, *args):
+      scope = scope_fn((vjp_vars, other_vars), rng_groups)
+      if has_aux:
+        y, aux = fn(scope, *args)
+      else:
+        y, aux = fn(scope, *args), ()
+      return y, (aux, repack_fn(scope))
+
+    y, bwd, (aux, out_vars) = jax.vjp(wrapper, vjp_vars, *args, has_aux=True)
+    treedef = jax.tree_util.tree_structure(
+      scope, is_leaf=lambda x: isinstance(x, Scope)
+    )
+    bwd = jax.tree_util.Partial(functools.partial(_bwd_wrapper, treedef), bwd)
+    if has_aux:
+      return (y, bwd, aux), out_vars
+    return (y, bwd), out_vars
+
+  return pack(
+    inner, (vjp_variables, variables), (variables,), (rngs,), name='vjp'
+  )(scope, *primals)
+
+
+def custom_vjp(
+  fn: Callable[..., Any],
+  forward_fn: Callable[..., Any],
+  backward_fn: Callable[..., Any],
+  grad_vars: CollectionFilter = 'params',
+  nondiff_argnums=(),
+) -> Callable[..., Any]:
+  """Lifted ``jax.custom_vjp``.
+
+  Args:
+    fn: ``fn(scope, *args) -> y``, the primal function.
+    forward_fn: ``forward_fn(scope, *args) -> (y, residuals)``.
+    backward_fn: ``backward_fn(*nondiff_args, residuals, y_ct)`` returning
+      ``(variable_cts, *input_cts)``; it has no scope.
+    grad_vars: the collections that get cotangents.
+    nondiff_argnums: arguments (scope = 0) that are not differentiated.
+  """
+
+  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args):
+    grad_variables, other_variables = variable_groups
+    scopes_treedef = None
+
+    def f(grad_variables, *args):
+      scope = scope_fn((grad_variables, other_variables), rng_groups)
+      y = fn(scope, *args)
+      return y, repack_fn(scope)
+
+    f = jax.custom_vjp(f, nondiff_argnums=tuple(nondiff_argnums))
+
+    def f_fwd(grad_variables, *args):
+      nonlocal scopes_treedef
+      scopes = scope_fn((grad_variables, other_variables), rng_groups)
+      scopes_treedef = jax.tree_util.tree_structure(
+        scopes, is_leaf=lambda x: isinstance(x, Scope)
+      )
+      y, res = forward_fn(scopes, *args)
+      return (y, repack_fn(scopes)), res
+
+    def f_bwd(*args):
+      nondiff_args = args[:-2]
+      res, (y_ct, _) = args[-2:]
+      var_t, *inputs_t = backward_fn(*nondiff_args, res, y_ct)
+      var_t = tuple(scopes_treedef.flatten_up_to(var_t))
+      return (var_t, *inputs_t)
+
+    f.defvjp(f_fwd, f_bwd)
+    return f(grad_variables, *args)
+
+  return pack(
+    inner, (grad_vars, True), (grad_vars, True), (True,), name='custom_vjp'
+  )
+
+
+def map_variables(
+  fn: Callable[..., Any],
+  mapped_collections: CollectionFilter,
+  map_in_fn: Callable[..., Any],
+  map_out_fn: Callable[..., Any],
+  init: bool,
+  mutable: bool,
+  rngs: PRNGSequenceFilter,
+  variables: CollectionFilter,
+) -> Callable[..., Any]:
+  """Maps some collections on their way into (and out of) ``fn``.
+
+  Args:
+    fn: ``fn(scope, *args)``.
+    mapped_collections: the collections to map.
+    map_in_fn: applied to ``{collection: values}`` going in.
+    map_out_fn: applied to the mapped collections coming out (only when
+      ``init`` or ``mutable``).
+    init: if True and the mapped collections are mutable, ``fn`` first runs
+      once so they can be created, then ``map_out_fn`` is applied.
+    mutable: whether the mapped collections may be changed inside.
+    rngs: the PRNG streams made available inside.
+    variables: the other collections made available inside.
+  """
+  is_target_out = mutable or init
+  in_vars = (mapped_collections, variables)
+  if is_target_out:
+    out_vars = in_vars
+  else:
+    out_vars = (False, subtract_filters(variables, mapped_collections))
+
+  def wrapper(scope_fn, repack, variable_groups, rng_groups, *args, **kwargs):
+    target, rest = variable_groups
+    if init:
+      scopes = scope_fn((target, rest), rng_groups)
+      leaves = jax.tree_util.tree_leaves(
+        scopes, is_leaf=lambda x: isinstance(x, Scope)
+      )
+      if any(
+        intersect_filters(s.mutable, mapped_collections) not in (False, set())
+        for s in leaves
+      ):
+        fn(scopes, *args, **kwargs)
+        target, _ = repack(scopes)
+        target = tuple(map_out_fn(x) for x in target)
+    target = tuple(map_in_fn(x) for x in target)
+    if not is_target_out:
+      from flax.core.frozen_dict import freeze
+
+      target = tuple(freeze(x) for x in target)
+    scopes = scope_fn((target, rest), rng_groups)
+    y = fn(scopes, *args, **kwargs)
+    out_target, out_rest = repack(scopes)
+    if is_target_out:
+      out_target = tuple(map_out_fn(x) for x in out_target)
+    return y, (out_target, out_rest)
+
+  return pack(
+    wrapper,
+    in_vars,
+    out_vars,
+    (rngs,),
+    name='map_variables',
+    enable_kwargs=True,
+  )
+
+
+def fold_rngs(
+  fn: Callable[..., Any],
+  variables: CollectionFilter = True,
+  rngs: PRNGSequenceFilter = True,
+) -> Callable[..., Any]:
+  """Runs ``fn`` with the static path of each PRNG stream folded in.
+
+  The streams then carry a plain key instead of a key plus a suffix, which
+  keeps the keys out of compile-time constants.
+  """
+
+  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
+    scope = scope_fn(variable_groups, _materialize_rngs(rng_groups))
+    y = fn(scope, *args, **kwargs)
+    return y, repack_fn(scope)
+
+  return pack(
+    inner,
+    (variables,),
+    (variables,),
+    (rngs,),
+    name='fold_rngs',
+    enable_kwargs=True,
+  )
+
+
+def remat_scan(
+  body_fn: Callable[..., Any],
+  lengths,
+  policy: Optional[Callable[..., bool]] = None,
+  variable_broadcast: CollectionFilter = False,
+  variable_carry: CollectionFilter = False,
+  variable_axes: Mapping[CollectionFilter, int] = {True: 0},
+  split_rngs: Mapping[PRNGSequenceFilter, bool] = {True: True},
+) -> Callable[..., Any]:
+  """Loops ``body_fn(scope, carry) -> carry`` ``prod(lengths)`` times.
+
+  One nested :func:`scan` per entry of ``lengths``, each body wrapped in
+  :func:`checkpoint`, so memory grows with ``sum(lengths)`` instead of
+  ``prod(lengths)``. Variables get one leading axis per level.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax.core import init, lift
+  >>> def body(scope, c):
+  ...   return c + scope.param('b', jax.nn.initializers.ones, ())
+  >>> c, variables = init(lift.remat_scan(body, (2, 3)))(
+  ...   jax.random.key(0), 0.0)
+  >>> c.item(), variables['params']['b'].shape
+  (6.0, (2, 3))
+  """
+  scan_fn = functools.partial(
+    scan,
+    variable_broadcast=variable_broadcast,
+    variable_carry=variable_carry,
+    variable_axes=variable_axes,
+    split_rngs=split_rngs,
+  )
+  lengths = tuple(lengths)
+  if len(lengths) == 1:
+
+    def wrapper(scope, carry):
+      return body_fn(scope, carry), ()
+
+    inner = checkpoint(wrapper, policy=policy)
+  else:
+
+    def loop(scope, carry):
+      carry = remat_scan(
+        body_fn,
+        lengths[1:],
+        policy,
+        variable_broadcast,
+        variable_carry,
+        variable_axes,
+        split_rngs,
+      )(scope, carry)
+      return carry, ()
+
+    inner = checkpoint(loop, policy=policy)
+
+  def fn(scope, carry):
+    return scan_fn(inner, length=lengths[0])(scope, carry)[0]
+
+  return fn
