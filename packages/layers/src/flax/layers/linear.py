@@ -347,13 +347,13 @@ def conv_kernel_size(kernel_size) -> tuple:
   """Accepts an int (1-D) or a sequence of ints."""
   if isinstance(kernel_size, int):
     return (kernel_size,)
-  try:
-    return tuple(int(k) for k in kernel_size)
-  except TypeError:
-    raise TypeError(
+  if isinstance(kernel_size, Sequence) and not isinstance(kernel_size, str):
+    if all(isinstance(k, (int, np.integer)) for k in kernel_size):
+      return tuple(int(k) for k in kernel_size)
+  raise TypeError(
       'Expected Conv kernel_size to be a tuple/list of integers (eg.: '
-      f'[3, 3]) but got {kernel_size}.'
-    ) from None
+    f'[3, 3]) but got {kernel_size}.'
+  )
 
 
 def conv_spec(
