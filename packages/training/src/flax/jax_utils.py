@@ -1,0 +1,257 @@
+"""Utilities for data-parallel training with ``jax.pmap``.
+
+>>> import jax, jax.numpy as jnp
+>>> from flax import jax_utils
+>>> tree = jax_utils.replicate({'w': jnp.arange(3.0)})
+>>> tree['w'].shape == (jax.local_device_count(), 3)
+True
+>>> jax_utils.unreplicate(tree)['w']
+Array([0., 1., 2.], dtype=float32)
+"""
+
+import collections
+import itertools
+from collections.abc import Iterable
+
+import jax
+import numpy as np
+from jax import lax
+
+__all__ = [
+  'pad_shard_unpad',
+  'partial_eval_by_shape',
+  'pmean',
+  'prefetch_to_device',
+  'replicate',
+  'unreplicate',
+]
+
+# The mesh axis name that ``jax.pmap`` gives its outputs, so that arrays put
+# on devices here are passed to pmapped functions without a copy.
+_PMAP_AXIS = '_internal_pmap_axis_name'
+
+
+def _pmap_device_order():
+  return jax.local_devices()
+
+
+def _stacked_sharding(devices):
+  mesh = jax.sharding.Mesh(np.array(devices), (_PMAP_AXIS,))
+  return jax.sharding.NamedSharding(
+    mesh, jax.sharding.PartitionSpec(_PMAP_AXIS)
+  )
+
+
+def _put_stacked(slices, devices):
+  """One array of shape ``(len(devices), ...)`` whose row ``i`` lives on
+  ``devices[i]``."""
+  shards = [jax.device_put(s[None], d) for s, d in zip(slices, devices)]
+  shape = (len(devices), *np.shape(slices[0]))
+  return jax.make_array_from_single_device_arrays(
+    shape, _stacked_sharding(devices), shards
+  )
+
+
+def _as_array(x):
+  return x if isinstance(x, (jax.Array, np.ndarray)) else np.asarray(x)
+
+
+def replicate(tree, devices=None):
+  """Copies every leaf of ``tree`` to each device, on a new leading axis.
+
+  Args:
+    tree: a pytree of arrays.
+    devices: the devices; by default ``jax.local_devices()`` (the order
+      ``jax.pmap`` uses).
+
+  Returns:
+    The tree, each leaf of shape ``(len(devices), *leaf.shape)``.
+  """
+  devices = list(devices or _pmap_device_order())
+
+  def put(x):
+    x = _as_array(x)
+    return _put_stacked([x] * len(devices), devices)
+
+  return jax.tree.map(put, tree)
+
+
+def unreplicate(tree):
+  """Returns the first replica of every leaf (``x[0]``)."""
+  return jax.tree.map(lambda x: x[0], tree)
+
+
+def pmean(xs, axis_name):
+  """``jax.lax.pmean`` of a pytree over the pmapped axis ``axis_name``."""
+  return jax.tree.map(lambda x: lax.pmean(x, axis_name), xs)
+
+
+def _parse_spec(spec):
+  if isinstance(spec, jax.ShapeDtypeStruct):
+    return spec
+  if len(spec) == 2 and isinstance(spec[0], Iterable):
+    return jax.ShapeDtypeStruct(tuple(spec[0]), spec[1])
+  return jax.ShapeDtypeStruct(tuple(spec), np.float32)
+
+
+def _input_dependent_outputs(closed_jaxpr):
+  """For each output of a jaxpr, whether it depends on the inputs."""
+  dependent = set(closed_jaxpr.jaxpr.invars)
+
+  def depends(v):
+    return not hasattr(v, 'val') and v in dependent
+
+  for eqn in closed_jaxpr.jaxpr.eqns:
+    if any(depends(v) for v in eqn.invars):
+      dependent.update(eqn.outvars)
+  return [depends(v) for v in closed_jaxpr.jaxpr.outvars]
+
+
+def partial_eval_by_shape(fn, input_spec, *args, **kwargs):
+  """Evaluates ``fn`` with inputs given only by shape.
+
+  Outputs that do not depend on the inputs (e.g. parameters initialized
+  from a PRNG key) are computed; the others are returned as
+  ``jax.ShapeDtypeStruct``.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import jax_utils
+  >>> out = jax_utils.partial_eval_by_shape(
+  ...     lambda x, n: (x * 2, jnp.ones(n)), [(3,)], 2)
+  >>> out[0], out[1]
+  (ShapeDtypeStruct(shape=(3,), dtype=float32), Array([1., 1.], dtype=float32))
+
+  Args:
+    fn: called as ``fn(*inputs, *args, **kwargs)``.
+    input_spec: for each input, a shape (float32), a ``(shape, dtype)`` pair
+      or a ``jax.ShapeDtypeStruct``.
+    *args: further (concrete) positional arguments.
+    **kwargs: keyword arguments.
+
+  Returns:
+    The outputs of ``fn``.
+  """
+  structs = [_parse_spec(s) for s in input_spec]
+
+  def f(*inputs):
+    return fn(*inputs, *args, **kwargs)
+
+  closed, out_shape = jax.make_jaxpr(f, return_shape=True)(*structs)
+  out_structs, out_tree = jax.tree.flatten(out_shape)
+  dependent = _input_dependent_outputs(closed)
+  known = [i for i, dep in enumerate(dependent) if not dep]
+  values = {}
+  if known:
+
+    def known_outputs(*inputs):
+      flat = jax.tree.leaves(f(*inputs))
+      return [flat[i] for i in known]
+
+    zeros = [np.zeros(s.shape, s.dtype) for s in structs]
+    values = dict(zip(known, jax.jit(known_outputs)(*zeros)))
+  leaves = [values.get(i, s) for i, s in enumerate(out_structs)]
+  return jax.tree.unflatten(out_tree, leaves)
+
+
+def prefetch_to_device(iterator, size, devices=None):
+  """Shards the batches of ``iterator`` over devices, ``size`` ahead.
+
+  Each leaf of a batch must have a leading axis of length ``len(devices)``;
+  row ``i`` goes to ``devices[i]``. Keeping batches on devices ahead of time
+  overlaps the transfer with computation.
+
+  Args:
+    iterator: an iterator of pytrees of NumPy arrays.
+    size: how many batches to keep on the devices ahead (2 is usual).
+    devices: the devices; by default ``jax.local_devices()``.
+
+  Yields:
+    The batches, as device arrays.
+  """
+  queue = collections.deque()
+  devices = list(devices or _pmap_device_order())
+
+  def put(x):
+    x = _as_array(x)
+    if x.shape[:1] != (len(devices),):
+      raise ValueError(
+        f'prefetch_to_device needs a leading axis of size {len(devices)} '
+        f'(the number of devices), got shape {x.shape}.'
+      )
+    return _put_stacked(list(x), devices)
+
+  def enqueue(n):
+    for data in itertools.islice(iterator, n):
+      queue.append(jax.tree.map(put, data))
+
+  enqueue(size)
+  while queue:
+    yield queue.popleft()
+    enqueue(1)
+
+
+def pad_shard_unpad(
+  wrapped, static_argnums=(0,), static_argnames=(), static_return=False
+):
+  """Wraps a pmapped function so that it takes batches of any size.
+
+  The non-static arguments are padded (with zeros) to a multiple of the
+  local device count along their leading (batch) axis and reshaped to
+  ``(devices, batch_per_device, ...)``; the outputs are brought back to the
+  host, reshaped and cut to the original batch size. The wrapper takes an
+  extra keyword ``min_device_batch`` to pad each device's batch to at least
+  that size (fewer recompilations).
+
+  Args:
+    wrapped: the pmapped function.
+    static_argnums: positions of arguments that are passed unchanged
+      (by default the first one, e.g. the replicated parameters).
+    static_argnames: names of keyword arguments passed unchanged.
+    static_return: return the outputs as they are (no unsharding).
+
+  Returns:
+    The wrapped function.
+  """
+
+  def wrapper(*args, min_device_batch=None, **kwargs):
+    d = jax.local_device_count()
+    batch_sizes = set()
+    for i, a in enumerate(args):
+      if i not in static_argnums:
+        batch_sizes |= {np.shape(t)[0] for t in jax.tree.leaves(a)}
+    for k, v in kwargs.items():
+      if k not in static_argnames:
+        batch_sizes |= {np.shape(t)[0] for t in jax.tree.leaves(v)}
+    assert len(batch_sizes) == 1, f'Inconsistent batch-sizes: {batch_sizes}'
+    b = batch_sizes.pop()
+
+    def pad(x):
+      x = np.asarray(x)
+      _, *shape = x.shape
+      db, rest = divmod(b, d)
+      if rest:
+        x = np.concatenate([x, np.zeros((d - rest, *shape), x.dtype)], axis=0)
+        db += 1
+      if min_device_batch and db < min_device_batch:
+        extra = np.zeros((d * (min_device_batch - db), *shape), x.dtype)
+        x = np.concatenate([x, extra], axis=0)
+        db = min_device_batch
+      return x.reshape(d, db, *shape)
+
+    def maybe_pad(tree, actually_pad):
+      return jax.tree.map(pad, tree) if actually_pad else tree
+
+    args = [maybe_pad(a, i not in static_argnums) for i, a in enumerate(args)]
+    kwargs = {
+      k: maybe_pad(v, k not in static_argnames) for k, v in kwargs.items()
+    }
+    out = wrapped(*args, **kwargs)
+
+    def unpad(x):
+      # Move to the host before cutting: fewer distinct shapes on devices.
+      x = jax.device_get(x)
+      return x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])[:b]
+
+    return out if static_return else jax.tree.map(unpad, out)
+
+  return wrapper
