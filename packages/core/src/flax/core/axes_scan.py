@@ -13,7 +13,7 @@ scanned inputs.
 ...   return bcast, c + x * w, c
 >>> scan = axes_scan.scan(body, in_axes=(1, axes_scan.broadcast),
 ...                       out_axes=0)
->>> _, c, ys = scan((), 0.0, jnp.ones((2, 3)), 2.0)
+>>> _, c, ys = scan((), jnp.zeros(2), jnp.ones((2, 3)), 2.0)
 >>> c.tolist(), ys.shape
 ([6.0, 6.0], (3, 2))
 """

@@ -617,7 +617,7 @@ def apply(
   ...   n = scope.variable('state', 'n', jnp.zeros, ())
   ...   n.value += 1
   >>> _, state = apply(count, mutable='state')({'state': {'n': 1.0}})
-  >>> state['state']['n'].item()
+  >>> float(state['state']['n'])
   2.0
   """
 
