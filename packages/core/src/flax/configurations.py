@@ -228,3 +228,51 @@ class Config:
 
 
 config = Config()
+
+
+class FlagHolder:
+  """Reads one flag of ``config``: ``holder.value``."""
+
+  def __init__(self, name: str):
+    self.name = name
+
+  @property
+  def value(self):
+    return getattr(config, self.name)
+
+  def __bool__(self):
+    return bool(self.value)
+
+  def __repr__(self):
+    return f'FlagHolder({self.name}={self.value!r})'
+
+
+def static_bool_env(varname: str, default: bool) -> bool:
+  """Reads a boolean environment variable (deprecated; use ``config``).
+
+  True values are y, yes, t, true, on and 1; false values are n, no, f,
+  false, off and 0 (any case). An unset variable gives ``default``.
+
+  Raises:
+    ValueError: for any other value.
+  """
+  raw = os.environ.get(varname)
+  if raw is None:
+    return default
+  low = raw.strip().lower()
+  if low in _TRUE and low:
+    return True
+  if low in _FALSE and low:
+    return False
+  raise ValueError(f'invalid truth value {raw!r} for environment {varname!r}')
+
+
+def define_bool_state(name: str, default: bool, help: str) -> FlagHolder:
+  """Defines the boolean flag ``flax_<name>`` and returns a holder of it.
+
+  Its value comes from ``flax.config.update``, else the environment variable
+  ``FLAX_<NAME>``, else ``default``.
+  """
+  full_name = name if name.startswith('flax_') else f'flax_{name}'
+  config.define(Flag(full_name, bool(default), help))
+  return FlagHolder(full_name)
