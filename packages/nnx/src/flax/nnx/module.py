@@ -1,0 +1,173 @@
+"""nnx.Module: the base class of neural-network layers and models.
+
+>>> from flax import nnx
+>>> import jax.numpy as jnp
+>>> class Scale(nnx.Module):
+...   def __init__(self):
+...     self.s = nnx.Param(jnp.array(2.0))
+...   def __call__(self, x):
+...     return x * self.s
+>>> float(Scale()(3.0))
+6.0
+"""
+
+import typing as tp
+
+from flax.nnx import filterlib, graphlib
+from flax.nnx.pytreelib import Pytree
+from flax.nnx.variablelib import (
+  Perturbation,
+  Variable,
+  variable_type_from_name,
+)
+
+
+def _append(prev, curr):
+  return (*prev, curr)
+
+
+def _empty():
+  return ()
+
+
+class Module(Pytree):
+  """Base class for all neural network modules.
+
+  Layers and models subclass it and assign submodules and Variables as
+  attributes in ``__init__``; any method (commonly ``__call__``) defines the
+  computation.
+  """
+
+  def sow(
+    self,
+    variable_type,
+    name: str,
+    value,
+    reduce_fn: tp.Callable = _append,
+    init_fn: tp.Callable = _empty,
+  ) -> bool:
+    """Stores ``value`` in a Variable attribute ``name`` of ``variable_type``.
+
+    The first call stores ``reduce_fn(init_fn(), value)``; later calls store
+    ``reduce_fn(previous, value)`` (by default a growing tuple).
+    """
+    if isinstance(variable_type, str):
+      variable_type = variable_type_from_name(variable_type,
+                                              allow_register=True)
+    if name in vars(self):
+      var = vars(self)[name]
+      if not isinstance(var, variable_type):
+        raise ValueError(
+          f"Expected Variable of type {variable_type.__name__} for attribute "
+          f"'{name}' of {type(self).__name__}, got "
+          f'{type(var).__name__}. Use another name, or the same Variable '
+          'type for every sow of this name.'
+        )
+      var.value = reduce_fn(var.value, value)
+    else:
+      setattr(self, name, variable_type(reduce_fn(init_fn(), value)))
+    return True
+
+  def perturb(self, name: str, value, variable_type=Perturbation):
+    """Adds a zero-valued Variable ``name`` to ``value`` (created on the
+    first call) so that gradients w.r.t. it are those of ``value``."""
+    if isinstance(variable_type, str):
+      variable_type = variable_type_from_name(variable_type,
+                                              allow_register=True)
+    if name not in vars(self):
+      import jax
+      import jax.numpy as jnp
+
+      setattr(self, name, variable_type(jax.tree.map(jnp.zeros_like, value)))
+    var = vars(self)[name]
+    if not isinstance(var, variable_type):
+      raise ValueError(
+        f"Attribute '{name}' of {type(self).__name__} holds a "
+        f'{type(var).__name__}, not a {variable_type.__name__}; pick '
+        'another name for the perturbation.'
+      )
+    return var.value + value
+
+  def iter_modules(self) -> tp.Iterator[tuple[tuple, 'Module']]:
+    """Yields ``(path, module)`` for every nested Module including this one,
+    children first, attribute names sorted."""
+    return iter_modules(self)
+
+  def iter_children(self) -> tp.Iterator[tuple[str, 'Module']]:
+    """Yields ``(name, module)`` for the direct child Modules, sorted."""
+    return iter_children(self)
+
+  def set_attributes(
+    self, *filters, raise_if_not_found: bool = True, **attributes
+  ) -> None:
+    """Sets ``attributes`` on this and the nested Modules that match the
+    filters and have them."""
+    set_attributes(
+      self, *filters, raise_if_not_found=raise_if_not_found, **attributes
+    )
+
+  def train(self, **attributes) -> None:
+    """Training mode: ``deterministic=False, use_running_average=False``."""
+    return self.set_attributes(
+      deterministic=False,
+      use_running_average=False,
+      **attributes,
+      raise_if_not_found=False,
+    )
+
+  def eval(self, **attributes) -> None:
+    """Evaluation mode: ``deterministic=True, use_running_average=True``."""
+    return self.set_attributes(
+      deterministic=True,
+      use_running_average=True,
+      **attributes,
+      raise_if_not_found=False,
+    )
+
+
+def iter_modules(module) -> tp.Iterator[tuple[tuple, Module]]:
+  """Yields ``(path, module)`` for every Module in ``module``."""
+  for path, value in graphlib.iter_graph(module):
+    if isinstance(value, Module):
+      yield path, value
+
+
+def iter_children(module) -> tp.Iterator[tuple[str, Module]]:
+  """Yields ``(name, module)`` for the direct child Modules of ``module``."""
+  for key, value in graphlib.iter_children(module):
+    if isinstance(value, Module):
+      yield key, value
+
+
+def set_attributes(node, *filters, raise_if_not_found=True, **attributes):
+  """Sets attributes on the nested Modules of ``node`` that match
+  ``filters`` (all Modules if none) and already have them."""
+  remaining = set(attributes)
+  predicates = tuple(map(filterlib.to_predicate, filters or (True,)))
+  for path, module in iter_modules(node):
+    for predicate in predicates:
+      if predicate(path, module):
+        for name, value in attributes.items():
+          if hasattr(module, name):
+            remaining.discard(name)
+            setattr(module, name, value)
+        break
+  if remaining and raise_if_not_found:
+    raise ValueError(
+      'Could not find at least one instance of the following attributes: '
+      f'{sorted(remaining)}. The selected Modules '
+      f'(filters: {filters or "all"}) have no attribute of that name; check '
+      'the spelling, or pass raise_if_not_found=False.'
+    )
+
+
+def first_from(*args, error_msg: str):
+  """Returns the first argument that is not None, else raises."""
+  for arg in args:
+    if arg is not None:
+      return arg
+  raise ValueError(error_msg)
+
+
+def _is_variable(x):
+  return isinstance(x, Variable)

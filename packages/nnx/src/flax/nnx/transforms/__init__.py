@@ -1,0 +1,1 @@
+"""NNX transforms: lifted versions of JAX transforms over graph nodes."""

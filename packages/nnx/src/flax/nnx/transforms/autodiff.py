@@ -1,0 +1,561 @@
+"""grad, value_and_grad, vjp, jvp and custom_vjp over graph nodes."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from flax.nnx import filterlib
+from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx.graphlib import _ArraySlot
+from flax.nnx.statelib import State
+from flax.nnx.transforms import common
+from flax.nnx.transforms.types import DiffState
+from flax.nnx.variablelib import Param, Variable
+
+
+def _arg_index_of_positions(args):
+  """Maps flattened-leaf positions (nodes as leaves) to argument index."""
+  out = []
+  for i, a in enumerate(args):
+    n = len(jax.tree_util.tree_leaves(a, is_leaf=common.is_node_leaf))
+    out.extend([i] * n)
+  return out
+
+
+def _diff_specs(argnums):
+  single = isinstance(argnums, (int, DiffState))
+  items = (argnums,) if single else tuple(argnums)
+  specs = []
+  for a in items:
+    if isinstance(a, DiffState):
+      specs.append((a.argnum, a.filter))
+    else:
+      specs.append((a, Param))
+  return single, specs
+
+
+def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
+  single, specs = _diff_specs(argnums)
+  filters = {i: filt for i, filt in specs}
+
+  def wrapper(*args):
+    arg_of = _arg_index_of_positions(args)
+
+    def predicates_for(k, pos):
+      i = arg_of[pos]
+      if i in filters:
+        return (filterlib.to_predicate(filters[i]),)
+      return None
+
+    ga = common.GraphArgs((args, {}), predicates_for=predicates_for)
+    pure_args, _ = ga.pure()
+    node_root = {}  # id(NodeStates) -> root k
+    diff_trees = []
+    for i, _ in specs:
+      diff_trees.append(jax.tree.map(
+        lambda x: common.NodeStates((x.groups[0],), x.key)
+        if isinstance(x, common.NodeStates) else x,
+        pure_args[i],
+        is_leaf=lambda x: isinstance(x, common.NodeStates),
+      ))
+    cell = {}
+
+    def pure_f(diff_trees, pure_args):
+      pure_args = list(pure_args)
+      for (i, _), tree in zip(specs, diff_trees):
+        pure_args[i] = jax.tree.map(
+          lambda d, p: common.NodeStates((d.groups[0], p.groups[1]), p.key)
+          if isinstance(p, common.NodeStates) else d,
+          tree, pure_args[i],
+          is_leaf=lambda x: isinstance(x, common.NodeStates),
+        )
+      ig = common.InnerGraph(ga.static, ga.masks(), (tuple(pure_args), {}))
+      a, _ = ig.args
+      out = f(*a)
+      if has_aux:
+        loss, aux = out
+      else:
+        loss, aux = out, None
+      changed, values = ig.updates()
+      aux_static, aux_leaves = ig.flatten_out(aux)
+      cell['static'] = (aux_static, changed)
+      return loss, (aux_leaves, values)
+
+    transform = jax.value_and_grad if with_value else jax.grad
+    res = transform(pure_f, argnums=0, has_aux=True, holomorphic=holomorphic,
+                    allow_int=allow_int)(diff_trees, pure_args)
+    if with_value:
+      (loss, (aux_leaves, values)), grads = res
+    else:
+      grads, (aux_leaves, values) = res
+      loss = None
+    aux_static, changed = cell['static']
+    ga.write_back((changed, values))
+    aux = common.unflatten_out(aux_static, aux_leaves, ga)
+    del node_root
+
+    def to_state(x):
+      if not isinstance(x, common.NodeStates):
+        return x
+      r = ga.roots[x.key]
+      paths, slots = [], []
+      for m, path, slot in zip(r.mask, r.paths, r.slots):
+        if m == 0:
+          paths.append(path)
+          slots.append(slot)
+      leaves = [
+        s.copy(g) if isinstance(s, Variable) else g
+        for s, g in zip(slots, x.groups[0])
+      ]
+      return State._from_flat(paths, leaves)
+
+    grads = tuple(
+      jax.tree.map(to_state, g,
+                   is_leaf=lambda x: isinstance(x, common.NodeStates))
+      for g in grads
+    )
+    grads = grads[0] if single else grads
+    if with_value:
+      return ((loss, aux) if has_aux else loss), grads
+    return (grads, aux) if has_aux else grads
+
+  return wrapper
+
+
+def _grad_tree(f, argnums, has_aux, holomorphic, allow_int, with_value):
+  single, specs = _diff_specs(argnums)
+  common.check_tree_mode_args(argnums, name='nnx.grad')
+
+  def split_arg(a):
+    leaves, treedef = jax.tree_util.tree_flatten(
+      a, is_leaf=lambda x: isinstance(x, Variable)
+    )
+    diff = [
+      (x.raw_value if isinstance(x, Variable) else x)
+      for x in leaves
+      if not isinstance(x, Variable) or isinstance(x, Param)
+    ]
+    return leaves, treedef, diff
+
+  def wrapper(*args):
+    variables = common.tree_variables(args)
+    parts = {i: split_arg(args[i]) for i, _ in specs}
+    cell = {}
+
+    def rebuild(i, diff):
+      leaves, treedef, _ = parts[i]
+      it = iter(diff)
+      new = []
+      for x in leaves:
+        if isinstance(x, Variable):
+          new.append(x.copy(next(it)) if isinstance(x, Param) else x.copy())
+        else:
+          new.append(next(it))
+      return treedef.unflatten(new)
+
+    def pure_f(diffs, args):
+      args = list(args)
+      for (i, _), d in zip(specs, diffs):
+        args[i] = rebuild(i, d)
+      out = f(*args)
+      loss, aux = out if has_aux else (out, None)
+      cell['ok'] = True
+      return loss, (aux, [v.raw_value for v in common.tree_variables(args)])
+
+    diffs = [parts[i][2] for i, _ in specs]
+    transform = jax.value_and_grad if with_value else jax.grad
+    res = transform(pure_f, argnums=0, has_aux=True, holomorphic=holomorphic,
+                    allow_int=allow_int)(diffs, args)
+    if with_value:
+      (loss, (aux, new)), grads = res
+    else:
+      grads, (aux, new) = res
+      loss = None
+    for var, value in zip(variables, new):
+      object.__setattr__(var, 'raw_value', value)
+    out_grads = []
+    for (i, _), g in zip(specs, grads):
+      leaves, treedef, _ = parts[i]
+      it = iter(g)
+      new_leaves = []
+      for x in leaves:
+        if isinstance(x, Variable):
+          if isinstance(x, Param):
+            new_leaves.append(x.copy(next(it)))
+          else:
+            new_leaves.append(x.copy(_zeros(x.raw_value)))
+        else:
+          new_leaves.append(next(it))
+      out_grads.append(treedef.unflatten(new_leaves))
+    grads = out_grads[0] if single else tuple(out_grads)
+    if with_value:
+      return ((loss, aux) if has_aux else loss), grads
+    return (grads, aux) if has_aux else grads
+
+  return wrapper
+
+
+def _zeros(x):
+  def z(v):
+    if hasattr(v, 'dtype') and jnp.issubdtype(v.dtype, jnp.inexact):
+      return jnp.zeros_like(v)
+    return v
+
+  return jax.tree.map(z, x)
+
+
+def _make_grad(f, argnums, has_aux, holomorphic, allow_int, graph,
+               graph_updates, with_value):
+  common.check_not_bound_method(f, 'grad')
+
+  @functools.wraps(f)
+  def wrapper(*args):
+    if resolve_graph(graph) and graph_updates is not False:
+      g = _grad_graph(f, argnums, has_aux, holomorphic, allow_int,
+                      with_value)
+    else:
+      g = _grad_tree(f, argnums, has_aux, holomorphic, allow_int, with_value)
+    return g(*args)
+
+  return wrapper
+
+
+def grad(f=MISSING, *, argnums=0, has_aux=False, holomorphic=False,
+         allow_int=False, reduce_axes=(), graph=None, graph_updates=None):
+  """Lifted ``jax.grad``: gradients w.r.t. the ``nnx.Param`` Variables of
+  graph-node arguments (or the substate a :class:`DiffState` selects),
+  returned as a State in graph mode.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.array(3.0))
+  >>> g = nnx.grad(lambda m: m.w * m.w)(M())
+  >>> float(g['w'].value)
+  6.0
+  """
+  if f is MISSING:
+    return functools.partial(
+      grad, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
+      allow_int=allow_int, graph=graph, graph_updates=graph_updates,
+    )
+  return _make_grad(f, argnums, has_aux, holomorphic, allow_int, graph,
+                    graph_updates, False)
+
+
+def value_and_grad(f=MISSING, *, argnums=0, has_aux=False, holomorphic=False,
+                   allow_int=False, reduce_axes=(), graph=None,
+                   graph_updates=None):
+  """Like :func:`grad` but returns ``(value, grads)``."""
+  if f is MISSING:
+    return functools.partial(
+      value_and_grad, argnums=argnums, has_aux=has_aux,
+      holomorphic=holomorphic, allow_int=allow_int, graph=graph,
+      graph_updates=graph_updates,
+    )
+  return _make_grad(f, argnums, has_aux, holomorphic, allow_int, graph,
+                    graph_updates, True)
+
+
+# -- vjp / jvp ------------------------------------------------------------------
+
+
+def _to_pure_and_back(graph, trees):
+  """Returns pure trees and a function mapping pure cotangents back."""
+  if not graph:
+    return trees, lambda x: x, None
+  ga = common.GraphArgs((trees, {}))
+  pure, _ = ga.pure()
+
+  def back(x):
+    def conv(n):
+      if not isinstance(n, common.NodeStates):
+        return n
+      r = ga.roots[n.key]
+      leaves = [
+        s.copy(v) if isinstance(s, Variable) else v
+        for s, v in zip(r.slots, n.groups[0])
+      ]
+      return State._from_flat(list(r.paths), leaves)
+
+    return jax.tree.map(conv, x,
+                        is_leaf=lambda y: isinstance(y, common.NodeStates))
+
+  return pure, back, ga
+
+
+def vjp(f=MISSING, *primals, has_aux=False, reduce_axes=(), graph=None,
+        graph_updates=None):
+  """Lifted ``jax.vjp``; Variable updates made by ``f`` are kept.
+
+  Returns ``(primals_out, vjp_fn)`` (plus ``aux`` with ``has_aux``).
+  """
+  if f is MISSING:
+    return lambda fn: functools.partial(
+      vjp, fn, has_aux=has_aux, graph=graph, graph_updates=graph_updates
+    )
+  if not primals:
+    return functools.partial(vjp, f, has_aux=has_aux, graph=graph,
+                             graph_updates=graph_updates)
+  g = resolve_graph(graph)
+  variables = common.tree_variables(primals) if not g else None
+  pure, back, ga = _to_pure_and_back(g, primals)
+
+  def pure_f(*p):
+    if g:
+      ig = common.InnerGraph(ga.static, None, (p, {}))
+      args = ig.args[0]
+    else:
+      args = p
+    out = f(*args)
+    out, aux = out if has_aux else (out, None)
+    if g:
+      _, upd = ig.updates()
+    else:
+      upd = [v.raw_value for v in common.tree_variables(args)]
+    return out, (aux, upd)
+
+  out, vjp_fn, (aux, upd) = jax.vjp(pure_f, *pure, has_aux=True)
+  if g:
+    ga.write_back((None, upd))
+  else:
+    for var, value in zip(variables, upd):
+      object.__setattr__(var, 'raw_value', value)
+
+  def user_vjp(ct):
+    return back(vjp_fn(ct))
+
+  if has_aux:
+    return out, user_vjp, aux
+  return out, user_vjp
+
+
+def jvp(f=MISSING, primals=MISSING, tangents=MISSING, *, has_aux=False,
+        graph=None, graph_updates=None):
+  """Lifted ``jax.jvp``: returns ``(primals_out, tangent_out)``."""
+  if f is MISSING:
+    return lambda fn: functools.partial(
+      jvp, fn, has_aux=has_aux, graph=graph, graph_updates=graph_updates
+    )
+  if primals is MISSING:
+    return functools.partial(jvp, f, has_aux=has_aux, graph=graph,
+                             graph_updates=graph_updates)
+  g = resolve_graph(graph)
+  primals = tuple(primals)
+  tangents = tuple(tangents)
+  if g:
+    ga = common.GraphArgs((primals, {}))
+    pure, _ = ga.pure()
+    tga = common.GraphArgs((tangents, {}))
+    tpure, _ = tga.pure()
+  else:
+    variables = common.tree_variables(primals)
+    pure, tpure = primals, tangents
+
+  def pure_f(*p):
+    if g:
+      ig = common.InnerGraph(ga.static, None, (p, {}))
+      args = ig.args[0]
+    else:
+      args = p
+    out = f(*args)
+    out, aux = out if has_aux else (out, None)
+    if g:
+      _, upd = ig.updates()
+    else:
+      upd = [v.raw_value for v in common.tree_variables(args)]
+    return out, (aux, upd)
+
+  out, t_out, (aux, upd) = jax.jvp(pure_f, pure, tpure, has_aux=True)
+  if g:
+    ga.write_back((None, upd))
+  else:
+    for var, value in zip(variables, upd):
+      object.__setattr__(var, 'raw_value', value)
+  if has_aux:
+    return out, t_out, aux
+  return out, t_out
+
+
+# -- custom_vjp ---------------------------------------------------------------------
+
+
+def _zero_cotangent(x):
+  def z(v):
+    v = jnp.asarray(v) if not hasattr(v, 'dtype') else v
+    if jnp.issubdtype(v.dtype, jnp.inexact):
+      return jnp.zeros_like(v)
+    return np.zeros(v.shape, dtype=jax.dtypes.float0)
+
+  return jax.tree.map(z, x)
+
+
+class CustomVJP:
+  """A function with a custom VJP over graph nodes (see :func:`custom_vjp`).
+  """
+
+  def __init__(self, fun, nondiff_argnums, graph, graph_updates):
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.graph = graph
+    self.graph_updates = graph_updates
+    self.fwd = None
+    self.bwd = None
+
+  def defvjp(self, fwd, bwd, symbolic_zeros=False):
+    self.fwd = fwd
+    self.bwd = bwd
+
+  def __call__(self, *args):
+    if self.fwd is None:
+      raise ValueError(
+        'nnx.custom_vjp function called before defvjp(fwd, bwd).'
+      )
+    if not resolve_graph(self.graph) or self.graph_updates is False:
+      return self._call_tree(*args)
+    return self._call_graph(*args)
+
+  def _call_tree(self, *args):
+    common.check_tree_mode_args(self.nondiff_argnums,
+                                name='nnx.custom_vjp')
+    jf = jax.custom_vjp(self.fun, nondiff_argnums=self.nondiff_argnums)
+    jf.defvjp(self.fwd, self.bwd)
+    return jf(*args)
+
+  def _call_graph(self, *args):
+    int_nondiff = {a for a in self.nondiff_argnums if isinstance(a, int)}
+    filters = {
+      a.argnum: a.filter for a in self.nondiff_argnums
+      if isinstance(a, DiffState)
+    }
+    arg_of = _arg_index_of_positions(args)
+
+    def predicates_for(k, pos):
+      i = arg_of[pos]
+      return (filterlib.to_predicate(filters.get(i, ...)),)
+
+    ga = common.GraphArgs((args, {}), predicates_for=predicates_for)
+    pure_args, _ = ga.pure()
+    is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
+    diff = tuple(
+      None if i in int_nondiff else jax.tree.map(
+        lambda x: common.NodeStates((x.groups[0],), x.key) if is_ns(x)
+        else x, a, is_leaf=is_ns)
+      for i, a in enumerate(pure_args)
+    )
+    nondiff = tuple(
+      jax.tree.map(
+        lambda x: common.NodeStates((x.groups[1],), x.key) if is_ns(x)
+        else None, a, is_leaf=is_ns)
+      for a in pure_args
+    )
+    statics = tuple(a if i in int_nondiff else None
+                    for i, a in enumerate(args))
+
+    def rebuild(diff, nondiff):
+      full = []
+      for i, (d, nd) in enumerate(zip(diff, nondiff)):
+        if i in int_nondiff:
+          full.append(statics[i])
+          continue
+        full.append(jax.tree.map(
+          lambda x, y: common.NodeStates((x.groups[0], y.groups[0]), x.key)
+          if is_ns(x) else x, d, nd, is_leaf=is_ns))
+      ig = common.InnerGraph(ga.static, ga.masks(), (tuple(full), {}))
+      return ig
+
+    def diff_state_of(ig, k):
+      r = ga.roots[k]
+      _, values = ig.updates()
+      vals = values[k]
+      paths, leaves = [], []
+      for m, path, slot, v in zip(r.mask, r.paths, r.slots, vals):
+        if m == 0:
+          paths.append(path)
+          leaves.append(slot.copy(v) if isinstance(slot, Variable) else v)
+      return State._from_flat(paths, leaves)
+
+    def input_updates(ig):
+      out = []
+      for i, a in enumerate(args):
+        if common.is_node_leaf(a):
+          k = ga.positions.index(
+            [j for j, x in enumerate(ga.leaves) if x is a][0]
+          )
+          out.append(diff_state_of(ig, k))
+        else:
+          out.append(None)
+      return tuple(out)
+
+    @jax.custom_vjp
+    def pure_f(diff, nondiff):
+      ig = rebuild(diff, nondiff)
+      out = self.fun(*ig.args[0])
+      return input_updates(ig), out
+
+    def pure_fwd(diff, nondiff):
+      ig = rebuild(diff, nondiff)
+      out, res = self.fwd(*ig.args[0])
+      return (input_updates(ig), out), (res, nondiff)
+
+    def pure_bwd(res_nd, g):
+      res, nondiff = res_nd
+      tangents = self.bwd(res, g)
+      if not isinstance(tangents, tuple):
+        tangents = (tangents,)
+      out = []
+      for i, a in enumerate(pure_args):
+        if i in int_nondiff:
+          out.append(None)
+          continue
+        t = tangents[i]
+        if is_ns(a):
+          r = ga.roots[a.key]
+          lookup = {}
+          if t is not None:
+            paths, leaves = (t if isinstance(t, State) else State(t)
+                             )._flat_items()
+            lookup = dict(zip(paths, leaves))
+          vals = []
+          for m, path, v in zip(r.mask, r.paths, a.groups[0] if False else
+                                [s.raw_value for s in r.slots]):
+            if m != 0:
+              continue
+            tv = lookup.get(path)
+            if tv is None:
+              vals.append(_zero_cotangent(v))
+            else:
+              vals.append(tv.raw_value if isinstance(tv, Variable) else tv)
+          out.append(common.NodeStates((vals,), a.key))
+        else:
+          out.append(t)
+      return tuple(out), _zero_cotangent(nondiff)
+
+    pure_f.defvjp(pure_fwd, pure_bwd)
+    updates, out = pure_f(diff, nondiff)
+    for k_arg, st in enumerate(updates):
+      if st is None:
+        continue
+      paths, leaves = st._flat_items()
+      a = args[k_arg]
+      from flax.nnx import graphlib
+
+      graphlib.update(a, State._from_flat(paths, leaves))
+    return out
+
+
+def custom_vjp(fun=MISSING, *, nondiff_argnums=(), graph=None,
+               graph_updates=None):
+  """Reference-aware ``jax.custom_vjp`` (see the Flax docs for the graph
+  and ``graph_updates=False`` conventions of ``bwd``)."""
+  if fun is MISSING:
+    return functools.partial(custom_vjp, nondiff_argnums=nondiff_argnums,
+                             graph=graph, graph_updates=graph_updates)
+  return CustomVJP(fun, nondiff_argnums, graph, graph_updates)
+
+
+_unused = _ArraySlot

@@ -1,0 +1,376 @@
+"""Moving graph nodes in and out of JAX transforms.
+
+Outside a transform, :class:`GraphArgs` replaces every graph node of the
+arguments by a :class:`NodeStates` pytree holding the raw values of its
+leaves (grouped by filters when asked); the structure (graphdefs) stays on
+the Python side. Inside, :class:`InnerGraph` rebuilds fresh objects, and
+after the user function it collects the new leaf values (and structure
+changes) of the inputs and flattens graph nodes found in the outputs, with
+references to input objects kept as references. Back outside, updates are
+written into the original Variables in one pass.
+"""
+
+import jax
+
+from flax import errors
+from flax.nnx import filterlib, graphlib
+from flax.nnx.graphlib import GraphDef, _Flattener, _unflatten
+from flax.nnx.pytreelib import Pytree
+from flax.nnx.variablelib import Variable
+
+
+def is_node_leaf(x) -> bool:
+  return isinstance(x, (Pytree, Variable))
+
+
+class NodeStates:
+  """Pytree standing for a graph node: groups of raw leaf values."""
+
+  __slots__ = ('groups', 'key')
+
+  def __init__(self, groups, key=None):
+    self.groups = groups
+    self.key = key
+
+  def __repr__(self):
+    return f'NodeStates({self.key}, {self.groups!r})'
+
+
+jax.tree_util.register_pytree_node(
+  NodeStates,
+  lambda n: (n.groups, n.key),
+  lambda key, groups: NodeStates(tuple(groups), key),
+)
+
+
+class _Root:
+  __slots__ = ('obj', 'node', 'slots', 'paths', 'nodes', 'offset', 'mask',
+               'ngroups', 'view')
+
+
+def _group(values, mask, ngroups):
+  groups = [[] for _ in range(ngroups)]
+  for m, v in zip(mask, values):
+    groups[m].append(v)
+  return tuple(groups)
+
+
+def _ungroup(groups, mask):
+  its = [iter(g) for g in groups]
+  return [next(its[m]) for m in mask]
+
+
+class GraphArgs:
+  """Graph nodes extracted from a pytree of arguments (outside)."""
+
+  def __init__(self, tree, *, predicates_for=None, allow_tree_values=True):
+    leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=is_node_leaf)
+    self.treedef = treedef
+    self.leaves = leaves
+    positions = [i for i, x in enumerate(leaves) if is_node_leaf(x)]
+    self.positions = positions
+    roots = []
+    objs = [leaves[i] for i in positions]
+    fast = all(isinstance(o, Pytree) for o in objs)
+    views = None
+    if fast:
+      views = [graphlib.flat_view(o) for o in objs]
+      if len(views) > 1:
+        seen = set()
+        for v in views:
+          ids = graphlib.view_ids(v)
+          if not seen.isdisjoint(ids):
+            fast = False
+            break
+          seen |= ids
+    self.fast = fast
+    offset = 0
+    if fast:
+      for o, v in zip(objs, views):
+        r = _Root()
+        r.obj, r.node, r.slots, r.paths = o, v.graphdef.node, v.leaves, v.paths
+        r.nodes, r.offset, r.view = v.nodes, offset, v
+        offset += len(v.nodes)
+        roots.append(r)
+    else:
+      f = _Flattener()
+      for o in objs:
+        start = len(f.leaves)
+        nstart = len(f.nodes)
+        node = f.visit(o, ())
+        r = _Root()
+        r.obj, r.node = o, node
+        r.slots, r.paths = f.leaves[start:], f.paths[start:]
+        r.nodes, r.offset, r.view = None, nstart, None
+        roots.append(r)
+      self._all_nodes = [obj for _, obj in f.nodes]
+      for r in roots:
+        r.nodes = self._all_nodes
+    self.roots = roots
+    for k, r in enumerate(roots):
+      preds = predicates_for(k, positions[k]) if predicates_for else None
+      if preds is None:
+        r.mask, r.ngroups = None, 1
+      else:
+        if r.view is not None:
+          mask = graphlib.view_mask(r.view, preds)
+        else:
+          mask = _mask(r.paths, r.slots, preds)
+        r.mask, r.ngroups = mask, len(preds) + 1
+    self.static = (
+      treedef,
+      fast,
+      tuple(r.node for r in roots),
+      tuple(positions),
+    )
+
+  def all_nodes(self) -> list:
+    if not self.fast:
+      return self._all_nodes
+    out = []
+    for r in self.roots:
+      out.extend(r.nodes)
+    return out
+
+  def values(self, k):
+    return [s.raw_value for s in self.roots[k].slots]
+
+  def pure(self):
+    """The arguments with graph nodes replaced by NodeStates."""
+    leaves = list(self.leaves)
+    for k, (pos, r) in enumerate(zip(self.positions, self.roots)):
+      vals = [s.raw_value for s in r.slots]
+      if r.mask is None:
+        groups = (vals,)
+      else:
+        groups = _group(vals, r.mask, r.ngroups)
+      leaves[pos] = NodeStates(groups, k)
+    return self.treedef.unflatten(leaves)
+
+  def masks(self):
+    return [r.mask for r in self.roots]
+
+  def write_back(self, update):
+    """Applies ``(changed_nodes, values_per_root)`` from InnerGraph."""
+    changed, values = update
+    for k, (r, vals) in enumerate(zip(self.roots, values)):
+      new_node = changed[k] if changed is not None else None
+      if new_node is None:
+        for slot, v in zip(r.slots, vals):
+          if type(slot) is graphlib._ArraySlot:
+            slot.raw_value = v
+          else:
+            object.__setattr__(slot, 'raw_value', v)
+      else:
+        reuse = _ReuseMap(r.nodes, r.offset if not self.fast else 0,
+                          self.fast)
+        _unflatten(new_node, iter(vals), _ReuseIndex(reuse), reuse, True)
+
+
+def _mask(paths, slots, preds):
+  n = len(preds)
+  mask = []
+  for path, slot in zip(paths, slots):
+    value = slot if isinstance(slot, Variable) else slot.raw_value
+    for i, p in enumerate(preds):
+      if p(path, value):
+        mask.append(i)
+        break
+    else:
+      mask.append(n)
+  return mask
+
+
+class _ReuseMap:
+  """index -> existing outer object (for structural write-back)."""
+
+  def __init__(self, nodes, offset, fast):
+    self.nodes = nodes
+    self.fast = fast
+
+  def get(self, i):
+    if 0 <= i < len(self.nodes):
+      return self.nodes[i]
+    return None
+
+
+class _ReuseIndex(dict):
+  def __init__(self, reuse):
+    super().__init__()
+    self._reuse = reuse
+
+  def __missing__(self, i):
+    obj = self._reuse.get(i)
+    if obj is None:
+      raise KeyError(i)
+    return obj
+
+
+class InnerGraph:
+  """Fresh objects rebuilt inside a transform from NodeStates."""
+
+  def __init__(self, static, masks, pure_tree):
+    treedef, fast, nodes, positions = static
+    leaves = treedef.flatten_up_to(pure_tree)
+    self.fast = fast
+    self.nodes = nodes
+    self.positions = positions
+    self.masks = masks
+    index: dict = {}
+    self.indexes = []
+    self.roots = []
+    for k, (pos, node) in enumerate(zip(positions, nodes)):
+      ns = leaves[pos]
+      groups = ns.groups
+      mask = masks[k] if masks else None
+      vals = groups[0] if mask is None else _ungroup(groups, mask)
+      if fast:
+        index = {}
+      obj = _unflatten(node, iter(vals), index, None, True)
+      self.indexes.append(index)
+      leaves[pos] = obj
+      self.roots.append(obj)
+    self.args = treedef.unflatten(leaves)
+    # id(inner object) -> global position among the input objects
+    self.global_ids = {}
+    offset = 0
+    for index in self.indexes if fast else self.indexes[:1]:
+      for i, obj in index.items():
+        self.global_ids[id(obj)] = offset + i
+      if fast:
+        offset += len(index)
+
+  def updates(self):
+    """``(changed_nodes or None, values per root)`` after the function."""
+    values = []
+    changed = []
+    any_changed = False
+    shared = {}
+    total = sum(len(ix) for ix in self.indexes) if self.fast else len(
+      self.indexes[0]) if self.indexes else 0
+    for k, obj in enumerate(self.roots):
+      index = self.indexes[k]
+      if self.fast:
+        assigned = {id(o): i for i, o in index.items()}
+        f = _Flattener(assigned=assigned, start=len(index))
+      else:
+        if not shared:
+          shared['f'] = _Flattener(
+            assigned={id(o): i for i, o in index.items()}, start=total
+          )
+        f = shared['f']
+        f_start = len(f.leaves)
+      node = f.visit(obj, ())
+      if self.fast:
+        vals = [s.raw_value for s in f.leaves]
+      else:
+        vals = [s.raw_value for s in f.leaves[f_start:]]
+      values.append(vals)
+      if node != self.nodes[k]:
+        any_changed = True
+        changed.append(node)
+      else:
+        changed.append(None)
+    return (tuple(changed) if any_changed else None, values)
+
+  def flatten_out(self, out):
+    """Flattens graph nodes in ``out``; references to inputs kept."""
+    leaves, treedef = jax.tree_util.tree_flatten(out, is_leaf=is_node_leaf)
+    positions = [i for i, x in enumerate(leaves) if is_node_leaf(x)]
+    if not positions:
+      return (treedef, (), ()), leaves
+    f = _Flattener()
+    for obj_id, gpos in self.global_ids.items():
+      f.visited[obj_id] = -(gpos + 1)
+    nodes = []
+    for pos in positions:
+      start = len(f.leaves)
+      node = f.visit(leaves[pos], ())
+      nodes.append(node)
+      leaves[pos] = NodeStates(
+        ([s.raw_value for s in f.leaves[start:]],), None
+      )
+    return (treedef, tuple(nodes), tuple(positions)), leaves
+
+
+class _OuterIndex(dict):
+  def __init__(self, nodes):
+    super().__init__()
+    self._nodes = nodes
+
+  def __missing__(self, i):
+    if i < 0:
+      return self._nodes[-i - 1]
+    raise KeyError(i)
+
+
+def unflatten_out(out_static, out_leaves, graph_args: GraphArgs | None):
+  treedef, nodes, positions = out_static
+  leaves = list(out_leaves)
+  if positions:
+    index = _OuterIndex(graph_args.all_nodes() if graph_args else [])
+    for pos, node in zip(positions, nodes):
+      vals = leaves[pos].groups[0]
+      leaves[pos] = _unflatten(node, iter(vals), index, None, True)
+  return treedef.unflatten(leaves)
+
+
+# -- tree mode ------------------------------------------------------------------
+
+
+def tree_variables(tree, where='arguments'):
+  """Variables of a pytree (tree mode); shared references raise."""
+  paths_leaves, _ = jax.tree_util.tree_flatten_with_path(
+    tree, is_leaf=lambda x: isinstance(x, Variable)
+  )
+  seen = {}
+  out = []
+  for path, leaf in paths_leaves:
+    if isinstance(leaf, Variable):
+      if id(leaf) in seen:
+        raise ValueError(
+          f'Variable at {jax.tree_util.keystr(path)} in the {where} is also '
+          f'found at {jax.tree_util.keystr(seen[id(leaf)])}: tree mode '
+          '(graph=False) does not support shared Variable references. Use '
+          'graph mode (graph=True) or remove the sharing.'
+        )
+      seen[id(leaf)] = path
+      out.append(leaf)
+  return out
+
+
+def check_tree_mode_args(*prefixes, name):
+  from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
+
+  for prefix in prefixes:
+    for leaf in jax.tree_util.tree_leaves(
+      prefix,
+      is_leaf=lambda x: isinstance(x, (DiffState, StateAxes, StateSharding)),
+    ):
+      if isinstance(leaf, (DiffState, StateAxes, StateSharding)):
+        raise ValueError(
+          f'{type(leaf).__name__} is not supported by {name} in tree mode '
+          '(graph=False) or with graph_updates=False; use graph=True, or '
+          'pass plain axes/argnums.'
+        )
+
+
+def to_predicates(filters):
+  return filterlib.filters_to_predicates(tuple(filters))
+
+
+def check_not_bound_method(f, name):
+  import inspect
+
+  if inspect.ismethod(f) and isinstance(f.__self__, Pytree):
+    raise ValueError(
+      f'nnx.{name} got the bound method {f.__qualname__} of a '
+      f'{type(f.__self__).__name__}. Bound methods are not supported: '
+      f'decorate the method definition with @nnx.{name}, or call '
+      f'nnx.{name}({type(f.__self__).__name__}.{f.__name__})(instance, ...) '
+      'with the unbound method.'
+    )
+
+
+GraphDefT = GraphDef
+FlaxError = errors.FlaxError

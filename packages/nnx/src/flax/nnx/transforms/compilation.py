@@ -1,0 +1,274 @@
+"""nnx.jit: jax.jit for functions taking Modules / graph nodes.
+
+>>> from flax import nnx
+>>> import jax.numpy as jnp
+>>> class Counter(nnx.Module):
+...   def __init__(self):
+...     self.n = nnx.BatchStat(jnp.array(0))
+>>> @nnx.jit
+... def step(c):
+...   c.n[...] += 1
+>>> c = Counter()
+>>> step(c); step(c)
+>>> int(c.n.value)
+2
+"""
+
+import functools
+import inspect
+import typing as tp
+
+import jax
+
+from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx.transforms import common
+
+
+def _normalize_nums(nums):
+  if nums is None:
+    return ()
+  if isinstance(nums, int):
+    return (nums,)
+  return tuple(nums)
+
+
+def _normalize_names(names):
+  if names is None:
+    return ()
+  if isinstance(names, str):
+    return (names,)
+  return tuple(names)
+
+
+class _StaticBox:
+  """Static user argument inside the cache key."""
+
+  __slots__ = ('values',)
+
+  def __init__(self, values):
+    self.values = values
+
+  def __eq__(self, other):
+    return type(other) is _StaticBox and self.values == other.values
+
+  def __hash__(self):
+    return hash(self.values)
+
+
+class JitWrapped:
+  """A function compiled with :func:`jit`; also works as a method."""
+
+  def __init__(self, fun, *, in_shardings, out_shardings, static_argnums,
+               static_argnames, donate_argnums, donate_argnames, keep_unused,
+               device, backend, inline, graph, graph_updates):
+    common.check_not_bound_method(fun, 'jit')
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    self.graph = graph
+    self.graph_updates = graph_updates
+    static_argnums = _normalize_nums(static_argnums)
+    static_argnames = _normalize_names(static_argnames)
+    donate_argnums = _normalize_nums(donate_argnums)
+    donate_argnames = _normalize_names(donate_argnames)
+    try:
+      sig = inspect.signature(fun)
+      params = list(sig.parameters)
+    except (TypeError, ValueError):
+      params = []
+    # Resolve names <-> positions the way jax.jit does.
+    if static_argnames and not static_argnums:
+      static_argnums = tuple(
+        i for i, p in enumerate(params) if p in static_argnames
+      )
+    elif static_argnums and not static_argnames:
+      static_argnames = tuple(
+        params[i] for i in static_argnums if i < len(params)
+      )
+    if donate_argnames and not donate_argnums:
+      donate_argnums = tuple(
+        i for i, p in enumerate(params) if p in donate_argnames
+      )
+    elif donate_argnums and not donate_argnames:
+      donate_argnames = tuple(
+        params[i] for i in donate_argnums if i < len(params)
+      )
+    self.static_argnums = frozenset(static_argnums)
+    self.static_argnames = frozenset(static_argnames)
+    self._out_static: dict = {}
+    self._graph_jitted = jax.jit(
+      self._graph_inner,
+      static_argnums=(0,),
+      donate_argnums=tuple(i + 1 for i in donate_argnums),
+      donate_argnames=tuple(
+        n for n in donate_argnames if n not in static_argnames
+      ) or None,
+      in_shardings=_shift(in_shardings),
+      out_shardings=(out_shardings, None) if out_shardings is not None
+      else None,
+      keep_unused=keep_unused,
+      device=device,
+      backend=backend,
+      inline=inline,
+    )
+    self._tree_jitted = jax.jit(
+      self._tree_inner,
+      static_argnums=(0,),
+      donate_argnums=tuple(i + 1 for i in donate_argnums),
+      donate_argnames=tuple(
+        n for n in donate_argnames if n not in static_argnames
+      ) or None,
+      in_shardings=_shift(in_shardings),
+      out_shardings=(out_shardings, None) if out_shardings is not None
+      else None,
+      keep_unused=keep_unused,
+      device=device,
+      backend=backend,
+      inline=inline,
+    )
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    return functools.partial(self, obj)
+
+  def _split_static(self, args, kwargs):
+    if not self.static_argnums and not self.static_argnames:
+      return args, kwargs, None
+    statics = []
+    args = list(args)
+    for i in sorted(self.static_argnums):
+      if i < len(args):
+        statics.append(('a', i, args[i]))
+        args[i] = None
+    kwargs = dict(kwargs)
+    for name in sorted(self.static_argnames):
+      if name in kwargs:
+        statics.append(('k', name, kwargs.pop(name)))
+    return tuple(args), kwargs, _StaticBox(tuple(statics))
+
+  @staticmethod
+  def _join_static(args, kwargs, box):
+    if box is None:
+      return args, kwargs
+    args = list(args)
+    for kind, where, value in box.values:
+      if kind == 'a':
+        args[where] = value
+      else:
+        kwargs[where] = value
+    return tuple(args), kwargs
+
+  # -- graph mode -------------------------------------------------------------
+  def _graph_inner(self, key, *pure_args, **pure_kwargs):
+    static, box, graph_updates = key
+    ig = common.InnerGraph(static, None, (pure_args, pure_kwargs))
+    args, kwargs = self._join_static(*ig.args, box)
+    out = self.fun(*args, **kwargs)
+    changed, values = ig.updates()
+    if changed is not None and not graph_updates:
+      raise ValueError(
+        'The graph structure of an input changed inside nnx.jit (an '
+        'attribute was added, removed or replaced) but graph_updates=False. '
+        'Use graph_updates=True, or create the attributes before the call.'
+      )
+    out_static, out_leaves = ig.flatten_out(out)
+    self._out_static[key] = (out_static, changed)
+    return out_leaves, values
+
+  def _call_graph(self, args, kwargs):
+    args, kwargs, box = self._split_static(args, kwargs)
+    ga = common.GraphArgs((args, kwargs))
+    pure_args, pure_kwargs = ga.pure()
+    graph_updates = self.graph_updates is not False
+    key = (ga.static, box, graph_updates)
+    out_leaves, values = self._graph_jitted(key, *pure_args, **pure_kwargs)
+    out_static, changed = self._out_static[key]
+    ga.write_back((changed, values))
+    return common.unflatten_out(out_static, out_leaves, ga)
+
+  # -- tree mode --------------------------------------------------------------
+  def _tree_inner(self, box, *args, **kwargs):
+    args, kwargs = self._join_static(args, kwargs, box)
+    out = self.fun(*args, **kwargs)
+    new = [
+      v.raw_value for v in common.tree_variables((args, kwargs))
+    ]
+    return out, new
+
+  def _call_tree(self, args, kwargs):
+    args, kwargs, box = self._split_static(args, kwargs)
+    variables = common.tree_variables((args, kwargs))
+    out, new = self._tree_jitted(box, *args, **kwargs)
+    for var, value in zip(variables, new):
+      object.__setattr__(var, 'raw_value', value)
+    return out
+
+  def __call__(self, *args, **kwargs):
+    if resolve_graph(self.graph):
+      return self._call_graph(args, kwargs)
+    return self._call_tree(args, kwargs)
+
+  def lower(self, *args, **kwargs):
+    args, kwargs, box = self._split_static(args, kwargs)
+    ga = common.GraphArgs((args, kwargs))
+    pure_args, pure_kwargs = ga.pure()
+    key = (ga.static, box, self.graph_updates is not False)
+    return self._graph_jitted.lower(key, *pure_args, **pure_kwargs)
+
+  def eval_shape(self, *args, **kwargs):
+    from flax.nnx.transforms.general import eval_shape
+
+    return eval_shape(self.fun, *args, **kwargs)
+
+
+def _shift(in_shardings):
+  return in_shardings
+
+
+def jit(
+  fun: tp.Callable = MISSING,
+  *,
+  in_shardings=None,
+  out_shardings=None,
+  static_argnums=None,
+  static_argnames=None,
+  donate_argnums=None,
+  donate_argnames=None,
+  keep_unused: bool = False,
+  device=None,
+  backend=None,
+  inline: bool = False,
+  graph=None,
+  graph_updates=None,
+):
+  """Lifted ``jax.jit`` for functions taking Modules / graph nodes.
+
+  Variable updates (and, with ``graph_updates``, structure changes) made
+  inside are applied to the inputs after the call.
+  """
+  kwargs = dict(
+    in_shardings=in_shardings,
+    out_shardings=out_shardings,
+    static_argnums=static_argnums,
+    static_argnames=static_argnames,
+    donate_argnums=donate_argnums,
+    donate_argnames=donate_argnames,
+    keep_unused=keep_unused,
+    device=device,
+    backend=backend,
+    inline=inline,
+    graph=graph,
+    graph_updates=graph_updates,
+  )
+  if fun is MISSING:
+    return lambda f: JitWrapped(f, **kwargs)
+  return JitWrapped(fun, **kwargs)
+
+
+def cached_partial(f, *cached_args):
+  """``functools.partial`` of a (jitted) function with graph arguments.
+
+  Graph traversals are cached per structure anyway, so this only binds
+  the arguments.
+  """
+  return functools.partial(f, *cached_args)

@@ -1,0 +1,244 @@
+"""Generic lifting of JAX transforms over graph nodes, and the control-flow
+transforms (cond, switch, while_loop, fori_loop), eval_shape and remat."""
+
+import functools
+
+import jax
+
+from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx.transforms import common
+
+
+def lift(transform, f, args, kwargs=None, *, graph=None, write_back=True,
+         predicates_for=None):
+  """Runs ``transform(pure_f)(pure_args)`` where ``pure_f`` rebuilds the
+  graph nodes, calls ``f`` and returns outputs plus input updates."""
+  kwargs = kwargs or {}
+  if not resolve_graph(graph):
+    return lift_tree(transform, f, args, kwargs, write_back=write_back)
+  ga = common.GraphArgs((args, kwargs), predicates_for=predicates_for)
+  pure = ga.pure()
+  cell = {}
+
+  def pure_f(pure):
+    ig = common.InnerGraph(ga.static, ga.masks(), pure)
+    a, kw = ig.args
+    out = f(*a, **kw)
+    changed, values = ig.updates()
+    out_static, out_leaves = ig.flatten_out(out)
+    cell['static'] = (out_static, changed)
+    return out_leaves, values
+
+  out_leaves, values = transform(pure_f)(pure)
+  out_static, changed = cell['static']
+  if write_back:
+    ga.write_back((changed, values))
+  return common.unflatten_out(out_static, out_leaves, ga)
+
+
+def lift_tree(transform, f, args, kwargs, *, write_back=True):
+  variables = common.tree_variables((args, kwargs))
+
+  def pure_f(tree):
+    a, kw = tree
+    out = f(*a, **kw)
+    return out, [v.raw_value for v in common.tree_variables((a, kw))]
+
+  out, new = transform(pure_f)((args, kwargs))
+  if write_back:
+    for var, value in zip(variables, new):
+      object.__setattr__(var, 'raw_value', value)
+  return out
+
+
+def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
+  """Lifted ``jax.eval_shape``: returns abstract outputs (Modules hold
+  ``jax.ShapeDtypeStruct`` values) without running any computation.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.ones((2, 3)))
+  >>> nnx.eval_shape(lambda: M()).w.value.shape
+  (2, 3)
+  """
+  return lift(
+    lambda pf: functools.partial(jax.eval_shape, pf),
+    f, args, kwargs, graph=graph, write_back=False,
+  )
+
+
+def remat(f=MISSING, *, prevent_cse=True, static_argnums=(), policy=None,
+          graph=None, graph_updates=None):
+  """Lifted ``jax.checkpoint`` (a.k.a. ``jax.remat``)."""
+  if f is MISSING:
+    return functools.partial(
+      remat, prevent_cse=prevent_cse, static_argnums=static_argnums,
+      policy=policy, graph=graph, graph_updates=graph_updates,
+    )
+  if isinstance(static_argnums, int):
+    static_argnums = (static_argnums,)
+
+  @functools.wraps(f)
+  def wrapper(*args, **kwargs):
+    statics = {i: args[i] for i in static_argnums}
+    dyn = tuple(None if i in statics else a for i, a in enumerate(args))
+
+    def g(*a, **kw):
+      a = tuple(statics.get(i, x) for i, x in enumerate(a))
+      return f(*a, **kw)
+
+    return lift(
+      lambda pf: jax.checkpoint(pf, prevent_cse=prevent_cse, policy=policy),
+      g, dyn, kwargs, graph=graph,
+    )
+
+  return wrapper
+
+
+checkpoint = remat
+
+
+def cond(pred, true_fun, false_fun, *operands, graph=None,
+         graph_updates=None):
+  """``jax.lax.cond`` for branches taking Modules / graph nodes."""
+  return switch(
+    jax.numpy.asarray(pred, dtype=jax.numpy.int32),
+    (false_fun, true_fun), *operands, graph=graph,
+  )
+
+
+def switch(index, branches, *operands, graph=None, graph_updates=None):
+  """``jax.lax.switch`` for branches taking Modules / graph nodes."""
+  branches = tuple(branches)
+
+  def transform(pure_f_of):
+    def run(pure):
+      return jax.lax.switch(index, [pure_f_of(b) for b in branches], pure)
+
+    return run
+
+  if not resolve_graph(graph):
+    variables = common.tree_variables(operands)
+
+    def make(b):
+      def pf(ops):
+        out = b(*ops)
+        return out, [v.raw_value for v in common.tree_variables(ops)]
+
+      return pf
+
+    out, new = jax.lax.switch(index, [make(b) for b in branches], operands)
+    for var, value in zip(variables, new):
+      object.__setattr__(var, 'raw_value', value)
+    return out
+
+  ga = common.GraphArgs(operands)
+  pure = ga.pure()
+  cell = {}
+
+  def make(b):
+    def pf(pure):
+      ig = common.InnerGraph(ga.static, None, pure)
+      out = b(*ig.args)
+      changed, values = ig.updates()
+      if changed is not None:
+        raise ValueError(
+          'A branch of nnx.cond / nnx.switch changed the graph structure of '
+          'an operand (added or removed an attribute); create attributes '
+          'before the call.'
+        )
+      out_static, out_leaves = ig.flatten_out(out)
+      cell['static'] = out_static
+      return out_leaves, values
+
+    return pf
+
+  out_leaves, values = jax.lax.switch(index, [make(b) for b in branches],
+                                      pure)
+  ga.write_back((None, values))
+  return common.unflatten_out(cell['static'], out_leaves, ga)
+
+
+def _loop_pure(ga, body, name):
+  """Body over pure carries with the same graph structure."""
+
+  def pure_body(*prefix_and_pure):
+    *prefix, pure = prefix_and_pure
+    ig = common.InnerGraph(ga.static, None, pure)
+    out = body(*prefix, ig.args)
+    ga_out = common.GraphArgs(out)
+    if ga_out.static != ga.static:
+      raise ValueError(
+        f'nnx.{name}: the body must return a value with the same structure '
+        'and the same graph (reference) structure as its input; an '
+        'attribute of a graph node was added, removed or replaced, or a '
+        'different object was returned.'
+      )
+    return ga_out.pure()
+
+  return pure_body
+
+
+def _finish_loop(ga, pure_out):
+  leaves = ga.treedef.flatten_up_to(pure_out)
+  values = [leaves[pos].groups[0] for pos in ga.positions]
+  ga.write_back((None, values))
+  for k, pos in enumerate(ga.positions):
+    leaves[pos] = ga.roots[k].obj
+  return ga.treedef.unflatten(leaves)
+
+
+def while_loop(cond_fun, body_fun, init_val, *, graph=None,
+               graph_updates=None):
+  """``jax.lax.while_loop`` whose carry may hold Modules / graph nodes.
+
+  The body must keep the reference structure of the carry.
+  """
+  if not resolve_graph(graph):
+    return _tree_loop(
+      lambda c, b, v: jax.lax.while_loop(c, b, v), cond_fun, body_fun,
+      init_val,
+    )
+  ga = common.GraphArgs(init_val)
+
+  def pure_cond(pure):
+    ig = common.InnerGraph(ga.static, None, pure)
+    return cond_fun(ig.args)
+
+  pure_out = jax.lax.while_loop(
+    pure_cond, _loop_pure(ga, body_fun, 'while_loop'), ga.pure()
+  )
+  return _finish_loop(ga, pure_out)
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None, graph=None,
+              graph_updates=None):
+  """``jax.lax.fori_loop`` whose carry may hold Modules / graph nodes."""
+  if not resolve_graph(graph):
+    variables = common.tree_variables(init_val)
+
+    def pb(i, v):
+      out = body_fun(i, v)
+      return out
+
+    out = jax.lax.fori_loop(lower, upper, pb, init_val, unroll=unroll)
+    new = common.tree_variables(out)
+    for var, n in zip(variables, new):
+      object.__setattr__(var, 'raw_value', n.raw_value)
+    return out
+  ga = common.GraphArgs(init_val)
+  pure_out = jax.lax.fori_loop(
+    lower, upper, _loop_pure(ga, body_fun, 'fori_loop'), ga.pure(),
+    unroll=unroll,
+  )
+  return _finish_loop(ga, pure_out)
+
+
+def _tree_loop(loop, cond_fun, body_fun, init_val):
+  variables = common.tree_variables(init_val)
+  out = loop(cond_fun, body_fun, init_val)
+  for var, n in zip(variables, common.tree_variables(out)):
+    object.__setattr__(var, 'raw_value', n.raw_value)
+  return out

@@ -1,0 +1,524 @@
+"""vmap, pmap, scan and shard_map over graph nodes."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from flax.core.frozen_dict import FrozenDict
+from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx.transforms import common
+from flax.nnx.transforms.types import Carry, StateAxes, StateSharding
+
+_is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
+
+
+def _axes_leaf(x):
+  return x is None or isinstance(x, (int, StateAxes)) or x is Carry
+
+
+def _broadcast(prefix, tree, is_leaf=_axes_leaf):
+  """Per-leaf values of ``prefix`` broadcast over ``tree`` (flat list)."""
+  out = []
+
+  def visit(p, t):
+    n = len(jax.tree_util.tree_leaves(t))
+    out.extend([p] * n)
+    return None
+
+  jax.tree.map(visit, prefix, tree, is_leaf=is_leaf)
+  return out
+
+
+def _state_axes_prefix(in_axes, pure_args, ga):
+  """Replaces StateAxes in ``in_axes`` by NodeStates-shaped prefixes."""
+
+  def conv(ax, arg):
+    if isinstance(ax, StateAxes):
+      def node(x):
+        if _is_ns(x):
+          default = None if isinstance(ax, StateSharding) else None
+          axes = list(ax.axes) + [default]
+          return common.NodeStates(tuple(axes[: len(x.groups)]), x.key)
+        return None
+      return jax.tree.map(node, arg, is_leaf=_is_ns)
+    return ax
+
+  return tuple(
+    conv(ax, arg) for ax, arg in zip(in_axes, pure_args)
+  )
+
+
+def _predicates_for(in_axes, args):
+  from flax.nnx.transforms.autodiff import _arg_index_of_positions
+
+  arg_of = _arg_index_of_positions(args)
+
+  def pf(k, pos):
+    ax = in_axes[arg_of[pos]] if arg_of[pos] < len(in_axes) else None
+    if isinstance(ax, StateAxes):
+      return ax.predicates
+    return None
+
+  return pf
+
+
+def _move(x, src, dst):
+  if src == dst:
+    return x
+  return jnp.moveaxis(x, src, dst)
+
+
+def _fix_out(leaves, axes, size=None):
+  out = []
+  for x, ax in zip(leaves, axes):
+    if ax is None:
+      out.append(x[0] if hasattr(x, 'shape') and x.ndim else x)
+    else:
+      out.append(_move(x, 0, ax))
+  return out
+
+
+def _leaf_axes_of_roots(ga, in_axes_per_leaf_pure):
+  return in_axes_per_leaf_pure
+
+
+def _vmap_call(jax_map, f, in_axes, out_axes, args, map_kwargs,
+               transform_metadata):
+  if isinstance(in_axes, (int, type(None), StateAxes)):
+    in_axes = (in_axes,) * len(args)
+  in_axes = tuple(in_axes)
+  ga = common.GraphArgs((args, {}),
+                        predicates_for=_predicates_for(in_axes, args))
+  pure_args, _ = ga.pure()
+  prefix = _state_axes_prefix(in_axes, pure_args, ga)
+  cell = {}
+
+  def pure_f(*pure):
+    ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
+    out = f(*ig.args[0])
+    changed, values = ig.updates()
+    if changed is not None:
+      raise ValueError(
+        'The graph structure of an input changed inside nnx.vmap (an '
+        'attribute was added or removed); create attributes before the '
+        'call.'
+      )
+    out_static, out_leaves = ig.flatten_out(out)
+    cell['static'] = out_static
+    cell['out'] = out
+    return out_leaves, values
+
+  out_leaves, values = jax_map(pure_f, in_axes=prefix, out_axes=0,
+                               **map_kwargs)(*pure_args)
+  out_static = cell['static']
+  # input updates: move the mapped axis back to where it came from
+  in_leaf_axes = _broadcast(
+    prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
+  )
+  flat_pure = jax.tree_util.tree_leaves(pure_args)
+  assert len(flat_pure) == len(in_leaf_axes)
+  # per root, axis for each slot in slot order
+  pos_axes = {}
+  idx = 0
+  for leaf_pos, x in enumerate(
+    jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns)
+  ):
+    if _is_ns(x):
+      n = sum(len(g) for g in x.groups)
+      axes = in_leaf_axes[idx: idx + n]
+      mask = ga.roots[x.key].mask
+      if mask is None:
+        pos_axes[x.key] = axes
+      else:
+        its, start = [], 0
+        for g in x.groups:
+          its.append(iter(axes[start: start + len(g)]))
+          start += len(g)
+        pos_axes[x.key] = [next(its[m]) for m in mask]
+      idx += n
+    else:
+      idx += len(jax.tree_util.tree_leaves(x))
+  new_values = [
+    _fix_out(vals, pos_axes[k]) for k, vals in enumerate(values)
+  ]
+  ga.write_back((None, new_values))
+  # outputs
+  user_out = cell['out']
+  out_axes_leaves = _broadcast(
+    out_axes, user_out,
+    is_leaf=lambda x: _axes_leaf(x) or common.is_node_leaf(x),
+  ) if not isinstance(out_axes, int) else None
+  treedef, nodes, positions = out_static
+  leaves = list(out_leaves)
+  if out_axes_leaves is None:
+    fixed = jax.tree.map(lambda x: _move(x, 0, out_axes), leaves)
+  else:
+    # one axis per user-output leaf (nodes count as leaves here)
+    per_node = _broadcast(
+      out_axes, user_out, is_leaf=lambda x: _axes_leaf(x)
+    )
+    del per_node
+    node_axes = []
+    jax.tree.map(
+      lambda ax, sub: node_axes.extend(
+        [ax] * len(jax.tree_util.tree_leaves(
+          sub, is_leaf=common.is_node_leaf))),
+      out_axes, user_out, is_leaf=lambda x: _axes_leaf(x),
+    )
+    fixed = []
+    for x, ax in zip(leaves, node_axes):
+      fixed.append(jax.tree.map(
+        lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), x))
+  out = common.unflatten_out(out_static, fixed, ga)
+  if transform_metadata is not None and positions:
+    _add_axis_to_outputs(out, out_axes, transform_metadata)
+  return out
+
+
+def _add_axis_to_outputs(out, out_axes, metadata):
+  from flax.nnx import graphlib
+  from flax.nnx.variablelib import Variable
+
+  axis = out_axes if isinstance(out_axes, int) else 0
+  name = metadata.get('partition_name') if metadata else None
+  for leaf in jax.tree_util.tree_leaves(out, is_leaf=common.is_node_leaf):
+    if common.is_node_leaf(leaf):
+      for _, v in graphlib.iter_graph(leaf):
+        if isinstance(v, Variable) and v.has_metadata('sharding_names'):
+          v.add_axis(axis, name)
+
+
+def vmap(f=MISSING, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None,
+         spmd_axis_name=None, transform_metadata=FrozenDict({}), graph=None,
+         graph_updates=None):
+  """Reference-aware ``jax.vmap``; :class:`StateAxes` in ``in_axes`` give
+  per-substate axes of graph nodes.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.ones(3))
+  >>> nnx.vmap(lambda m, x: m.w * x, in_axes=(None, 0))(
+  ...   M(), jnp.arange(2.0)).shape
+  (2, 3)
+  """
+  if f is MISSING:
+    return functools.partial(
+      vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
+      axis_size=axis_size, spmd_axis_name=spmd_axis_name,
+      transform_metadata=transform_metadata, graph=graph,
+      graph_updates=graph_updates,
+    )
+
+  @functools.wraps(f)
+  def wrapper(*args):
+    kw = dict(axis_name=axis_name, axis_size=axis_size,
+              spmd_axis_name=spmd_axis_name)
+    if not resolve_graph(graph) or graph_updates is False:
+      common.check_tree_mode_args(in_axes, out_axes, name='nnx.vmap')
+      variables = common.tree_variables(args)
+
+      def pf(*a):
+        return f(*a), [v.raw_value for v in common.tree_variables(a)]
+
+      var_axes = []
+      ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+      for a, ax in zip(args, ia):
+        n = len(common.tree_variables(a))
+        var_axes.extend([ax] * n)
+      out, new = jax.vmap(pf, in_axes=ia, out_axes=(out_axes, 0), **kw)(
+        *args)
+      for var, value, ax in zip(variables, new, var_axes):
+        object.__setattr__(
+          var, 'raw_value',
+          jax.tree.map(lambda y: y[0] if ax is None else _move(y, 0, ax),
+                       value))
+      return out
+    return _vmap_call(jax.vmap, f, in_axes, out_axes, args, kw,
+                      transform_metadata)
+
+  return wrapper
+
+
+def pmap(f=MISSING, *, axis_name=None, in_axes=0, out_axes=0,
+         static_broadcasted_argnums=(), devices=None, backend=None,
+         axis_size=None, donate_argnums=(), global_arg_shapes=None,
+         transform_metadata=FrozenDict({}), graph=None, graph_updates=None):
+  """Reference-aware ``jax.pmap`` (mapped axis 0)."""
+  if f is MISSING:
+    return functools.partial(
+      pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
+      devices=devices, backend=backend, axis_size=axis_size,
+      transform_metadata=transform_metadata, graph=graph,
+      graph_updates=graph_updates,
+    )
+
+  @functools.wraps(f)
+  def wrapper(*args):
+    kw = dict(axis_name=axis_name, devices=devices, backend=backend,
+              axis_size=axis_size)
+    return _vmap_call(jax.pmap, f, in_axes, out_axes, args, kw,
+                      transform_metadata)
+
+  return wrapper
+
+
+def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
+         _split_transpose=False, in_axes=(Carry, 0), out_axes=(Carry, 0),
+         transform_metadata=FrozenDict({}), graph=None, graph_updates=None):
+  """Lifted ``jax.lax.scan``: ``in_axes`` / ``out_axes`` mark the carry
+  (``nnx.Carry``), scanned axes (ints) and broadcast inputs (None)."""
+  if f is MISSING:
+    return functools.partial(
+      scan, length=length, reverse=reverse, unroll=unroll,
+      in_axes=in_axes, out_axes=out_axes,
+      transform_metadata=transform_metadata, graph=graph,
+      graph_updates=graph_updates,
+    )
+
+  @functools.wraps(f)
+  def wrapper(*args):
+    ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    if sum(a is Carry for a in ia) > 1:
+      raise ValueError('nnx.scan: only one input can be marked nnx.Carry.')
+    oa = out_axes
+    if (Carry in ia) != (oa is Carry or (isinstance(oa, tuple) and Carry in oa)):
+      raise ValueError(
+        'nnx.scan: if in_axes contains nnx.Carry, out_axes must contain '
+        'nnx.Carry too (and the other way round).'
+      )
+    g = resolve_graph(graph)
+    if g:
+      ga = common.GraphArgs((args, {}),
+                            predicates_for=_predicates_for(ia, args))
+      pure_args, _ = ga.pure()
+      prefix = _state_axes_prefix(ia, pure_args, ga)
+    else:
+      common.check_tree_mode_args(ia, name='nnx.scan')
+      variables = common.tree_variables(args)
+      pure_args, prefix = args, ia
+    flat, tdef = jax.tree_util.tree_flatten(pure_args)
+    axes = _broadcast(prefix, pure_args,
+                      is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x))
+    carry0 = [x for x, a in zip(flat, axes) if a is Carry]
+    xs = [_move(x, a, 0) for x, a in zip(flat, axes)
+          if isinstance(a, int) and a is not Carry]
+    cell = {}
+
+    def assemble(carry, x):
+      it_c, it_x = iter(carry), iter(x)
+      leaves = []
+      for leaf, a in zip(flat, axes):
+        if a is Carry:
+          leaves.append(next(it_c))
+        elif a is None:
+          leaves.append(leaf)
+        else:
+          leaves.append(next(it_x))
+      return tdef.unflatten(leaves)
+
+    def body(carry, x):
+      pure = assemble(carry, x)
+      if g:
+        ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
+        a = ig.args[0]
+      else:
+        a = pure
+      out = f(*a)
+      if oa is Carry:
+        c_out, y_out = out, None
+      elif isinstance(oa, tuple):
+        c_idx = oa.index(Carry)
+        outs = out if isinstance(out, tuple) else (out,)
+        c_out = outs[c_idx]
+        rest = tuple(o for i, o in enumerate(outs) if i != c_idx)
+        y_out = rest[0] if len(rest) == 1 else rest
+      else:
+        c_out, y_out = None, out
+      # input leaves after the call
+      if g:
+        changed, values = ig.updates()
+        if changed is not None:
+          raise ValueError(
+            'The graph structure of an input changed inside nnx.scan; '
+            'create attributes before the call.'
+          )
+        new_pure_leaves = list(flat)
+        new_tree = list(jax.tree_util.tree_leaves(pure, is_leaf=_is_ns))
+        rebuilt = []
+        for x_ in new_tree:
+          if _is_ns(x_):
+            vals = values[x_.key]
+            mask = ga.roots[x_.key].mask
+            groups = (vals,) if mask is None else common._group(
+              vals, mask, ga.roots[x_.key].ngroups)
+            rebuilt.append(common.NodeStates(groups, x_.key))
+          else:
+            rebuilt.append(x_)
+        new_pure_leaves = jax.tree_util.tree_leaves(rebuilt)
+      else:
+        new_pure_leaves = jax.tree_util.tree_leaves(a)
+      # carry: graph-node leaves from the updates, other leaves from c_out
+      c_plain = []
+      if c_out is not None:
+        c_plain = [
+          x_ for x_ in jax.tree_util.tree_leaves(
+            c_out, is_leaf=common.is_node_leaf)
+          if not common.is_node_leaf(x_)
+        ] if g else jax.tree_util.tree_leaves(c_out)
+      it_plain = iter(c_plain)
+      new_carry = []
+      node_leaf_flags = _node_flags(pure_args) if g else [False] * len(flat)
+      for leaf, a_, is_node in zip(new_pure_leaves, axes, node_leaf_flags):
+        if a_ is Carry:
+          if is_node:
+            new_carry.append(leaf)
+          else:
+            new_carry.append(next(it_plain) if g else leaf)
+      if not g:
+        new_carry = jax.tree_util.tree_leaves(c_out) if c_out is not None \
+          else new_carry
+      scanned_updates = [
+        leaf for leaf, a_ in zip(new_pure_leaves, axes)
+        if isinstance(a_, int) and a_ is not Carry
+      ]
+      cell['y_tree'] = y_out
+      return new_carry, (y_out, scanned_updates)
+
+    carry, (ys, scanned) = jax.lax.scan(
+      body, carry0, xs, length=length, reverse=reverse, unroll=unroll
+    )
+    # write back: carry leaves and scanned leaves into the inputs
+    it_c, it_s = iter(carry), iter(scanned)
+    final = []
+    for leaf, a in zip(flat, axes):
+      if a is Carry:
+        final.append(next(it_c))
+      elif a is None:
+        final.append(leaf)
+      else:
+        final.append(_move(next(it_s), 0, a))
+    final_pure = tdef.unflatten(final)
+    if g:
+      leaves = jax.tree_util.tree_leaves(final_pure, is_leaf=_is_ns)
+      values = {}
+      for x_ in leaves:
+        if _is_ns(x_):
+          mask = ga.roots[x_.key].mask
+          values[x_.key] = list(x_.groups[0]) if mask is None else \
+            common._ungroup(x_.groups, mask)
+      ga.write_back((None, [values[k] for k in range(len(ga.roots))]))
+      a_final = final_pure
+      carry_obj = None
+      if Carry in ia:
+        c_arg = ia.index(Carry)
+        carry_obj = _restore_nodes(a_final[c_arg], ga)
+    else:
+      a_final = final_pure
+      for var, new in zip(variables, common.tree_variables(a_final)):
+        object.__setattr__(var, 'raw_value', new.raw_value)
+      carry_obj = a_final[ia.index(Carry)] if Carry in ia else None
+    if oa is Carry:
+      return carry_obj
+    if isinstance(oa, tuple):
+      outs = []
+      ys_t = ys if isinstance(ys, tuple) and len(oa) > 2 else (ys,)
+      it_y = iter(ys_t)
+      for o in oa:
+        outs.append(carry_obj if o is Carry else
+                    jax.tree.map(lambda y, o=o: _move(y, 0, o), next(it_y)))
+      return tuple(outs)
+    return jax.tree.map(lambda y: _move(y, 0, oa), ys)
+
+  return wrapper
+
+
+def _node_flags(pure_args):
+  flags = []
+  for x in jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns):
+    n = len(jax.tree_util.tree_leaves(x))
+    flags.extend([_is_ns(x)] * n)
+  return flags
+
+
+def _restore_nodes(pure, ga):
+  def conv(x):
+    if _is_ns(x):
+      return ga.roots[x.key].obj
+    return x
+
+  return jax.tree.map(conv, pure, is_leaf=_is_ns)
+
+
+def shard_map(f=MISSING, *, mesh, in_specs, out_specs,
+              axis_names=frozenset(), check_vma=True, graph=None,
+              graph_updates=None):
+  """Lifted ``jax.shard_map``; :class:`StateSharding` in ``in_specs`` gives
+  per-substate PartitionSpecs of graph nodes."""
+  if f is MISSING:
+    return functools.partial(
+      shard_map, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+      axis_names=axis_names, check_vma=check_vma, graph=graph,
+      graph_updates=graph_updates,
+    )
+  from jax.sharding import PartitionSpec
+
+  @functools.wraps(f)
+  def wrapper(*args):
+    specs = in_specs if isinstance(in_specs, tuple) else (in_specs,)
+    is_spec = lambda x: isinstance(x, (PartitionSpec, StateAxes)) or x is None  # noqa
+    ga = common.GraphArgs(
+      (args, {}), predicates_for=_predicates_for(specs, args)
+      if any(isinstance(s, StateSharding) for s in specs) else None,
+    )
+    pure_args, _ = ga.pure()
+
+    def conv(spec, arg):
+      if isinstance(spec, StateSharding):
+        def node(x):
+          if _is_ns(x):
+            sp = list(spec.axes) + [PartitionSpec()]
+            return common.NodeStates(tuple(sp[: len(x.groups)]), x.key)
+          return PartitionSpec()
+        return jax.tree.map(node, arg, is_leaf=_is_ns)
+      return spec
+
+    prefix = tuple(conv(s, a) for s, a in zip(specs, pure_args))
+    cell = {}
+
+    def pure_f(*pure):
+      ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
+      out = f(*ig.args[0])
+      _, values = ig.updates()
+      cell['out'] = True
+      return out, values
+
+    # the input updates come back with the specs they went in with
+    leaf_specs = _broadcast(prefix, pure_args,
+                            is_leaf=lambda x: is_spec(x) and not _is_ns(x))
+    values_specs = []
+    idx = 0
+    for x in jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns):
+      n = len(jax.tree_util.tree_leaves(x))
+      if _is_ns(x):
+        sp = leaf_specs[idx: idx + n]
+        mask = ga.roots[x.key].mask
+        if mask is not None:
+          its, start = [], 0
+          for grp in x.groups:
+            its.append(iter(sp[start: start + len(grp)]))
+            start += len(grp)
+          sp = [next(its[m]) for m in mask]
+        values_specs.append(list(sp))
+      idx += n
+    out, values = jax.shard_map(
+      pure_f, mesh=mesh, in_specs=prefix,
+      out_specs=(out_specs, values_specs), axis_names=set(axis_names),
+      check_vma=check_vma,
+    )(*pure_args)
+    ga.write_back((None, values))
+    return out
+
+  return wrapper

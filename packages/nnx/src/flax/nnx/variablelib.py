@@ -1,0 +1,676 @@
+"""NNX Variables: mutable containers of the state of a Module.
+
+>>> from flax import nnx
+>>> import jax.numpy as jnp
+>>> w = nnx.Param(jnp.ones((2, 3)))
+>>> w[...] = w * 2
+>>> float(w.value.sum())
+12.0
+"""
+
+import dataclasses
+import typing as tp
+
+import jax
+
+from flax.nnx._common import META_EPOCH, MISSING
+
+A = tp.TypeVar('A')
+
+_HOOK_NAMES = (
+  'set_value_hooks',
+  'get_value_hooks',
+  'create_value_hooks',
+  'add_axis_hooks',
+  'remove_axis_hooks',
+)
+_INTERNAL = frozenset({'raw_value', '_var_metadata'})
+
+
+@dataclasses.dataclass
+class VariableMetadata(tp.Generic[A]):
+  """A value together with the hooks and metadata of the Variable it makes.
+
+  Initializers wrapped by :func:`with_metadata` return it; a Variable built
+  from it unpacks the value and keeps the metadata.
+  """
+
+  raw_value: A
+  set_value_hooks: tuple = ()
+  get_value_hooks: tuple = ()
+  create_value_hooks: tuple = ()
+  add_axis_hooks: tuple = ()
+  remove_axis_hooks: tuple = ()
+  metadata: tp.Mapping[str, tp.Any] = dataclasses.field(default_factory=dict)
+
+
+def _as_tuple(hooks):
+  if hooks is None:
+    return ()
+  if callable(hooks):
+    return (hooks,)
+  return tuple(hooks)
+
+
+class _VarAux:
+  """Hashable pytree aux data of a Variable: its type and metadata."""
+
+  __slots__ = ('type', 'metadata', '_hash')
+
+  def __init__(self, typ, metadata):
+    self.type = typ
+    self.metadata = metadata
+    self._hash = None
+
+  def __eq__(self, other):
+    return (
+      type(other) is _VarAux
+      and self.type is other.type
+      and self.metadata == other.metadata
+    )
+
+  def __hash__(self):
+    h = self._hash
+    if h is None:
+      try:
+        h = hash((self.type, tuple(sorted(self.metadata.items()))))
+      except TypeError:
+        h = hash((self.type, tuple(sorted(self.metadata))))
+      self._hash = h
+    return h
+
+  def __repr__(self):
+    return f'{self.type.__name__}{self.metadata}'
+
+
+def _var_flatten(var):
+  return (var.raw_value,), _VarAux(type(var), var._var_metadata)
+
+
+_VALUE_KEY = (jax.tree_util.GetAttrKey('value'),)
+
+
+def _var_flatten_with_keys(var):
+  return ((_VALUE_KEY[0], var.raw_value),), _VarAux(
+    type(var), var._var_metadata
+  )
+
+
+def _var_unflatten(aux, children):
+  var = object.__new__(aux.type)
+  object.__setattr__(var, 'raw_value', children[0])
+  object.__setattr__(var, '_var_metadata', dict(aux.metadata))
+  return var
+
+
+def _register(cls):
+  jax.tree_util.register_pytree_with_keys(
+    cls, _var_flatten_with_keys, _var_unflatten, _var_flatten
+  )
+
+
+class Variable(tp.Generic[A]):
+  """The base class of every Variable type.
+
+  A Variable is a mutable box around a value (usually a ``jax.Array``) plus
+  a metadata dict. Subclass it to create new kinds of state; every subclass
+  is its own filter in :func:`flax.nnx.state`, :func:`flax.nnx.split` and
+  :func:`flax.nnx.pop`.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class Count(nnx.Variable):
+  ...   pass
+  >>> c = Count(jnp.array(0), tag='steps')
+  >>> c[...] += 1
+  >>> int(c.value), c.tag
+  (1, 'steps')
+  """
+
+  __slots__ = ('raw_value', '_var_metadata', '__weakref__')
+  _has_get_hook = False
+  _has_set_hook = False
+
+  def __init_subclass__(cls, **kwargs):
+    super().__init_subclass__(**kwargs)
+    cls._has_get_hook = cls.on_get_value is not Variable.on_get_value
+    cls._has_set_hook = cls.on_set_value is not Variable.on_set_value
+    _register(cls)
+
+  def __init__(
+    self,
+    value: A = MISSING,
+    *,
+    set_value_hooks=(),
+    get_value_hooks=(),
+    create_value_hooks=(),
+    add_axis_hooks=(),
+    remove_axis_hooks=(),
+    **metadata,
+  ):
+    if value is MISSING:
+      raise TypeError(
+        f'{type(self).__name__}() missing required argument: the value'
+      )
+    meta = {}
+    if isinstance(value, VariableMetadata):
+      meta.update(value.metadata)
+      hooks = {
+        'set_value_hooks': value.set_value_hooks,
+        'get_value_hooks': value.get_value_hooks,
+        'create_value_hooks': value.create_value_hooks,
+        'add_axis_hooks': value.add_axis_hooks,
+        'remove_axis_hooks': value.remove_axis_hooks,
+      }
+      value = value.raw_value
+    else:
+      hooks = {}
+    for name, given in (
+      ('set_value_hooks', set_value_hooks),
+      ('get_value_hooks', get_value_hooks),
+      ('create_value_hooks', create_value_hooks),
+      ('add_axis_hooks', add_axis_hooks),
+      ('remove_axis_hooks', remove_axis_hooks),
+    ):
+      combined = _as_tuple(hooks.get(name)) + _as_tuple(given)
+      if combined:
+        meta[name] = combined
+    meta.update(metadata)
+    object.__setattr__(self, '_var_metadata', meta)
+    object.__setattr__(self, 'raw_value', value)
+    value = self.on_create_value(value)
+    for hook in meta.get('create_value_hooks', ()):
+      value = hook(self, value)
+    object.__setattr__(self, 'raw_value', value)
+
+  # -- value access --------------------------------------------------------
+  @property
+  def value(self) -> A:
+    """The value held by the Variable (after get-value hooks)."""
+    v = self.raw_value
+    if self._has_get_hook:
+      v = self.on_get_value(v)
+    hooks = self._var_metadata.get('get_value_hooks')
+    if hooks:
+      for hook in hooks:
+        v = hook(self, v)
+    return v
+
+  @value.setter
+  def value(self, value):
+    self.set_value(value)
+
+  def get_value(self) -> A:
+    """Returns the value (same as ``.value``)."""
+    return self.value
+
+  def set_value(self, value) -> None:
+    """Replaces the value, running set-value hooks."""
+    if isinstance(value, Variable):
+      raise ValueError(
+        'Cannot set the value of a Variable to another Variable; use '
+        '`var.value = other.value` (or `var[...] = other[...]`).'
+      )
+    if self._has_set_hook:
+      value = self.on_set_value(value)
+    hooks = self._var_metadata.get('set_value_hooks')
+    if hooks:
+      for hook in hooks:
+        value = hook(self, value)
+    object.__setattr__(self, 'raw_value', value)
+
+  def __getitem__(self, key):
+    if key is Ellipsis:
+      return self.value
+    return self.value[key]
+
+  def __setitem__(self, key, item):
+    if isinstance(item, Variable):
+      item = item.value
+    if key is Ellipsis:
+      current = self.raw_value
+      if not hasattr(current, 'shape') or getattr(
+        item, 'shape', None
+      ) == current.shape or not hasattr(item, 'shape'):
+        if hasattr(current, 'shape') and not hasattr(item, 'shape'):
+          item = _broadcast_like(item, current)
+        self.set_value(item)
+        return
+    current = self.value
+    if hasattr(current, 'at'):
+      self.set_value(current.at[key].set(item))
+    else:
+      current[key] = item
+      self.set_value(current)
+
+  # -- hooks (override in subclasses) -------------------------------------
+  def on_get_value(self, value):
+    return value
+
+  def on_set_value(self, value):
+    return value
+
+  def on_create_value(self, value):
+    return value
+
+  def on_add_axis(self, axis_index, axis_name):
+    return self
+
+  def on_remove_axis(self, axis_index, axis_name):
+    return self
+
+  def add_axis(self, axis_index: int, axis_name) -> None:
+    """Records that a transform added axis ``axis_index`` to the value."""
+    META_EPOCH.value += 1
+    names = self._var_metadata.get('sharding_names')
+    if names is not None and axis_name is not ...:
+      names = list(names)
+      names.insert(axis_index, axis_name)
+      self._var_metadata['sharding_names'] = tuple(names)
+    self.on_add_axis(axis_index, axis_name)
+    for hook in self._var_metadata.get('add_axis_hooks', ()):
+      hook(self, axis_index, axis_name)
+
+  def remove_axis(self, axis_index: int, axis_name) -> None:
+    """Records that a transform removed axis ``axis_index`` of the value."""
+    META_EPOCH.value += 1
+    names = self._var_metadata.get('sharding_names')
+    if names is not None and axis_name is not ...:
+      names = list(names)
+      if 0 <= axis_index < len(names) or -len(names) <= axis_index < 0:
+        names.pop(axis_index)
+      self._var_metadata['sharding_names'] = tuple(names)
+    self.on_remove_axis(axis_index, axis_name)
+    for hook in self._var_metadata.get('remove_axis_hooks', ()):
+      hook(self, axis_index, axis_name)
+
+  # -- metadata -------------------------------------------------------------
+  def get_metadata(self, name=None, default=MISSING, *, exclude_required=None):
+    """Returns one metadata entry, or the whole metadata dict.
+
+    Args:
+      name: the entry to read; if not given the full dict is returned.
+      default: value returned when ``name`` is missing; without it a
+        missing entry raises ``KeyError``.
+      exclude_required: accepted for compatibility; hooks are not part of the
+        returned dict when it is true.
+
+    Returns:
+      The entry, or a copy of all metadata.
+    """
+    if name is None:
+      meta = dict(self._var_metadata)
+      if exclude_required:
+        for key in _HOOK_NAMES:
+          meta.pop(key, None)
+      return meta
+    if name in self._var_metadata:
+      return self._var_metadata[name]
+    if default is not MISSING:
+      return default
+    raise KeyError(
+      f'{type(self).__name__} has no metadata entry {name!r}; entries: '
+      f'{sorted(self._var_metadata)}'
+    )
+
+  def set_metadata(self, *args, **kwargs) -> None:
+    """Sets metadata: ``(dict)`` replaces all, ``(name, value)`` sets one,
+    keyword arguments update several entries."""
+    META_EPOCH.value += 1
+    if args and kwargs:
+      raise TypeError('set_metadata takes positional or keyword arguments, '
+                      'not both.')
+    if len(args) == 1:
+      if not isinstance(args[0], tp.Mapping):
+        raise TypeError(
+          'set_metadata(x) expects a mapping that replaces the metadata, '
+          f'got {type(args[0]).__name__}.'
+        )
+      object.__setattr__(self, '_var_metadata', dict(args[0]))
+    elif len(args) == 2:
+      self._var_metadata[args[0]] = args[1]
+    elif args:
+      raise TypeError(
+        f'set_metadata takes 1 or 2 positional arguments, got {len(args)}.'
+      )
+    else:
+      self._var_metadata.update(kwargs)
+
+  def has_metadata(self, name: str) -> bool:
+    """Whether the metadata has an entry ``name``."""
+    return name in self._var_metadata
+
+  def del_metadata(self, name: str) -> None:
+    """Deletes the metadata entry ``name``."""
+    META_EPOCH.value += 1
+    del self._var_metadata[name]
+
+  @property
+  def metadata(self):
+    return self._var_metadata
+
+  @property
+  def type(self):
+    """The type of the Variable."""
+    return type(self)
+
+  def __getattr__(self, name):
+    if name in _INTERNAL or name.startswith('__'):
+      raise AttributeError(name)
+    meta = object.__getattribute__(self, '_var_metadata')
+    if name in meta:
+      return meta[name]
+    value = object.__getattribute__(self, 'raw_value')
+    if name in ('shape', 'dtype', 'ndim', 'size', 'T', 'at', 'sharding'):
+      return getattr(value, name)
+    try:
+      return getattr(value, name)
+    except AttributeError:
+      raise AttributeError(
+        f'{type(self).__name__!r} object has no attribute {name!r}'
+      ) from None
+
+  def __setattr__(self, name, value):
+    if name in _INTERNAL:
+      object.__setattr__(self, name, value)
+    elif name == 'value':
+      self.set_value(value)
+    elif hasattr(type(self), name) and isinstance(
+      getattr(type(self), name), property
+    ):
+      object.__setattr__(self, name, value)
+    else:
+      META_EPOCH.value += 1
+      self._var_metadata[name] = value
+
+  def __delattr__(self, name):
+    if name in self._var_metadata:
+      META_EPOCH.value += 1
+      del self._var_metadata[name]
+    else:
+      object.__delattr__(self, name)
+
+  # -- copies -----------------------------------------------------------------
+  def copy(self, value=MISSING, **metadata):
+    """Returns a new Variable of the same type with the same metadata."""
+    new = object.__new__(type(self))
+    object.__setattr__(
+      new, 'raw_value', self.raw_value if value is MISSING else value
+    )
+    meta = dict(self._var_metadata)
+    meta.update(metadata)
+    object.__setattr__(new, '_var_metadata', meta)
+    return new
+
+  def replace(self, value=MISSING, **metadata):
+    """Like :meth:`copy`, with a new value and/or metadata entries."""
+    return self.copy(value, **metadata)
+
+  def copy_from(self, other: 'Variable') -> None:
+    """Makes this Variable hold ``other``'s value and metadata."""
+    META_EPOCH.value += 1
+    object.__setattr__(self, 'raw_value', other.raw_value)
+    object.__setattr__(self, '_var_metadata', dict(other._var_metadata))
+
+  def update_from_state(self, other: 'Variable') -> None:
+    """Takes ``other``'s value and metadata (used by ``nnx.update``)."""
+    object.__setattr__(self, 'raw_value', other.raw_value)
+    self._var_metadata.update(other._var_metadata)
+
+  def to_state(self):
+    return self.copy()
+
+  @classmethod
+  def from_metadata(cls, value, metadata):
+    new = object.__new__(cls)
+    object.__setattr__(new, 'raw_value', value)
+    object.__setattr__(new, '_var_metadata', dict(metadata))
+    return new
+
+  def __copy__(self):
+    return self.copy()
+
+  def __deepcopy__(self, memo):
+    import copy as _copy
+
+    new = object.__new__(type(self))
+    memo[id(self)] = new
+    object.__setattr__(new, 'raw_value', _copy.deepcopy(self.raw_value, memo))
+    object.__setattr__(
+      new, '_var_metadata', _copy.deepcopy(self._var_metadata, memo)
+    )
+    return new
+
+  def __getstate__(self):
+    return {'raw_value': self.raw_value, 'metadata': self._var_metadata}
+
+  def __setstate__(self, state):
+    object.__setattr__(self, 'raw_value', state['raw_value'])
+    object.__setattr__(self, '_var_metadata', state['metadata'])
+
+  # -- repr -------------------------------------------------------------------
+  def __repr__(self):
+    from flax.nnx import reprlib
+
+    return reprlib.variable_repr(self, 0)
+
+  def _repr_pretty_(self, p, cycle):
+    p.text(repr(self))
+
+  # -- array protocol ---------------------------------------------------------
+  def __jax_array__(self):
+    return self.value
+
+  def __array__(self, dtype=None, copy=None):
+    import numpy as np
+
+    return np.asarray(self.value, dtype=dtype)
+
+  def __len__(self):
+    return len(self.value)
+
+  def __iter__(self):
+    return iter(self.value)
+
+  def __bool__(self):
+    return bool(self.value)
+
+  def __int__(self):
+    return int(self.value)
+
+  def __float__(self):
+    return float(self.value)
+
+  def __index__(self):
+    return self.value.__index__()
+
+  def __neg__(self):
+    return -self.value
+
+  def __pos__(self):
+    return +self.value
+
+  def __abs__(self):
+    return abs(self.value)
+
+  def __invert__(self):
+    return ~self.value
+
+  def __hash__(self):
+    return object.__hash__(self)
+
+  def __eq__(self, other):
+    return self is other
+
+  def __ne__(self, other):
+    return self is not other
+
+
+def _broadcast_like(item, current):
+  import jax.numpy as jnp
+
+  return jnp.broadcast_to(jnp.asarray(item, dtype=current.dtype),
+                          current.shape)
+
+
+def _make_op(opname, reflected):
+  import operator
+
+  fn = getattr(operator, opname)
+
+  if reflected:
+
+    def op(self, other):
+      if isinstance(other, Variable):
+        other = other.value
+      return fn(other, self.value)
+  else:
+
+    def op(self, other):
+      if isinstance(other, Variable):
+        other = other.value
+      return fn(self.value, other)
+
+  return op
+
+
+for _name in (
+  'add', 'sub', 'mul', 'matmul', 'truediv', 'floordiv', 'mod', 'pow',
+  'lshift', 'rshift', 'and', 'or', 'xor',
+):
+  _op = 'and_' if _name == 'and' else 'or_' if _name == 'or' else _name
+  setattr(Variable, f'__{_name}__', _make_op(_op, False))
+  setattr(Variable, f'__r{_name}__', _make_op(_op, True))
+for _name in ('lt', 'le', 'gt', 'ge'):
+  setattr(Variable, f'__{_name}__', _make_op(_name, False))
+del _name, _op
+
+_register(Variable)
+
+
+class Param(Variable[A]):
+  """The canonical learnable parameter.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> nnx.Param(jnp.zeros(3)).shape
+  (3,)
+  """
+
+
+class BatchStat(Variable[A]):
+  """Running batch statistics (e.g. the mean and variance of BatchNorm)."""
+
+
+class Cache(Variable[A]):
+  """Autoregressive cache (e.g. of MultiHeadAttention decoding)."""
+
+
+class Intermediate(Variable[A]):
+  """Intermediate values, typically collected with ``Module.sow``."""
+
+
+class Perturbation(Intermediate[A]):
+  """Zero-valued variables added by ``Module.perturb`` to take gradients of
+  intermediate values."""
+
+
+# -- metadata helpers ---------------------------------------------------------
+
+
+def with_metadata(
+  initializer,
+  set_value_hooks=(),
+  get_value_hooks=(),
+  create_value_hooks=(),
+  add_axis_hooks=(),
+  remove_axis_hooks=(),
+  **metadata,
+):
+  """Wraps ``initializer`` so that its result carries Variable metadata.
+
+  >>> from flax import nnx
+  >>> import jax, jax.numpy as jnp
+  >>> init = nnx.with_metadata(jax.nn.initializers.ones, sharding_names=('a',))
+  >>> p = nnx.Param(init(jax.random.key(0), (2,)))
+  >>> p.sharding_names
+  ('a',)
+  """
+  import functools
+
+  @functools.wraps(initializer)
+  def wrapper(*args, **kwargs):
+    return VariableMetadata(
+      initializer(*args, **kwargs),
+      set_value_hooks=_as_tuple(set_value_hooks),
+      get_value_hooks=_as_tuple(get_value_hooks),
+      create_value_hooks=_as_tuple(create_value_hooks),
+      add_axis_hooks=_as_tuple(add_axis_hooks),
+      remove_axis_hooks=_as_tuple(remove_axis_hooks),
+      metadata=dict(metadata),
+    )
+
+  return wrapper
+
+
+# -- Linen collection names ----------------------------------------------------
+
+_NAME_TO_TYPE: dict = {}
+_TYPE_TO_NAME: dict = {}
+
+
+def register_variable_name(name: str, typ=MISSING, *, overwrite=False):
+  """Registers a pair of Linen collection name and NNX Variable type.
+
+  Can be used as a class decorator: ``@nnx.register_variable_name('foo')``.
+  """
+  if typ is MISSING:
+    return lambda t: register_variable_name(name, t, overwrite=overwrite)
+  if not overwrite and name in _NAME_TO_TYPE and _NAME_TO_TYPE[name] is not typ:
+    raise ValueError(
+      f'Name {name!r} is already registered to '
+      f'{_NAME_TO_TYPE[name].__name__}; pass overwrite=True to replace it.'
+    )
+  _NAME_TO_TYPE[name] = typ
+  _TYPE_TO_NAME[typ] = name
+  return typ
+
+
+def variable_name_from_type(typ, /, *, allow_register=False) -> str:
+  """Given an NNX Variable type, returns its Linen-style collection name."""
+  if typ in _TYPE_TO_NAME:
+    return _TYPE_TO_NAME[typ]
+  if not allow_register:
+    raise ValueError(
+      f'Type {typ} is not registered in the registry. To register a name, '
+      'use `register_variable_name()` or pass allow_register=True.'
+    )
+  name = typ.__name__
+  register_variable_name(name, typ)
+  return name
+
+
+def variable_type_from_name(name: str, /, *, base=Variable,
+                            allow_register=False):
+  """Given a Linen-style collection name, gets or creates its Variable type."""
+  if name in _NAME_TO_TYPE:
+    return _NAME_TO_TYPE[name]
+  if not allow_register:
+    raise ValueError(
+      f'Name {name!r} is not registered in the registry. To register a new '
+      'name, use `register_variable_name()` or pass allow_register=True.'
+    )
+  typ = type(name, (base,), {})
+  register_variable_name(name, typ)
+  return typ
+
+
+register_variable_name('params', Param)
+register_variable_name('batch_stats', BatchStat)
+register_variable_name('cache', Cache)
+register_variable_name('intermediates', Intermediate)
+register_variable_name('perturbations', Perturbation)
+
+
+def is_array_ref(x) -> bool:
+  return False
