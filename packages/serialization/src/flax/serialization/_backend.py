@@ -67,7 +67,8 @@ def atomic_write(path, data, *, overwrite: bool = True, tmp_path=None) -> None:
   >>> from flax.serialization import atomic_write
   >>> path = os.path.join(tempfile.mkdtemp(), 'f')
   >>> atomic_write(path, b'hello')
-  >>> open(path, 'rb').read()
+  >>> with open(path, 'rb') as f:
+  ...   f.read()
   b'hello'
 
   Args:

@@ -12,7 +12,7 @@ def to_bytes(target) -> bytes:
   >>> import numpy as np
   >>> from flax import serialization
   >>> serialization.to_bytes([np.int8(7)])
-  b'\\x81\\xa10\\xc7\\x0b\\x03\\x93\\x90\\xa4int8\\xc4\\x01\\x07'
+  b'\\x81\\xa10\\xc7\\n\\x03\\x93\\x90\\xa4int8\\xc4\\x01\\x07'
 
   Args:
     target: the object; its state dict (``to_state_dict``) is written.

@@ -1,0 +1,1 @@
+"""NNX training helpers (exported as ``nnx.Optimizer``, ``nnx.metrics``)."""
