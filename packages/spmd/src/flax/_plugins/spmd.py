@@ -26,8 +26,11 @@ def flax_exports():
   exports = [
     Export('flax.linen', name, f'flax.spmd:{name}') for name in _LINEN_NAMES
   ]
-  # ``from flax.linen import spmd`` (Flax's flax.linen.spmd module).
+  # ``from flax.linen import spmd`` (Flax's flax.linen.spmd module), and
+  # ``nn.meta.PARTITION_NAME`` (flax.linen re-exports flax.core.meta; if
+  # flax.linen defines ``meta`` itself, its own wins).
   exports.append(Export('flax.linen', 'spmd', 'flax.spmd'))
+  exports.append(Export('flax.linen', 'meta', 'flax.core.meta'))
   return exports
 
 
