@@ -1,0 +1,701 @@
+"""Linen normalization layers.
+
+BatchNorm keeps running statistics in the ``batch_stats`` collection
+(``mean`` and ``var``, float32); the other norms are stateless. Every norm
+creates ``scale`` then ``bias`` over its feature axes.
+"""
+
+import dataclasses
+import functools
+from collections.abc import Iterable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from flax.layers import initializers, normalization
+from flax.layers.dtypes import canonicalize_dtype
+from flax.linen import Module, compact, map_variables, merge_param
+
+Array = Any
+Axes = int | Any
+Dtype = Any
+Initializer = initializers.Initializer
+
+
+def _scale_bias(mdl, shape, use_scale, use_bias, feature_axes):
+  """Creates ``scale`` and ``bias`` (in that order) over ``feature_axes``."""
+  param_shape, _ = normalization.feature_shapes(
+    tuple(shape), normalization.canonicalize_axes(len(shape), feature_axes)
+  )
+  scale = bias = None
+  if use_scale:
+    scale = mdl.param('scale', mdl.scale_init, param_shape, mdl.param_dtype)
+  if use_bias:
+    bias = mdl.param('bias', mdl.bias_init, param_shape, mdl.param_dtype)
+  return scale, bias
+
+
+class BatchNorm(Module):
+  """BatchNorm Module.
+
+  Usage::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jax.random.normal(jax.random.key(0), (5, 6))
+    >>> layer = nn.BatchNorm(momentum=0.9, epsilon=1e-5)
+    >>> variables = layer.init(jax.random.key(1), x,
+    ...                        use_running_average=False)
+    >>> jax.tree_util.tree_map(jnp.shape, variables)
+    {'batch_stats': {'mean': (6,), 'var': (6,)}, 'params': {'bias': (6,), 'scale': (6,)}}
+    >>> y, updates = layer.apply(variables, x, use_running_average=False,
+    ...                          mutable=['batch_stats'])
+
+  Attributes:
+    use_running_average: if True, the stored statistics are used instead of
+      the batch's (merged with the call argument; exactly one must be set).
+    axis: the feature or non-batch axis of the input.
+    momentum: decay rate of the running averages.
+    epsilon: a small float added to variance to avoid dividing by zero.
+    dtype: the dtype of the result (default: infer from input and params).
+    param_dtype: the dtype passed to parameter initializers.
+    use_bias: if True, bias (beta) is added.
+    use_scale: if True, multiply by scale (gamma).
+    bias_init: initializer for bias.
+    scale_init: initializer for scale.
+    axis_name: the axis name used to combine batch statistics from multiple
+      devices (``jax.pmap`` / ``vmap`` axis).
+    axis_index_groups: groups of axis indices within that named axis.
+    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
+    force_float32_reductions: statistics are always reduced in float32 (or
+      wider); kept for API compatibility.
+  """
+
+  use_running_average: bool | None = None
+  axis: int = -1
+  momentum: float = 0.99
+  epsilon: float = 1e-5
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  use_bias: bool = True
+  use_scale: bool = True
+  bias_init: Initializer = initializers.zeros
+  scale_init: Initializer = initializers.ones
+  axis_name: str | None = None
+  axis_index_groups: Any = None
+  use_fast_variance: bool = True
+  force_float32_reductions: bool = True
+
+  @compact
+  def __call__(self, x, use_running_average: bool | None = None, *, mask=None):
+    """Normalizes the input using batch statistics.
+
+    Args:
+      x: the input to be normalized.
+      use_running_average: if true, the statistics stored in batch_stats
+        will be used instead of computing the batch statistics on the input.
+      mask: binary array of shape broadcastable to ``x``, indicating the
+        positions for which the statistics are computed.
+
+    Returns:
+      Normalized inputs (the same shape as inputs).
+    """
+    use_running_average = merge_param(
+      'use_running_average', self.use_running_average, use_running_average
+    )
+    feature_axes = normalization.canonicalize_axes(x.ndim, self.axis)
+    reduction_axes = tuple(i for i in range(x.ndim) if i not in feature_axes)
+    feature_shape = tuple(x.shape[ax] for ax in feature_axes)
+
+    ra_mean = self.variable(
+      'batch_stats', 'mean', lambda s: jnp.zeros(s, jnp.float32), feature_shape
+    )
+    ra_var = self.variable(
+      'batch_stats', 'var', lambda s: jnp.ones(s, jnp.float32), feature_shape
+    )
+    if use_running_average:
+      mean, var = ra_mean.value, ra_var.value
+    else:
+      initializing = self.is_initializing()
+      mean, var = normalization.compute_stats(
+        x,
+        reduction_axes,
+        dtype=self.dtype,
+        axis_name=None if initializing else self.axis_name,
+        axis_index_groups=self.axis_index_groups,
+        use_fast_variance=self.use_fast_variance,
+        mask=mask,
+      )
+      if not initializing:
+        m = self.momentum
+        ra_mean.value = m * ra_mean.value + (1 - m) * mean
+        ra_var.value = m * ra_var.value + (1 - m) * var
+    scale, bias = _scale_bias(
+      self, x.shape, self.use_scale, self.use_bias, feature_axes
+    )
+    return normalization.normalize(
+      x,
+      mean,
+      var,
+      reduction_axes,
+      feature_axes,
+      scale,
+      bias,
+      dtype=self.dtype,
+      epsilon=self.epsilon,
+    )
+
+
+class LayerNorm(Module):
+  """Layer normalization (https://arxiv.org/abs/1607.06450).
+
+  Normalizes each example independently over ``reduction_axes``.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jax.random.normal(jax.random.key(0), (3, 4, 5))
+    >>> layer = nn.LayerNorm()
+    >>> variables = layer.init(jax.random.key(1), x)
+    >>> jax.tree_util.tree_map(jnp.shape, variables)
+    {'params': {'bias': (5,), 'scale': (5,)}}
+    >>> layer.apply(variables, x).shape
+    (3, 4, 5)
+
+  Attributes:
+    epsilon: a small float added to variance to avoid dividing by zero.
+    dtype: the dtype of the result (default: infer from input and params).
+    param_dtype: the dtype passed to parameter initializers.
+    use_bias: if True, bias (beta) is added.
+    use_scale: if True, multiply by scale (gamma).
+    bias_init: initializer for bias.
+    scale_init: initializer for scale.
+    reduction_axes: axes for computing normalization statistics.
+    feature_axes: feature axes for learned bias and scaling.
+    axis_name: the axis name used to combine batch statistics from multiple
+      devices.
+    axis_index_groups: groups of axis indices within that named axis.
+    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
+    force_float32_reductions: kept for API compatibility (statistics are
+      always reduced in at least float32).
+  """
+
+  epsilon: float = 1e-6
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  use_bias: bool = True
+  use_scale: bool = True
+  bias_init: Initializer = initializers.zeros
+  scale_init: Initializer = initializers.ones
+  reduction_axes: Axes = -1
+  feature_axes: Axes = -1
+  axis_name: str | None = None
+  axis_index_groups: Any = None
+  use_fast_variance: bool = True
+  force_float32_reductions: bool = True
+
+  @compact
+  def __call__(self, x, *, mask=None):
+    """Applies layer normalization on the input.
+
+    Args:
+      x: the inputs.
+      mask: binary array of shape broadcastable to ``x``, indicating the
+        positions for which the statistics are computed.
+
+    Returns:
+      Normalized inputs (the same shape as inputs).
+    """
+    mean, var = normalization.compute_stats(
+      x,
+      self.reduction_axes,
+      self.dtype,
+      self.axis_name,
+      self.axis_index_groups,
+      use_fast_variance=self.use_fast_variance,
+      mask=mask,
+    )
+    scale, bias = _scale_bias(
+      self, x.shape, self.use_scale, self.use_bias, self.feature_axes
+    )
+    return normalization.normalize(
+      x,
+      mean,
+      var,
+      self.reduction_axes,
+      self.feature_axes,
+      scale,
+      bias,
+      dtype=self.dtype,
+      epsilon=self.epsilon,
+    )
+
+
+class RMSNorm(Module):
+  """RMS Layer normalization (https://arxiv.org/abs/1910.07467).
+
+  Like LayerNorm without re-centering: ``x / sqrt(mean(x**2) + eps)``.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> layer = nn.RMSNorm()
+    >>> variables = layer.init(jax.random.key(0), jnp.ones((2, 3)))
+    >>> jax.tree_util.tree_map(jnp.shape, variables)
+    {'params': {'scale': (3,)}}
+
+  Attributes:
+    epsilon: a small float added to variance to avoid dividing by zero.
+    dtype: the dtype of the result (default: infer from input and params).
+    param_dtype: the dtype passed to parameter initializers.
+    use_scale: if True, multiply by scale (gamma).
+    scale_init: initializer for scale.
+    reduction_axes: axes for computing normalization statistics.
+    feature_axes: feature axes for learned scaling.
+    axis_name: the axis name used to combine statistics across devices.
+    axis_index_groups: groups of axis indices within that named axis.
+    use_fast_variance: kept for API compatibility.
+    force_float32_reductions: kept for API compatibility.
+  """
+
+  epsilon: float = 1e-6
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  use_scale: bool = True
+  scale_init: Initializer = initializers.ones
+  reduction_axes: Axes = -1
+  feature_axes: Axes = -1
+  axis_name: str | None = None
+  axis_index_groups: Any = None
+  use_fast_variance: bool = True
+  force_float32_reductions: bool = True
+
+  @compact
+  def __call__(self, x, *, mask=None):
+    """Applies RMS layer normalization on the input.
+
+    Args:
+      x: the inputs.
+      mask: binary array of shape broadcastable to ``x``, indicating the
+        positions for which the statistics are computed.
+
+    Returns:
+      Normalized inputs (the same shape as inputs).
+    """
+    mean, var = normalization.compute_stats(
+      x,
+      self.reduction_axes,
+      self.dtype,
+      self.axis_name,
+      self.axis_index_groups,
+      use_mean=False,
+      use_fast_variance=self.use_fast_variance,
+      mask=mask,
+    )
+    scale, _ = _scale_bias(
+      self, x.shape, self.use_scale, False, self.feature_axes
+    )
+    return normalization.normalize(
+      x,
+      mean,
+      var,
+      self.reduction_axes,
+      self.feature_axes,
+      scale,
+      None,
+      dtype=self.dtype,
+      epsilon=self.epsilon,
+    )
+
+
+class GroupNorm(Module):
+  """Group normalization (arxiv.org/abs/1803.08494).
+
+  Statistics are shared across groups of channels, per example. The input
+  is ``(batch, ..., channels)``; exactly one of ``num_groups`` and
+  ``group_size`` must be set.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jax.random.normal(jax.random.key(0), (3, 4, 6))
+    >>> layer = nn.GroupNorm(num_groups=3)
+    >>> variables = layer.init(jax.random.key(1), x)
+    >>> jax.tree_util.tree_map(jnp.shape, variables)
+    {'params': {'bias': (6,), 'scale': (6,)}}
+
+  Attributes:
+    num_groups: the total number of channel groups (default 32).
+    group_size: the number of channels in a group.
+    epsilon: a small float added to variance to avoid dividing by zero.
+    dtype: the dtype of the result (default: infer from input and params).
+    param_dtype: the dtype passed to parameter initializers.
+    use_bias: if True, bias (beta) is added.
+    use_scale: if True, multiply by scale (gamma).
+    bias_init: initializer for bias.
+    scale_init: initializer for scale.
+    reduction_axes: axes for computing the statistics (must include the
+      last one); default: every axis but the first.
+    axis_name: the axis name used to combine statistics across devices.
+    axis_index_groups: groups of axis indices within that named axis.
+    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
+  """
+
+  num_groups: int | None = 32
+  group_size: int | None = None
+  epsilon: float = 1e-6
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  use_bias: bool = True
+  use_scale: bool = True
+  bias_init: Initializer = initializers.zeros
+  scale_init: Initializer = initializers.ones
+  reduction_axes: Axes | None = None
+  axis_name: str | None = None
+  axis_index_groups: Any = None
+  use_fast_variance: bool = True
+
+  @compact
+  def __call__(self, x, *, mask=None):
+    """Applies group normalization to the input.
+
+    Args:
+      x: the input of shape ``N...C``.
+      mask: binary array of shape broadcastable to ``x``, indicating the
+        positions for which the statistics are computed.
+
+    Returns:
+      Normalized inputs (the same shape as inputs).
+    """
+    num_groups = normalization.group_norm_groups(
+      x.shape[-1], self.num_groups, self.group_size
+    )
+    reduction_axes = self.reduction_axes
+    if reduction_axes is not None and isinstance(reduction_axes, int):
+      reduction_axes = (reduction_axes,)
+    mean, var, stat_axes = normalization.group_stats(
+      x,
+      num_groups,
+      reduction_axes,
+      self.dtype,
+      self.axis_name,
+      self.axis_index_groups,
+      self.use_fast_variance,
+      mask,
+    )
+    scale, bias = _scale_bias(
+      self, x.shape, self.use_scale, self.use_bias, (x.ndim - 1,)
+    )
+    return normalization.normalize(
+      x,
+      mean,
+      var,
+      stat_axes,
+      (x.ndim - 1,),
+      scale,
+      bias,
+      dtype=self.dtype,
+      epsilon=self.epsilon,
+    )
+
+
+class InstanceNorm(Module):
+  """Instance normalization (https://arxiv.org/abs/1607.08022v3).
+
+  Normalizes each example and each feature independently over the other
+  (spatial) axes; the first axis is the batch axis.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jax.random.normal(jax.random.key(0), (2, 3, 4, 5))
+    >>> layer = nn.InstanceNorm()
+    >>> variables = layer.init(jax.random.key(1), x)
+    >>> jax.tree_util.tree_map(jnp.shape, variables)
+    {'params': {'bias': (5,), 'scale': (5,)}}
+
+  Attributes:
+    epsilon: a small float added to variance to avoid dividing by zero.
+    dtype: the dtype of the result (default: infer from input and params).
+    param_dtype: the dtype passed to parameter initializers.
+    use_bias: if True, bias (beta) is added.
+    use_scale: if True, multiply by scale (gamma).
+    bias_init: initializer for bias.
+    scale_init: initializer for scale.
+    feature_axes: the feature axes (must not include the batch axis 0).
+    axis_name: the axis name used to combine statistics across devices.
+    axis_index_groups: groups of axis indices within that named axis.
+    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
+  """
+
+  epsilon: float = 1e-6
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  use_bias: bool = True
+  use_scale: bool = True
+  bias_init: Initializer = initializers.zeros
+  scale_init: Initializer = initializers.ones
+  feature_axes: Axes = -1
+  axis_name: str | None = None
+  axis_index_groups: Any = None
+  use_fast_variance: bool = True
+
+  @compact
+  def __call__(self, x, *, mask=None):
+    """Applies instance normalization on the input.
+
+    Args:
+      x: the inputs.
+      mask: binary array of shape broadcastable to ``x``, indicating the
+        positions for which the statistics are computed.
+
+    Returns:
+      Normalized inputs (the same shape as inputs).
+    """
+    feature_axes = normalization.canonicalize_axes(x.ndim, self.feature_axes)
+    if 0 in feature_axes:
+      raise ValueError(
+        'The channel axes cannot include the leading dimension '
+        'as this is assumed to be the batch axis.'
+      )
+    reduction_axes = tuple(i for i in range(1, x.ndim) if i not in feature_axes)
+    mean, var = normalization.compute_stats(
+      x,
+      reduction_axes,
+      self.dtype,
+      self.axis_name,
+      self.axis_index_groups,
+      use_fast_variance=self.use_fast_variance,
+      mask=mask,
+    )
+    scale, bias = _scale_bias(
+      self, x.shape, self.use_scale, self.use_bias, feature_axes
+    )
+    return normalization.normalize(
+      x,
+      mean,
+      var,
+      reduction_axes,
+      feature_axes,
+      scale,
+      bias,
+      dtype=self.dtype,
+      epsilon=self.epsilon,
+    )
+
+
+def _path_name(path) -> str:
+  return '/'.join(str(getattr(k, 'key', k)) for k in path)
+
+
+class SpectralNorm(Module):
+  """Spectral normalization of the parameters of a wrapped layer.
+
+  Each parameter with two or more dimensions is divided by its largest
+  singular value, estimated by power iteration. The power-iteration vector
+  ``u`` and the estimate ``sigma`` live in ``collection_name``
+  (``batch_stats``) under ``'<layer name>/<param path>/u'`` and ``.../sigma``
+  and are updated when ``update_stats=True``.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> class Foo(nn.Module):
+    ...   @nn.compact
+    ...   def __call__(self, x, train):
+    ...     x = nn.Dense(3)(x)
+    ...     return nn.SpectralNorm(nn.Dense(4))(x, update_stats=train)
+    >>> variables = Foo().init(jax.random.key(0), jnp.ones((1, 2)), False)
+    >>> jax.tree_util.tree_map(jnp.shape, variables['batch_stats'])
+    {'SpectralNorm_0': {'Dense_1/kernel/sigma': (), 'Dense_1/kernel/u': (1, 4)}}
+
+  Attributes:
+    layer_instance: the Module to wrap.
+    n_steps: power-iteration steps per call.
+    epsilon: a small float added to norms to avoid dividing by zero.
+    dtype: the dtype of the result (default: infer).
+    param_dtype: the dtype of ``u`` and ``sigma``.
+    error_on_non_matrix: raise for parameters with more than two dimensions
+      instead of flattening their leading axes.
+    collection_name: the collection holding ``u`` and ``sigma``.
+  """
+
+  layer_instance: Module
+  n_steps: int = 1
+  epsilon: float = 1e-12
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  error_on_non_matrix: bool = False
+  collection_name: str = 'batch_stats'
+
+  @compact
+  def __call__(self, *args, update_stats: bool, **kwargs):
+    """Calls the wrapped layer with spectrally normalized parameters.
+
+    Args:
+      *args: positional arguments of the layer.
+      update_stats: whether to store the new ``u`` and ``sigma``.
+      **kwargs: keyword arguments of the layer.
+
+    Returns:
+      The output of the layer.
+    """
+
+    def layer_forward(layer_instance):
+      return layer_instance(*args, **kwargs)
+
+    normalize = functools.partial(
+      self._spectral_normalize, update_stats=update_stats
+    )
+    return map_variables(
+      layer_forward,
+      trans_in_fn=lambda vs: jax.tree_util.tree_map_with_path(normalize, vs),
+      init=self.is_initializing(),
+      mutable=True,
+    )(self.layer_instance)
+
+  def _spectral_normalize(self, path, vs, update_stats):
+    value = jnp.asarray(vs)
+    value_shape = value.shape
+    if value.ndim <= 1 or self.n_steps < 1:
+      return value
+    if value.ndim > 2:
+      if self.error_on_non_matrix:
+        raise ValueError(
+          f'Input is {value.ndim}D but error_on_non_matrix is True'
+        )
+      value = jnp.reshape(value, (-1, value.shape[-1]))
+    name = self.layer_instance.name + '/' + _path_name(path[1:])
+    u0_var = self.variable(
+      self.collection_name,
+      name + '/u',
+      jax.random.normal,
+      self.make_rng('params')
+      if not self.has_variable(self.collection_name, name + '/u')
+      else None,
+      (1, value.shape[-1]),
+      self.param_dtype,
+    )
+    sigma_var = self.variable(
+      self.collection_name, name + '/sigma', jnp.ones, (), self.param_dtype
+    )
+    u0 = u0_var.value
+    v0 = None
+    for _ in range(self.n_steps):
+      v0 = normalization.l2_normalize(jnp.matmul(u0, value.T), eps=self.epsilon)
+      u0 = normalization.l2_normalize(jnp.matmul(v0, value), eps=self.epsilon)
+    u0 = lax.stop_gradient(u0)
+    v0 = lax.stop_gradient(v0)
+    sigma = jnp.matmul(jnp.matmul(v0, value), jnp.transpose(u0))[0, 0]
+    value /= jnp.where(sigma != 0, sigma, 1)
+    value_bar = value.reshape(value_shape)
+    if update_stats:
+      u0_var.value = u0
+      sigma_var.value = sigma
+    dtype = canonicalize_dtype(vs, u0, v0, sigma, dtype=self.dtype)
+    return jnp.asarray(value_bar, dtype)
+
+
+class WeightNorm(Module):
+  """Weight normalization of the parameters of a wrapped layer.
+
+  Each selected parameter is divided by its L2 norm over the non-feature
+  axes and multiplied by a learned ``scale`` parameter, stored in this
+  module as ``'<layer name>/<param path>/scale'``.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> class Foo(nn.Module):
+    ...   @nn.compact
+    ...   def __call__(self, x):
+    ...     return nn.WeightNorm(nn.Dense(4))(x)
+    >>> variables = Foo().init(jax.random.key(0), jnp.ones((1, 2)))
+    >>> jax.tree_util.tree_map(jnp.shape, variables['params'])
+    {'Dense_0': {'bias': (4,), 'kernel': (2, 4)}, 'WeightNorm_0': {'Dense_0/kernel/scale': (4,)}}
+
+  Attributes:
+    layer_instance: the Module to wrap.
+    epsilon: a small float added to norms to avoid dividing by zero.
+    dtype: the dtype of the result (default: infer).
+    param_dtype: the dtype of ``scale``.
+    use_scale: whether to learn a scale.
+    scale_init: initializer of the scale.
+    feature_axes: axes kept by the norm (None: normalize the whole array).
+    variable_filter: substrings of the variable paths to normalize (None or
+      empty: every variable).
+  """
+
+  layer_instance: Module
+  epsilon: float = 1e-12
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  use_scale: bool = True
+  scale_init: Initializer = initializers.ones
+  feature_axes: Axes | None = -1
+  variable_filter: Iterable | None = dataclasses.field(
+    default_factory=lambda: {'kernel'}
+  )
+
+  @compact
+  def __call__(self, *args, **kwargs):
+    """Calls the wrapped layer with weight-normalized parameters.
+
+    Args:
+      *args: positional arguments of the layer.
+      **kwargs: keyword arguments of the layer.
+
+    Returns:
+      The output of the layer.
+    """
+
+    def layer_forward(layer_instance):
+      return layer_instance(*args, **kwargs)
+
+    return map_variables(
+      layer_forward,
+      trans_in_fn=lambda vs: jax.tree_util.tree_map_with_path(
+        self._l2_normalize, vs
+      ),
+      init=self.is_initializing(),
+    )(self.layer_instance)
+
+  def _l2_normalize(self, path, vs):
+    value = jnp.asarray(vs)
+    name = self.layer_instance.name + '/' + _path_name(path[1:])
+    if self.variable_filter:
+      if not any(v in name for v in self.variable_filter):
+        return value
+    if self.feature_axes is None:
+      feature_axes = ()
+      reduction_axes = tuple(range(value.ndim))
+    else:
+      feature_axes = normalization.canonicalize_axes(
+        value.ndim, self.feature_axes
+      )
+      reduction_axes = tuple(
+        i for i in range(value.ndim) if i not in feature_axes
+      )
+    param_shape = [value.shape[ax] for ax in feature_axes]
+    broadcast = [
+      value.shape[i] if i in feature_axes else 1 for i in range(value.ndim)
+    ]
+    value_bar = normalization.l2_normalize(
+      value, axis=reduction_axes, eps=self.epsilon
+    )
+    args = [vs]
+    if self.use_scale:
+      scale = self.param(
+        name + '/scale', self.scale_init, param_shape, self.param_dtype
+      ).reshape(broadcast)
+      value_bar *= scale
+      args.append(scale)
+    return jnp.asarray(value_bar, canonicalize_dtype(*args, dtype=self.dtype))

@@ -1,0 +1,926 @@
+"""Linen recurrent layers: RNN cells, ``RNN`` and ``Bidirectional``.
+
+Cells take ``(carry, inputs)`` and return ``(new_carry, output)``; their
+``initialize_carry(rng, input_shape)`` builds the initial carry. ``RNN``
+scans a cell over time with ``nn.scan`` (parameters shared across steps)
+and keeps the cell's parameters under ``cell``.
+"""
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import random
+
+from flax.core.frozen_dict import FrozenDict
+from flax.layers import initializers
+from flax.layers import recurrent as rnn_math
+from flax.layers.activations import sigmoid, tanh
+from flax.layers.dtypes import promote_dtype
+from flax.layers.linen.linear import Conv, Dense, default_kernel_init
+from flax.layers.recurrent import flip_sequences as flip_sequences
+from flax.linen import Module, compact, nowrap
+from flax.linen import scan as _scan
+
+Array = Any
+Carry = Any
+Dtype = Any
+Initializer = initializers.Initializer
+
+
+class RNNCellBase(Module):
+  """Base class of the RNN cells."""
+
+  @nowrap
+  def initialize_carry(self, rng, input_shape: tuple[int, ...]) -> Carry:
+    """Initializes the carry of the cell.
+
+    Args:
+      rng: random number generator passed to the carry initializer.
+      input_shape: a tuple providing the shape of the input to the cell.
+
+    Returns:
+      An initialized carry for the given RNN cell.
+    """
+    raise TypeError(f'{type(self).__name__} does not define initialize_carry.')
+
+  @property
+  def num_feature_axes(self) -> int:
+    """Number of trailing feature axes of the cell's inputs."""
+    return 1
+
+
+def _features_of(cell, size):
+  features = cell.features
+  if features is None:
+    if size is None:
+      raise TypeError(
+        f'{type(cell).__name__} needs `features` (the hidden size).'
+      )
+    return size
+  return features
+
+
+class LSTMCell(RNNCellBase):
+  r"""LSTM cell.
+
+  .. math::
+
+      i = \sigma(W_{ii} x + W_{hi} h + b_{hi}) \\
+      f = \sigma(W_{if} x + W_{hf} h + b_{hf}) \\
+      g = \tanh(W_{ig} x + W_{hg} h + b_{hg}) \\
+      o = \sigma(W_{io} x + W_{ho} h + b_{ho}) \\
+      c' = f * c + i * g \\
+      h' = o * \tanh(c')
+
+  Parameters: input kernels ``ii, if, ig, io`` (no bias) and hidden
+  kernels ``hi, hf, hg, ho`` (with bias).
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jnp.ones((2, 3))
+    >>> layer = nn.LSTMCell(features=4)
+    >>> carry = layer.initialize_carry(jax.random.key(1), x.shape)
+    >>> variables = layer.init(jax.random.key(0), carry, x)
+    >>> new_carry, out = layer.apply(variables, carry, x)
+    >>> out.shape
+    (2, 4)
+
+  Attributes:
+    features: number of output features (the hidden size).
+    gate_fn: activation function used for gates (default: sigmoid).
+    activation_fn: activation function used for output and memory update
+      (default: tanh).
+    kernel_init: initializer for the kernels that transform the input.
+    recurrent_kernel_init: initializer for the kernels that transform the
+      hidden state (default: orthogonal).
+    bias_init: initializer for the bias parameters.
+    dtype: the dtype of the computation (default: infer from inputs and
+      params).
+    param_dtype: the dtype passed to parameter initializers.
+    carry_init: initializer for the carry.
+  """
+
+  features: int | None = None
+  gate_fn: Callable[..., Any] = sigmoid
+  activation_fn: Callable[..., Any] = tanh
+  kernel_init: Initializer = default_kernel_init
+  recurrent_kernel_init: Initializer = initializers.orthogonal()
+  bias_init: Initializer = initializers.zeros_init()
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  carry_init: Initializer = initializers.zeros_init()
+
+  @compact
+  def __call__(self, carry, inputs):
+    """A long short-term memory (LSTM) cell.
+
+    Args:
+      carry: the hidden state of the LSTM cell, initialized using
+        ``initialize_carry``.
+      inputs: an ndarray with the input for the current time step. All
+        dimensions except the final are considered batch dimensions.
+
+    Returns:
+      A tuple with the new carry and the output.
+    """
+    c, h = carry
+    hidden = h.shape[-1]
+    dense_h = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=True,
+      kernel_init=self.recurrent_kernel_init,
+      bias_init=self.bias_init,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+    )
+    dense_i = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=False,
+      kernel_init=self.kernel_init,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+    )
+    i = self.gate_fn(dense_i(name='ii')(inputs) + dense_h(name='hi')(h))
+    f = self.gate_fn(dense_i(name='if')(inputs) + dense_h(name='hf')(h))
+    g = self.activation_fn(dense_i(name='ig')(inputs) + dense_h(name='hg')(h))
+    o = self.gate_fn(dense_i(name='io')(inputs) + dense_h(name='ho')(h))
+    new_c = f * c + i * g
+    new_h = o * self.activation_fn(new_c)
+    return (new_c, new_h), new_h
+
+  @nowrap
+  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
+    """Initializes the ``(c, h)`` carry.
+
+    Args:
+      rng: random number generator passed to ``carry_init``.
+      input_shape: shape of the cell's input ``(*batch, in_features)``. In
+        the 0.6.10 form ``initialize_carry(rng, batch_dims, size)`` this is
+        the batch shape and ``size`` the hidden size.
+      size: hidden size (0.6.10 form only).
+      init_fn: carry initializer (0.6.10 form only).
+
+    Returns:
+      The carry ``(c, h)``, each ``(*batch, features)``.
+    """
+    if size is None:
+      batch_dims = tuple(input_shape[:-1])
+    else:
+      batch_dims = tuple(input_shape)
+    mem_shape = batch_dims + (_features_of(self, size),)
+    init = init_fn or self.carry_init
+    key1, key2 = random.split(rng)
+    return (
+      init(key1, mem_shape, self.param_dtype),
+      init(key2, mem_shape, self.param_dtype),
+    )
+
+  @property
+  def num_feature_axes(self) -> int:
+    return 1
+
+
+class _DenseParams(Module):
+  """Creates Dense parameters (``kernel`` then ``bias``) without applying
+  them."""
+
+  features: int
+  use_bias: bool = True
+  param_dtype: Dtype = jnp.float32
+  kernel_init: Initializer = default_kernel_init
+  bias_init: Initializer = initializers.zeros_init()
+
+  @compact
+  def __call__(self, inputs):
+    k = self.param(
+      'kernel',
+      self.kernel_init,
+      (inputs.shape[-1], self.features),
+      self.param_dtype,
+    )
+    if self.use_bias:
+      b = self.param('bias', self.bias_init, (self.features,), self.param_dtype)
+    else:
+      b = None
+    return k, b
+
+
+class OptimizedLSTMCell(LSTMCell):
+  """More efficient LSTM cell: one matmul for the four gates.
+
+  Its parameters have the same names and shapes as :class:`LSTMCell`'s
+  (so checkpoints are interchangeable); the kernels are concatenated at call
+  time. Faster for hidden sizes up to about 2048.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jnp.ones((2, 3))
+    >>> layer = nn.OptimizedLSTMCell(features=4)
+    >>> carry = layer.initialize_carry(jax.random.key(1), x.shape)
+    >>> variables = layer.init(jax.random.key(0), carry, x)
+    >>> sorted(variables['params'])
+    ['hf', 'hg', 'hi', 'ho', 'if', 'ig', 'ii', 'io']
+  """
+
+  @compact
+  def __call__(self, carry, inputs):
+    """An optimized long short-term memory (LSTM) cell.
+
+    Args:
+      carry: the ``(c, h)`` carry.
+      inputs: the input for the current time step.
+
+    Returns:
+      A tuple with the new carry and the output.
+    """
+    c, h = carry
+    hidden = h.shape[-1]
+    params_i, params_h = {}, {}
+    for gate in ('i', 'f', 'g', 'o'):
+      params_i[gate] = _DenseParams(
+        features=hidden,
+        use_bias=False,
+        param_dtype=self.param_dtype,
+        kernel_init=self.kernel_init,
+        bias_init=self.bias_init,
+        name=f'i{gate}',
+      )(inputs)
+      params_h[gate] = _DenseParams(
+        features=hidden,
+        use_bias=True,
+        param_dtype=self.param_dtype,
+        kernel_init=self.recurrent_kernel_init,
+        bias_init=self.bias_init,
+        name=f'h{gate}',
+      )(h)
+    kernels_i = [k for k, _ in params_i.values()]
+    kernels_h = [k for k, _ in params_h.values()]
+    biases_h = [b for _, b in params_h.values()]
+    x, *kernels_i = promote_dtype(inputs, *kernels_i, dtype=self.dtype)
+    hh, *rest = promote_dtype(h, *kernels_h, *biases_h, dtype=self.dtype)
+    kernels_h, biases_h = rest[:4], rest[4:]
+    yi = rnn_math.concat_dense(x, kernels_i)
+    yh = rnn_math.concat_dense(hh, kernels_h, biases_h)
+    i = self.gate_fn(yi[0] + yh[0])
+    f = self.gate_fn(yi[1] + yh[1])
+    g = self.activation_fn(yi[2] + yh[2])
+    o = self.gate_fn(yi[3] + yh[3])
+    new_c = f * c + i * g
+    new_h = o * self.activation_fn(new_c)
+    return (new_c, new_h), new_h
+
+
+class _SingleCarryCell(RNNCellBase):
+  """Cells whose carry is one ``(*batch, features)`` array."""
+
+  @nowrap
+  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
+    """Initializes the carry.
+
+    Args:
+      rng: random number generator passed to ``carry_init``.
+      input_shape: shape of the cell's input ``(*batch, in_features)`` (or,
+        in the 0.6.10 form with ``size``, the batch shape).
+      size: hidden size (0.6.10 form only).
+      init_fn: carry initializer (0.6.10 form only).
+
+    Returns:
+      The carry ``(*batch, features)``.
+    """
+    if size is None:
+      batch_dims = tuple(input_shape[:-1])
+    else:
+      batch_dims = tuple(input_shape)
+    mem_shape = batch_dims + (_features_of(self, size),)
+    return (init_fn or self.carry_init)(rng, mem_shape, self.param_dtype)
+
+  @property
+  def num_feature_axes(self) -> int:
+    return 1
+
+
+class GRUCell(_SingleCarryCell):
+  r"""GRU cell.
+
+  .. math::
+
+      r = \sigma(W_{ir} x + b_{ir} + W_{hr} h) \\
+      z = \sigma(W_{iz} x + b_{iz} + W_{hz} h) \\
+      n = \tanh(W_{in} x + b_{in} + r * (W_{hn} h + b_{hn})) \\
+      h' = (1 - z) * n + z * h
+
+  Parameters: ``ir, iz, in`` (with bias), ``hr, hz`` (no bias), ``hn``
+  (with bias).
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jnp.ones((2, 3))
+    >>> layer = nn.GRUCell(features=4)
+    >>> carry = layer.initialize_carry(jax.random.key(1), x.shape)
+    >>> variables = layer.init(jax.random.key(0), carry, x)
+    >>> layer.apply(variables, carry, x)[1].shape
+    (2, 4)
+
+  Attributes:
+    features: number of output features.
+    gate_fn: activation function used for gates (default: sigmoid).
+    activation_fn: activation function used for output and memory update
+      (default: tanh).
+    kernel_init: initializer for the kernels that transform the input.
+    recurrent_kernel_init: initializer for the kernels that transform the
+      hidden state (default: orthogonal).
+    bias_init: initializer for the bias parameters.
+    dtype: the dtype of the computation.
+    param_dtype: the dtype passed to parameter initializers.
+    carry_init: initializer for the carry.
+  """
+
+  features: int | None = None
+  gate_fn: Callable[..., Any] = sigmoid
+  activation_fn: Callable[..., Any] = tanh
+  kernel_init: Initializer = default_kernel_init
+  recurrent_kernel_init: Initializer = initializers.orthogonal()
+  bias_init: Initializer = initializers.zeros_init()
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  carry_init: Initializer = initializers.zeros_init()
+
+  @compact
+  def __call__(self, carry, inputs):
+    """Gated recurrent unit (GRU) cell.
+
+    Args:
+      carry: the hidden state of the GRU cell.
+      inputs: an ndarray with the input for the current time step.
+
+    Returns:
+      A tuple with the new carry and the output.
+    """
+    h = carry
+    hidden = h.shape[-1]
+    dense_h = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=False,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+      kernel_init=self.recurrent_kernel_init,
+      bias_init=self.bias_init,
+    )
+    dense_i = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=True,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+      kernel_init=self.kernel_init,
+      bias_init=self.bias_init,
+    )
+    r = self.gate_fn(dense_i(name='ir')(inputs) + dense_h(name='hr')(h))
+    z = self.gate_fn(dense_i(name='iz')(inputs) + dense_h(name='hz')(h))
+    # The reset gate multiplies the hidden transform, so it has a bias.
+    n = self.activation_fn(
+      dense_i(name='in')(inputs) + r * dense_h(name='hn', use_bias=True)(h)
+    )
+    new_h = (1.0 - z) * n + z * h
+    return new_h, new_h
+
+
+class MGUCell(_SingleCarryCell):
+  r"""Minimal gated unit (MGU) cell (https://arxiv.org/abs/1603.09420).
+
+  .. math::
+
+      f = \sigma(W_{if} x + b_{if} + W_{hf} h) \\
+      n = \tanh(W_{in} x + b_{in} + f * (W_{hn} h + b_{hn})) \\
+      h' = (1 - f) * n + f * h
+
+  Parameters: ``if``, ``in`` (with bias), ``hf`` (no bias), ``hn`` (with
+  bias).
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jnp.ones((2, 3))
+    >>> layer = nn.MGUCell(features=4)
+    >>> carry = layer.initialize_carry(jax.random.key(1), x.shape)
+    >>> variables = layer.init(jax.random.key(0), carry, x)
+    >>> sorted(variables['params'])
+    ['hf', 'hn', 'if', 'in']
+
+  Attributes:
+    features: number of output features.
+    gate_fn: activation function used for the gate (default: sigmoid).
+    activation_fn: activation function used for the candidate (tanh).
+    kernel_init: initializer for the input kernels.
+    recurrent_kernel_init: initializer for the hidden kernels.
+    forget_bias_init: initializer of the forget gate bias (ones).
+    activation_bias_init: initializer of the candidate biases (zeros).
+    dtype: the dtype of the computation.
+    param_dtype: the dtype passed to parameter initializers.
+    carry_init: initializer for the carry.
+    reset_gate: whether the forget gate multiplies the hidden transform in
+      the candidate.
+  """
+
+  features: int | None = None
+  gate_fn: Callable[..., Any] = sigmoid
+  activation_fn: Callable[..., Any] = tanh
+  kernel_init: Initializer = default_kernel_init
+  recurrent_kernel_init: Initializer = initializers.orthogonal()
+  forget_bias_init: Initializer = initializers.ones_init()
+  activation_bias_init: Initializer = initializers.zeros_init()
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  carry_init: Initializer = initializers.zeros_init()
+  reset_gate: bool = True
+
+  @compact
+  def __call__(self, carry, inputs):
+    """Minimal gated unit cell.
+
+    Args:
+      carry: the hidden state.
+      inputs: the input for the current time step.
+
+    Returns:
+      A tuple with the new carry and the output.
+    """
+    h = carry
+    hidden = h.shape[-1]
+    dense_h = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=False,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+      kernel_init=self.recurrent_kernel_init,
+    )
+    dense_i = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=True,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+      kernel_init=self.kernel_init,
+    )
+    f = self.gate_fn(
+      dense_i(name='if', bias_init=self.forget_bias_init)(inputs)
+      + dense_h(name='hf')(h)
+    )
+    x = dense_i(name='in', bias_init=self.activation_bias_init)(inputs)
+    hn = dense_h(name='hn', use_bias=True, bias_init=self.activation_bias_init)(
+      h
+    )
+    n = self.activation_fn(x + f * hn if self.reset_gate else x + hn)
+    new_h = (1.0 - f) * n + f * h
+    return new_h, new_h
+
+
+class SimpleCell(_SingleCarryCell):
+  r"""Simple (Elman) RNN cell: ``h' = tanh(W_i x + b + W_h h)``.
+
+  Parameters: ``i`` (with bias) and ``h`` (no bias).
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jnp.ones((2, 3))
+    >>> layer = nn.SimpleCell(features=4)
+    >>> carry = layer.initialize_carry(jax.random.key(1), x.shape)
+    >>> variables = layer.init(jax.random.key(0), carry, x)
+    >>> jax.tree_util.tree_map(jnp.shape, variables['params'])
+    {'h': {'kernel': (4, 4)}, 'i': {'bias': (4,), 'kernel': (3, 4)}}
+
+  Attributes:
+    features: number of output features.
+    activation_fn: activation function (tanh).
+    kernel_init: initializer for the input kernel.
+    recurrent_kernel_init: initializer for the hidden kernel.
+    bias_init: initializer for the bias.
+    dtype: the dtype of the computation.
+    param_dtype: the dtype passed to parameter initializers.
+    carry_init: initializer for the carry.
+    residual: add the previous carry before the activation.
+  """
+
+  features: int | None = None
+  activation_fn: Callable[..., Any] = tanh
+  kernel_init: Initializer = default_kernel_init
+  recurrent_kernel_init: Initializer = initializers.orthogonal()
+  bias_init: Initializer = initializers.zeros_init()
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  carry_init: Initializer = initializers.zeros_init()
+  residual: bool = False
+
+  @compact
+  def __call__(self, carry, inputs):
+    """Simple cell.
+
+    Args:
+      carry: the hidden state.
+      inputs: the input for the current time step.
+
+    Returns:
+      A tuple with the new carry and the output.
+    """
+    hidden = carry.shape[-1]
+    dense_h = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=False,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+      kernel_init=self.recurrent_kernel_init,
+    )
+    dense_i = functools.partial(
+      Dense,
+      features=hidden,
+      use_bias=True,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+      kernel_init=self.kernel_init,
+      bias_init=self.bias_init,
+    )
+    new_carry = dense_i(name='i')(inputs) + dense_h(name='h')(carry)
+    if self.residual:
+      new_carry += carry
+    new_carry = self.activation_fn(new_carry)
+    return new_carry, new_carry
+
+
+class ConvLSTMCell(RNNCellBase):
+  r"""A convolutional LSTM cell.
+
+  The input-to-hidden (``ih``) and hidden-to-hidden (``hh``) transforms are
+  convolutions with ``4 * features`` filters; the gates are split in the
+  order ``i, g, f, o`` and the forget gate gets a +1 bias.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jnp.ones((2, 8, 8, 3))
+    >>> layer = nn.ConvLSTMCell(features=4, kernel_size=(3, 3))
+    >>> carry = layer.initialize_carry(jax.random.key(1), x.shape)
+    >>> variables = layer.init(jax.random.key(0), carry, x)
+    >>> layer.apply(variables, carry, x)[1].shape
+    (2, 8, 8, 4)
+
+  Attributes:
+    features: number of convolution filters.
+    kernel_size: shape of the convolutional kernel.
+    strides: a sequence of ``n`` integers, the inter-window strides.
+    padding: ``'SAME'``, ``'VALID'`` or ``(low, high)`` pairs.
+    use_bias: whether to add a bias to the output (default: True).
+    dtype: the dtype of the computation.
+    param_dtype: the dtype passed to parameter initializers.
+    carry_init: initializer for the carry.
+  """
+
+  features: int
+  kernel_size: Any
+  strides: Any = None
+  padding: Any = 'SAME'
+  use_bias: bool = True
+  dtype: Dtype | None = None
+  param_dtype: Dtype = jnp.float32
+  carry_init: Initializer = initializers.zeros_init()
+
+  @compact
+  def __call__(self, carry, inputs):
+    """Constructs a convolutional LSTM.
+
+    Args:
+      carry: the hidden state of the Conv2DLSTM cell.
+      inputs: input data with dimensions ``(batch, spatial_dims...,
+        features)``.
+
+    Returns:
+      A tuple with the new carry and the output.
+    """
+    c, h = carry
+    conv = functools.partial(
+      Conv,
+      features=4 * self.features,
+      kernel_size=self.kernel_size,
+      strides=self.strides,
+      padding=self.padding,
+      use_bias=self.use_bias,
+      dtype=self.dtype,
+      param_dtype=self.param_dtype,
+    )
+    gates = conv(name='ih')(inputs) + conv(name='hh')(h)
+    new_c, new_h = rnn_math.conv_lstm_gates(gates, c)
+    return (new_c, new_h), new_h
+
+  @nowrap
+  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
+    """Initializes the ``(c, h)`` carry.
+
+    Args:
+      rng: random number generator passed to ``carry_init``.
+      input_shape: ``(*batch, *spatial, in_features)``; in the 0.6.10 form
+        with ``size`` the batch shape.
+      size: ``(*spatial, features)`` (0.6.10 form only).
+      init_fn: carry initializer (0.6.10 form only).
+
+    Returns:
+      The carry ``(c, h)``, each ``(*batch, *spatial, features)``.
+    """
+    if size is None:
+      n = self.num_feature_axes
+      mem_shape = (
+        tuple(input_shape[:-n]) + tuple(input_shape[-n:-1]) + (self.features,)
+      )
+    else:
+      mem_shape = tuple(input_shape) + tuple(size)
+    init = init_fn or self.carry_init
+    key1, key2 = random.split(rng)
+    return (
+      init(key1, mem_shape, self.param_dtype),
+      init(key2, mem_shape, self.param_dtype),
+    )
+
+  @property
+  def num_feature_axes(self) -> int:
+    ks = self.kernel_size
+    return (1 if isinstance(ks, int) else len(ks)) + 1
+
+
+class RNN(Module):
+  """Runs a cell over a sequence with ``nn.scan``.
+
+  Inputs are ``(*batch, time, *features)`` (``(time, *batch, *features)``
+  with ``time_major``); outputs keep that layout. The cell's parameters are
+  shared across time steps and live under ``cell``.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> x = jnp.ones((10, 50, 32))  # (batch, time, features)
+    >>> lstm = nn.RNN(nn.LSTMCell(64))
+    >>> variables = lstm.init(jax.random.key(0), x)
+    >>> lstm.apply(variables, x).shape  # (batch, time, cell_size)
+    (10, 50, 64)
+
+  Attributes:
+    cell: an instance of :class:`RNNCellBase`.
+    cell_size: hidden size for cells built without ``features`` (0.6.10
+      form, e.g. ``RNN(LSTMCell(), cell_size=64)``).
+    time_major: whether time is the first axis.
+    return_carry: return ``(carry, outputs)`` instead of ``outputs``.
+    reverse: process the sequence from the end (padding stays at the end).
+    keep_order: with ``reverse``, re-reverse the outputs.
+    unroll: steps unrolled per scan iteration.
+    variable_axes: collections scanned over time.
+    variable_broadcast: collections shared over time (``'params'``).
+    variable_carry: collections carried over time.
+    split_rngs: rng streams split per step.
+  """
+
+  cell: RNNCellBase
+  time_major: bool = False
+  return_carry: bool = False
+  reverse: bool = False
+  keep_order: bool = False
+  unroll: int = 1
+  variable_axes: Mapping[Any, Any] = FrozenDict()
+  variable_broadcast: Any = 'params'
+  variable_carry: Any = False
+  split_rngs: Mapping[Any, bool] = FrozenDict({'params': False})
+  cell_size: Any = None
+
+  def __call__(
+    self,
+    inputs,
+    *,
+    initial_carry=None,
+    init_key=None,
+    seq_lengths=None,
+    return_carry: bool | None = None,
+    time_major: bool | None = None,
+    reverse: bool | None = None,
+    keep_order: bool | None = None,
+  ):
+    """Applies the RNN to the inputs.
+
+    Args:
+      inputs: the input sequence.
+      initial_carry: the initial carry; if None it is built by
+        ``cell.initialize_carry``.
+      init_key: PRNG key for ``initialize_carry`` (default
+        ``random.key(0)``).
+      seq_lengths: ``(*batch,)`` valid lengths; the returned carry is the
+        one after each sequence's last valid step (outputs past it are not
+        zeroed).
+      return_carry, time_major, reverse, keep_order: override the
+        attributes.
+
+    Returns:
+      The outputs, or ``(carry, outputs)`` with ``return_carry``.
+    """
+    if return_carry is None:
+      return_carry = self.return_carry
+    if time_major is None:
+      time_major = self.time_major
+    if reverse is None:
+      reverse = self.reverse
+    if keep_order is None:
+      keep_order = self.keep_order
+
+    n_feature = self.cell.num_feature_axes
+    time_axis = 0 if time_major else inputs.ndim - (n_feature + 1)
+    if time_axis < 0:
+      time_axis += inputs.ndim
+    if time_major:
+      batch_dims = inputs.shape[1:-n_feature]
+    else:
+      batch_dims = inputs.shape[:time_axis]
+
+    if reverse:
+      inputs = jax.tree_util.tree_map(
+        lambda x: flip_sequences(x, seq_lengths, len(batch_dims), time_major),
+        inputs,
+      )
+
+    if initial_carry is None:
+      if init_key is None:
+        init_key = random.key(0)
+      if self.cell_size is not None:
+        carry = self.cell.initialize_carry(
+          init_key, tuple(batch_dims), self.cell_size
+        )
+      else:
+        input_shape = inputs.shape[:time_axis] + inputs.shape[time_axis + 1 :]
+        carry = self.cell.initialize_carry(init_key, input_shape)
+    else:
+      carry = initial_carry
+
+    slice_carry = seq_lengths is not None and return_carry
+
+    def scan_fn(cell, carry, x):
+      carry, y = cell(carry, x)
+      # With seq_lengths the carries are stacked to pick each sequence's
+      # last valid one afterwards.
+      if slice_carry:
+        return carry, (carry, y)
+      return carry, y
+
+    scan = _scan(
+      scan_fn,
+      in_axes=time_axis,
+      out_axes=(0, time_axis) if slice_carry else time_axis,
+      unroll=self.unroll,
+      variable_axes=self.variable_axes,
+      variable_broadcast=self.variable_broadcast,
+      variable_carry=self.variable_carry,
+      split_rngs=self.split_rngs,
+    )
+    scan_output = scan(self.cell, carry, inputs)
+
+    if slice_carry:
+      _, (carries, outputs) = scan_output
+      carry = rnn_math.select_last_carry(carries, seq_lengths)
+    else:
+      carry, outputs = scan_output
+
+    if reverse and keep_order:
+      outputs = jax.tree_util.tree_map(
+        lambda x: flip_sequences(x, seq_lengths, len(batch_dims), time_major),
+        outputs,
+      )
+
+    if return_carry:
+      return carry, outputs
+    return outputs
+
+
+def _concatenate(a: Array, b: Array) -> Array:
+  """Concatenates two arrays along the last dimension."""
+  return jnp.concatenate([a, b], axis=-1)
+
+
+class Bidirectional(Module):
+  """Processes the input in both directions and merges the results.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> import flax.linen as nn
+    >>> layer = nn.Bidirectional(nn.RNN(nn.GRUCell(4)), nn.RNN(nn.GRUCell(4)))
+    >>> x = jnp.ones((2, 3, 5))
+    >>> variables = layer.init(jax.random.key(0), x)
+    >>> layer.apply(variables, x).shape
+    (2, 3, 8)
+
+  Attributes:
+    forward_rnn: the RNN run left to right.
+    backward_rnn: the RNN run right to left (outputs re-reversed).
+    merge_fn: merges the two outputs (default: concatenate on the last
+      axis, forward first).
+    time_major: whether time is the first axis.
+    return_carry: return ``((forward_carry, backward_carry), outputs)``.
+  """
+
+  forward_rnn: Module
+  backward_rnn: Module
+  merge_fn: Callable[[Array, Array], Array] = _concatenate
+  time_major: bool = False
+  return_carry: bool = False
+
+  def __call__(
+    self,
+    inputs,
+    *,
+    initial_carry=None,
+    init_key=None,
+    seq_lengths=None,
+    return_carry: bool | None = None,
+    time_major: bool | None = None,
+    reverse: bool | None = None,
+    keep_order: bool | None = None,
+  ):
+    """Applies both RNNs and merges their outputs.
+
+    Args:
+      inputs: the input sequence.
+      initial_carry: ``(forward_carry, backward_carry)`` or None.
+      init_key: PRNG key split between the two carries' initializers.
+      seq_lengths: ``(*batch,)`` valid lengths.
+      return_carry: overrides the attribute.
+      time_major: overrides the attribute.
+      reverse: unused (each direction is fixed).
+      keep_order: unused (the backward outputs are always re-reversed).
+
+    Returns:
+      The merged outputs, or ``(carries, outputs)`` with ``return_carry``.
+    """
+    if time_major is None:
+      time_major = self.time_major
+    if return_carry is None:
+      return_carry = self.return_carry
+    if init_key is not None:
+      key_forward, key_backward = random.split(init_key)
+    else:
+      key_forward = key_backward = None
+    if initial_carry is not None:
+      carry_forward, carry_backward = initial_carry
+    else:
+      carry_forward = carry_backward = None
+
+    carry_forward, outputs_forward = self.forward_rnn(
+      inputs,
+      initial_carry=carry_forward,
+      init_key=key_forward,
+      seq_lengths=seq_lengths,
+      return_carry=True,
+      time_major=time_major,
+      reverse=False,
+    )
+    carry_backward, outputs_backward = self.backward_rnn(
+      inputs,
+      initial_carry=carry_backward,
+      init_key=key_backward,
+      seq_lengths=seq_lengths,
+      return_carry=True,
+      time_major=time_major,
+      reverse=True,
+      keep_order=True,
+    )
+    carry = (carry_forward, carry_backward)
+    outputs = jax.tree_util.tree_map(
+      self.merge_fn, outputs_forward, outputs_backward
+    )
+    if return_carry:
+      return carry, outputs
+    return outputs
+
+
+__all__ = [
+  'Bidirectional',
+  'ConvLSTMCell',
+  'GRUCell',
+  'LSTMCell',
+  'MGUCell',
+  'OptimizedLSTMCell',
+  'RNN',
+  'RNNCellBase',
+  'SimpleCell',
+  'flip_sequences',
+]
