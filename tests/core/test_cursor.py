@@ -1,0 +1,159 @@
+"""Tests of flax.cursor."""
+
+import collections
+import doctest
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from flax import cursor as cursor_lib
+from flax import errors
+from flax import struct
+from flax.core import FrozenDict
+from flax.cursor import cursor
+
+
+def test_doctests():
+  assert doctest.testmod(cursor_lib).failed == 0
+
+
+@struct.dataclass
+class Inner:
+  w: Any
+  tag: str = struct.field(pytree_node=False, default='t')
+
+
+Pair = collections.namedtuple('Pair', 'left right')
+
+
+def test_set_builds_copies_of_every_container():
+  obj = {
+    'frozen': FrozenDict({'a': 1}),
+    'list': [1, 2],
+    'tuple': (1, 2),
+    'pair': Pair(1, 2),
+    'data': Inner(w=1),
+  }
+  c = cursor(obj)
+  c['frozen']['a'] = 10
+  c['list'][1] = 20
+  c['tuple'][0] = 30
+  c['pair'].right = 40
+  c['data'].w = 50
+  new = c.build()
+  assert new == {
+    'frozen': FrozenDict({'a': 10}),
+    'list': [1, 20],
+    'tuple': (30, 2),
+    'pair': Pair(1, 40),
+    'data': Inner(w=50),
+  }
+  assert isinstance(new['frozen'], FrozenDict)
+  assert type(new['pair']) is Pair
+  assert obj['list'] == [1, 2] and obj['data'] == Inner(w=1)
+
+
+def test_reading_does_not_copy():
+  obj = {'a': {'b': [1]}, 'c': 2}
+  c = cursor(obj)
+  assert c['a']['b'][0] == 1
+  assert c.build() is obj
+  c['c'] = 3
+  new = c.build()
+  assert new['a'] is obj['a'] and new['c'] == 3
+
+
+def test_set_returns_root():
+  obj = {'a': [0, (1, 2)]}
+  assert cursor(obj)['a'][1][0].set(9) == {'a': [0, (9, 2)]}
+  assert cursor(obj).set(5) == 5
+
+
+def test_assign_then_navigate_into_new_value():
+  c = cursor({'a': 1})
+  c['a'] = {'b': 2}
+  c['a']['b'] = 3
+  assert c.build() == {'a': {'b': 3}}
+
+
+def test_apply_update_on_params():
+  params = {
+    'Dense_0': {'kernel': jnp.ones((2, 2)), 'bias': jnp.zeros(2)},
+    'Dense_1': {'kernel': jnp.ones((2, 1)), 'bias': jnp.zeros(1)},
+  }
+  paths = []
+
+  def update_fn(path, value):
+    paths.append(path)
+    if 'kernel' in path:
+      return value * 2 + 1
+    if 'Dense_1' in path and 'bias' in path:
+      return value - 1
+    return value
+
+  new = cursor(params).apply_update(update_fn).build()
+  np.testing.assert_array_equal(new['Dense_0']['kernel'], 3 * np.ones((2, 2)))
+  np.testing.assert_array_equal(new['Dense_1']['bias'], [-1.0])
+  assert new['Dense_0']['bias'] is params['Dense_0']['bias']
+  assert paths[:3] == ['Dense_0', 'Dense_0/kernel', 'Dense_0/bias']
+
+
+def test_apply_update_stops_descending_at_replaced_nodes():
+  obj = {'a': {'b': 1}, 'c': {'d': 2}}
+  seen = []
+
+  def update_fn(path, value):
+    seen.append(path)
+    return {'new': True} if path == 'a' else value
+
+  assert cursor(obj).apply_update(update_fn).build() == {
+    'a': {'new': True},
+    'c': {'d': 2},
+  }
+  assert seen == ['a', 'c', 'c/d']
+
+
+def test_find_and_find_all():
+  obj = {'layers': [Inner(w=1), Inner(w=2)], 'other': Inner(w=3)}
+  found = cursor(obj).find(lambda path, v: path == 'layers/1/w')
+  assert found.set(20) == {
+    'layers': [Inner(w=1), Inner(w=20)],
+    'other': Inner(w=3),
+  }
+  c = cursor(obj)
+  for sub in c.find_all(lambda path, v: isinstance(v, Inner)):
+    sub.w = sub.w * 10
+  assert c.build() == {
+    'layers': [Inner(w=10), Inner(w=20)],
+    'other': Inner(w=30),
+  }
+  with pytest.raises(errors.CursorFindError, match='No object found'):
+    cursor(obj).find(lambda path, v: False)
+  with pytest.raises(errors.CursorFindError, match='More than one'):
+    cursor(obj).find(lambda path, v: isinstance(v, Inner))
+
+
+def test_value_like_behaviour():
+  c = cursor({'x': 3, 'l': [1, 2, 3]})
+  assert c['x'] + 1 == 4 and 1 + c['x'] == 4
+  assert c['x'] * c['x'] == 9 and -c['x'] == -3
+  assert c['x'] > 2 and c['x'] == 3 and bool(c['x'])
+  assert len(c['l']) == 3
+  assert [x == i + 1 for i, x in enumerate(c['l'])] == [True] * 3
+  assert [x._obj for x in reversed(c['l'])] == [3, 2, 1]
+  with pytest.raises(TypeError):
+    iter(c)
+  assert repr(cursor(1)) == 'Cursor(\n  _obj=1,\n  _changes={}\n)'
+
+
+def test_errors_for_unsupported_types():
+  with pytest.raises(AttributeError, match='no attribute'):
+    cursor({'a': 1}).missing
+  c = cursor(object())
+  c.x = 1
+  with pytest.raises(TypeError, match='cannot build'):
+    c.build()
+  with pytest.raises(errors.TraverseTreeError):
+    cursor({}).apply_update(None)
