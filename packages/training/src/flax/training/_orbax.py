@@ -7,6 +7,7 @@ Orbax wants absolute paths; relative ones are made absolute here, so
 import os
 
 from flax import errors
+from flax.core.state_dict import to_state_dict
 from flax.serialization import _backend as backend_lib
 
 # Files that mark a directory as an Orbax checkpoint.
@@ -64,15 +65,18 @@ def _is_leaf_target(target) -> bool:
   return jax.tree_util.treedef_is_leaf(jax.tree.structure(target))
 
 
-def _raw_restore_args(checkpointer, path):
-  """Restore args that give NumPy arrays and Python scalars back."""
+def _metadata_tree(checkpointer, path):
+  meta = checkpointer.metadata(path)
+  return getattr(getattr(meta, 'item_metadata', meta), 'tree', None)
+
+
+def _raw_restore_args(tree):
+  """Restore args that give NumPy arrays back."""
   import jax
 
   o = ocp()
   from orbax.checkpoint import metadata as om
 
-  meta = checkpointer.metadata(path)
-  tree = getattr(getattr(meta, 'item_metadata', meta), 'tree', None)
   if tree is None:
     return None
 
@@ -87,6 +91,25 @@ def _raw_restore_args(checkpointer, path):
   return jax.tree.map(args, tree)
 
 
+def _python_scalars(tree, restored):
+  """Turns the 0-d arrays Orbax gives for saved Python numbers back."""
+  import jax
+  from orbax.checkpoint import metadata as om
+
+  if tree is None:
+    return restored
+
+  def convert(m, x):
+    if isinstance(m, om.ScalarMetadata) and hasattr(x, 'item'):
+      return x.item()
+    return x
+
+  try:
+    return jax.tree.map(convert, tree, restored)
+  except (ValueError, TypeError):
+    return restored
+
+
 def restore_path(path, target=None, checkpointer=None, transforms=None):
   """Restores the Orbax checkpoint at ``path``."""
   from flax.training import orbax_utils
@@ -97,10 +120,11 @@ def restore_path(path, target=None, checkpointer=None, transforms=None):
   if not _is_pytree_checkpointer(checkpointer):
     return checkpointer.restore(path, item=target)
   if target is None:
-    restore_args = _raw_restore_args(checkpointer, path)
-    return checkpointer.restore(
-      path, args=o.args.PyTreeRestore(restore_args=restore_args)
+    tree = _metadata_tree(checkpointer, path)
+    restored = checkpointer.restore(
+      path, args=o.args.PyTreeRestore(restore_args=_raw_restore_args(tree))
     )
+    return _python_scalars(tree, restored)
   restore_args = orbax_utils.restore_args_from_target(target)
   kwargs = {}
   if transforms is not None:
@@ -180,7 +204,7 @@ class OrbaxBackend(backend_lib.CheckpointBackend):
     self.wait()
     restored = restore_path(path, target, self.checkpointer)
     if target is None:
-      return restored
+      return to_state_dict(restored)
     return backend_lib.restore_abstract_leaves(target, restored)
 
   def steps(self, directory, *, prefix='checkpoint_') -> list:
