@@ -68,10 +68,7 @@ def _meta():
 def _axis_size_of(axis, x):
   if axis is None:
     return ()
-  leaves = jax.tree_util.tree_leaves(x)
-  if leaves:
-    return jax.numpy.shape(leaves[0])[axis]
-  return ()
+  return [jax.numpy.shape(leaf)[axis] for leaf in jax.tree_util.tree_leaves(x)]
 
 
 def vmap(
