@@ -1,0 +1,65 @@
+"""Process-wide state of the Linen module system.
+
+Holds the stack of Modules whose methods are running (so that a Module
+constructed inside a method knows its parent), the stack of
+``capture_intermediates`` filters, the method interceptors and the
+named-call (profiling) switch.
+"""
+
+import contextlib
+import threading
+
+from flax.configurations import config
+
+
+class _Context(threading.local):
+  """Per-thread stacks used while Modules run."""
+
+  def __init__(self):
+    super().__init__()
+    # ``None`` at the bottom: Modules made at top level have no parent.
+    self.module_stack = [None]
+    self.capture_stack = []
+    self.interceptor_stack = []
+    self.named_call = None  # None: follow the flax_profile flag.
+
+  def use_named_call(self) -> bool:
+    if self.named_call is None:
+      return config.flax_profile
+    return self.named_call
+
+
+context = _Context()
+
+
+def enable_named_call():
+  """Wraps every Module method call in ``jax.named_scope`` for profiling.
+
+  Profiles and HLO dumps then show the Module class and method names.
+
+  >>> from flax import linen as nn
+  >>> nn.enable_named_call()
+  >>> nn.disable_named_call()
+  """
+  context.named_call = True
+
+
+def disable_named_call():
+  """Stops wrapping Module method calls in ``jax.named_scope``."""
+  context.named_call = False
+
+
+@contextlib.contextmanager
+def override_named_call(enable: bool = True):
+  """Enables (or disables) named calls inside a ``with`` block.
+
+  >>> from flax import linen as nn
+  >>> with nn.override_named_call(False):
+  ...   pass
+  """
+  old = context.named_call
+  context.named_call = enable
+  try:
+    yield
+  finally:
+    context.named_call = old

@@ -1,0 +1,51 @@
+"""Combinators of Modules: ``Sequential``."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable
+
+from flax.linen.module import Module, compact
+
+
+class Sequential(Module):
+  """Applies callables one after the other.
+
+  The output of each layer is the input of the next: a tuple is unpacked as
+  positional arguments, a dict as keyword arguments. Layers may be Modules
+  or plain functions such as ``nn.relu``. Modules created outside a Module
+  are adopted and named ``layers_<index>``.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import linen as nn
+  >>> class AddOne(nn.Module):
+  ...   def __call__(self, x):
+  ...     return x + 1
+  >>> model = nn.Sequential([AddOne(), lambda x: 2 * x])
+  >>> model.apply({}, jnp.zeros(2))
+  Array([2., 2.], dtype=float32)
+
+  Attributes:
+    layers: the callables to apply.
+  """
+
+  layers: Sequence[Callable[..., Any]]
+
+  def __post_init__(self):
+    if not isinstance(self.layers, Sequence):
+      raise ValueError(
+        f"'layers' must be a sequence, got '{type(self.layers).__name__}'."
+      )
+    super().__post_init__()
+
+  @compact
+  def __call__(self, *args, **kwargs):
+    if not self.layers:
+      raise ValueError(f'Empty Sequential module {self.name}.')
+    outputs = self.layers[0](*args, **kwargs)
+    for layer in self.layers[1:]:
+      if isinstance(outputs, tuple):
+        outputs = layer(*outputs)
+      elif isinstance(outputs, Mapping):
+        outputs = layer(**outputs)
+      else:
+        outputs = layer(outputs)
+    return outputs

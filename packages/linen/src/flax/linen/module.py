@@ -1,0 +1,1041 @@
+"""The Linen ``Module``: a dataclass bound lazily to a ``flax.core.Scope``.
+
+A Module is a description (its dataclass fields); its variables live in
+the Scope it is bound to during ``init``/``apply``/``bind``. Submodules are
+created in ``setup`` or inside the single ``@compact`` method, and are named
+after the attribute holding them or with a per-class counter (``Dense_0``).
+
+>>> import jax, jax.numpy as jnp
+>>> from flax import linen as nn
+>>> class Scale(nn.Module):
+...   @nn.compact
+...   def __call__(self, x):
+...     return x * self.param('w', jax.nn.initializers.ones, x.shape[-1:])
+>>> variables = Scale().init(jax.random.key(0), jnp.ones((2, 3)))
+>>> variables['params']['w'].shape
+(3,)
+"""
+
+import dataclasses
+import enum
+import functools
+import inspect
+import itertools
+import typing
+from typing import Any, Callable, Optional, Union
+
+import jax
+
+from flax import errors
+from flax.configurations import config
+from flax.core.scope import DenyList
+from flax.core.frozen_dict import FrozenDict
+from flax.linen import _context
+from flax.linen import _module_tree
+from flax.linen import kw_only_dataclasses
+
+context = _context.context
+_ids = itertools.count()
+
+
+class _Sentinel:
+  """Default of ``Module.parent``: take the parent from the call stack."""
+
+  def __copy__(self):
+    return self
+
+  def __deepcopy__(self, memo):
+    return self
+
+  def __reduce__(self):
+    return (_unspecified, ())
+
+
+def _unspecified():
+  return _unspecified_parent
+
+
+_unspecified_parent = _Sentinel()
+
+
+class SetupState(enum.IntEnum):
+  NEW = 0  # setup has not run.
+  TRANSFORMED = 1  # setup ran outside a lifted transform; rerun it inside.
+  DONE = 2  # setup ran.
+
+
+@dataclasses.dataclass
+class _ModuleInternalState:
+  """Mutable bookkeeping of a Module instance (not part of its fields)."""
+
+  in_compact_method: bool = False
+  in_setup: bool = False
+  setup_called: SetupState = SetupState.NEW
+  is_initialized: bool = False
+  autoname_cursor: dict = dataclasses.field(default_factory=dict)
+  children: dict = dataclasses.field(default_factory=dict)
+
+  def reset(self):
+    self.in_compact_method = False
+    self.in_setup = False
+    self.autoname_cursor = {}
+
+  def export(self) -> '_ModuleInternalState':
+    """State handed to the clone that runs inside a lifted transform."""
+    setup = self.setup_called
+    if setup == SetupState.DONE:
+      setup = SetupState.TRANSFORMED
+    return _ModuleInternalState(
+      in_compact_method=self.in_compact_method,
+      in_setup=self.in_setup,
+      setup_called=setup,
+      is_initialized=self.is_initialized,
+      autoname_cursor=dict(self.autoname_cursor),
+    )
+
+  def reimport(self, other: '_ModuleInternalState'):
+    self.in_compact_method = other.in_compact_method
+    self.in_setup = other.in_setup
+    self.is_initialized = other.is_initialized
+    self.autoname_cursor = dict(other.autoname_cursor)
+
+
+_uninitialized_state = _ModuleInternalState()
+
+
+# -- decorators ---------------------------------------------------------------
+
+
+def compact(fun: Callable) -> Callable:
+  """Marks the one method of a Module that may define submodules inline.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import linen as nn
+  >>> class Bias(nn.Module):
+  ...   @nn.compact
+  ...   def __call__(self, x):
+  ...     return x + self.param('b', jax.nn.initializers.zeros, x.shape)
+  >>> Bias().init(jax.random.key(0), jnp.ones(2))['params']['b'].shape
+  (2,)
+  """
+  fun.compact = True
+  return fun
+
+
+def nowrap(fun: Callable) -> Callable:
+  """Marks a Module method as a plain helper.
+
+  A ``nowrap`` method is not wrapped with the Module's state handling (no
+  lazy setup, no named scope), so it can be called on unbound Modules and
+  from ``setup``.
+
+  >>> from flax import linen as nn
+  >>> class M(nn.Module):
+  ...   features: int
+  ...   @nn.nowrap
+  ...   def twice(self):
+  ...     return 2 * self.features
+  >>> M(3).twice()
+  6
+  """
+  fun.nowrap = True
+  return fun
+
+
+def _get_fn_name(fn) -> str:
+  if isinstance(fn, functools.partial):
+    return _get_fn_name(fn.func)
+  return getattr(fn, '__name__', 'unnamed_function')
+
+
+def _derive_profiling_name(module, fn) -> str:
+  fn_name = _get_fn_name(fn)
+  suffix = f'.{fn_name}' if fn_name != '__call__' else ''
+  return f'{module.name or type(module).__name__}{suffix}'
+
+
+def wrap_method_once(fun: Callable) -> Callable:
+  """Wraps a Module method with lazy setup and call-state handling."""
+  if getattr(fun, 'method_handler_wrapped', False):
+    return fun
+
+  @functools.wraps(fun)
+  def wrapped_module_method(*args, **kwargs):
+    if args and isinstance(args[0], Module):
+      return args[0]._call_wrapped_method(fun, args[1:], kwargs)
+    return fun(*args, **kwargs)
+
+  wrapped_module_method.method_handler_wrapped = True
+  return wrapped_module_method
+
+
+class _DescriptorWrapper:
+  """Turns AttributeErrors raised inside a property into a clear error."""
+
+  def __init__(self, wrapped):
+    self.wrapped = wrapped
+    self.__doc__ = getattr(wrapped, '__doc__', None)
+
+  def __set_name__(self, owner, name):
+    if hasattr(self.wrapped, '__set_name__'):
+      self.wrapped.__set_name__(owner, name)
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self.wrapped.__get__(obj, objtype)
+    try:
+      return self.wrapped.__get__(obj, objtype)
+    except AttributeError as e:
+      raise errors.DescriptorAttributeError() from e
+
+  def __getattr__(self, name):
+    return getattr(self.wrapped, name)
+
+
+class _DataDescriptorWrapper(_DescriptorWrapper):
+  def __set__(self, obj, value):
+    self.wrapped.__set__(obj, value)
+
+  def __delete__(self, obj):
+    self.wrapped.__delete__(obj)
+
+
+def _wrap_descriptor_once(descriptor):
+  if isinstance(descriptor, _DescriptorWrapper):
+    return descriptor
+  if hasattr(descriptor, '__set__'):
+    return _DataDescriptorWrapper(descriptor)
+  return _DescriptorWrapper(descriptor)
+
+
+# Methods that are never wrapped.
+_UNWRAPPED = frozenset(
+  {
+    '__eq__',
+    '__repr__',
+    '__init__',
+    '__hash__',
+    '__post_init__',
+    '__getattr__',
+    '__setattr__',
+    '__delattr__',
+    '__getattribute__',
+    '__getstate__',
+    '__setstate__',
+    '__copy__',
+    '__deepcopy__',
+    '__reduce__',
+    '__init_subclass__',
+    '__class_getitem__',
+    '__dir__',
+    '__new__',
+    '__lt__',
+    '__le__',
+    '__gt__',
+    '__ge__',
+    '__ne__',
+    '__str__',
+    '__format__',
+    '__sizeof__',
+    '__reduce_ex__',
+    '__subclasshook__',
+  }
+)
+# Attributes Python looks up on copy/pickle; never trigger setup for them.
+_COPY_PICKLE_NAMES = frozenset(
+  {
+    '__getstate__',
+    '__setstate__',
+    '__getnewargs_ex__',
+    '__reduce__',
+    '__reduce_ex__',
+    '__copy__',
+    '__deepcopy__',
+    '__getnewargs__',
+  }
+)
+
+
+def capture_call_intermediates(module, method_name: str) -> bool:
+  """Default ``capture_intermediates`` filter: every ``__call__`` output."""
+  del module
+  return method_name == '__call__'
+
+
+def _sow_init():
+  return ()
+
+
+def _sow_reduce(xs, x):
+  return (*xs, x)
+
+
+ParentType = Union['Module', Any, _Sentinel, None]
+
+
+class Module:
+  """Base class of all Linen neural-network layers.
+
+  Subclasses are dataclasses: annotated class attributes are the
+  construction arguments, followed by ``parent`` and ``name``. Define
+  submodules and variables in ``setup()`` or in one ``@nn.compact``
+  method, and run the Module with ``init``/``apply``.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import linen as nn
+  >>> class Affine(nn.Module):
+  ...   features: int
+  ...   @nn.compact
+  ...   def __call__(self, x):
+  ...     w = self.param('w', jax.nn.initializers.ones,
+  ...                    (x.shape[-1], self.features))
+  ...     return x @ w
+  >>> model = Affine(2)
+  >>> variables = model.init(jax.random.key(0), jnp.ones((1, 3)))
+  >>> model.apply(variables, jnp.ones((1, 3)))
+  Array([[3., 3.]], dtype=float32)
+  """
+
+  if typing.TYPE_CHECKING:
+    name: Optional[str]
+    parent: ParentType
+    scope: Any
+
+  scope = None
+  _state = _uninitialized_state
+
+  def __init_subclass__(cls, kw_only: bool = False, **kwargs):
+    super().__init_subclass__(**kwargs)
+    own = cls.__dict__.get('__annotations__', {})
+    reserved = [n for n in kw_only_dataclasses.TRAILING_FIELDS if n in own]
+    if reserved:
+      raise errors.ReservedModuleAttributeError(own)
+    trailing = [
+      (
+        'parent',
+        ParentType,
+        dataclasses.field(
+          repr=False, default=_unspecified_parent, kw_only=kw_only
+        ),
+      ),
+      ('name', Optional[str], dataclasses.field(default=None, kw_only=kw_only)),
+    ]
+    kw_only_dataclasses.dataclass(
+      cls,
+      trailing,
+      kw_only=kw_only,
+      unsafe_hash='__hash__' not in cls.__dict__,
+    )
+    compact_methods = [
+      n
+      for n, v in inspect.getmembers(cls)
+      if callable(v) and getattr(v, 'compact', False)
+    ]
+    if len(compact_methods) > 1:
+      raise errors.MultipleMethodsCompactError()
+    cls._wrap_module_attributes()
+    cls.scope = None
+    cls._state = _uninitialized_state
+
+  @classmethod
+  def _wrap_module_attributes(cls):
+    field_names = {f.name for f in dataclasses.fields(cls)}
+    for key, value in list(cls.__dict__.items()):
+      if key in field_names or key in _UNWRAPPED:
+        continue
+      if isinstance(value, (staticmethod, classmethod)):
+        continue
+      if inspect.isfunction(value):
+        if getattr(value, 'nowrap', False):
+          continue
+        setattr(cls, key, wrap_method_once(value))
+      elif (
+        hasattr(value, '__get__')
+        and not inspect.isclass(value)
+        and not callable(value)
+        and key != '__dict__'
+        and not key.startswith('__')
+      ):
+        if getattr(value, 'nowrap', False):
+          continue
+        setattr(cls, key, _wrap_descriptor_once(value))
+
+  # -- construction and attachment ------------------------------------------
+
+  def __post_init__(self) -> None:
+    object.__setattr__(self, '_id', next(_ids))
+    object.__setattr__(self, '_state', _ModuleInternalState())
+    if self.parent is _unspecified_parent:
+      object.__setattr__(self, 'parent', context.module_stack[-1])
+    parent = self.parent
+    if parent is None:
+      return
+    if isinstance(parent, Module):
+      pstate = parent._state
+      if pstate.in_setup and self.name is None:
+        # Named later, by the attribute it is assigned to.
+        return
+      if not parent._initialization_allowed:
+        raise errors.AssignSubModuleError(type(self).__name__)
+      if self.name is None:
+        prefix = type(self).__name__
+        cursor = pstate.autoname_cursor.get(prefix, 0)
+        object.__setattr__(self, 'name', f'{prefix}_{cursor}')
+        pstate.autoname_cursor[prefix] = cursor + 1
+      reuse = pstate.in_setup and pstate.setup_called == SetupState.TRANSFORMED
+      if parent.scope is None:
+        raise errors.AssignSubModuleError(type(self).__name__)
+      if parent._name_taken(self.name) and not (
+        reuse and self.name in parent.scope.reservations
+      ):
+        raise errors.NameInUseError(
+          'submodule', self.name, type(parent).__name__
+        )
+      pstate.children[self.name] = self
+      object.__setattr__(
+        self, 'scope', parent.scope.push(self.name, reuse=reuse)
+      )
+    elif _is_scope(parent):
+      object.__setattr__(self, 'scope', parent)
+    else:
+      raise ValueError('parent must be None, Module or Scope')
+    for field in dataclasses.fields(self):
+      if field.name not in ('parent', 'name') and field.init:
+        self._register_submodules(field.name, getattr(self, field.name))
+    self._state.is_initialized = True
+
+  def __repr__(self) -> str:
+    return _module_tree.module_repr(self)
+
+  @property
+  def _initialization_allowed(self) -> bool:
+    state = self._state
+    return not state.is_initialized or state.in_setup or state.in_compact_method
+
+  def _name_taken(self, name: str, col: Optional[str] = None) -> bool:
+    """Whether ``name`` is already used in this Module's scope.
+
+    A variable may share its name with variables of other collections; a
+    submodule (``col=None``) may share it with nothing.
+    """
+    taken = self.scope.reservations.get(name)
+    return bool(taken) and (None in taken or col is None or col in taken)
+
+  def _register_submodules(self, name: str, value: Any) -> None:
+    """Adopts the Modules inside attribute ``name`` as children."""
+    preserve = getattr(
+      type(self), 'preserve_adopted_names', config.flax_preserve_adopted_names
+    )
+    cache = {}
+    queue = []
+
+    def adopt(suffix, sub):
+      adopted_name = None
+      if sub.parent is None:
+        key = sub._id
+        if preserve:
+          adopted_name = object.__getattribute__(sub, 'name')
+        if key in cache:
+          sub = cache[key]
+        else:
+          sub = sub.clone(name=None)
+          cache[key] = sub
+      if sub.name is None:
+        object.__setattr__(sub, 'parent', self)
+        if adopted_name is None:
+          adopted_name = f'{name}{suffix}'
+        object.__setattr__(sub, 'name', adopted_name)
+        queue.append(sub)
+      return sub
+
+    value = _module_tree.freeze_attr(
+      _module_tree.map_modules_with_suffix(adopt, value)
+    )
+    object.__setattr__(self, name, value)
+    for sub in queue:
+      sub.__post_init__()
+
+  def __setattr__(self, name: str, value: Any) -> None:
+    fields = self.__dataclass_fields__
+    is_field = name in fields and fields[name].init
+    state = self._state
+    if not state.in_setup:
+      if not state.is_initialized:
+        object.__setattr__(self, name, value)
+        return
+      raise errors.SetAttributeFrozenModuleError(
+        type(self).__name__, name, value
+      )
+    if is_field:
+      raise errors.SetAttributeInModuleSetupError()
+    self._register_submodules(name, value)
+
+  def __getattr__(self, name: str) -> Any:
+    if name in _COPY_PICKLE_NAMES or name.startswith('__'):
+      raise AttributeError(name)
+    self._try_setup()
+    if name in self.__dict__:
+      return self.__dict__[name]
+    msg = f'"{type(self).__name__}" object has no attribute "{name}".'
+    if self.scope is None:
+      msg += (
+        f' If "{name}" is defined in \'.setup()\', remember these fields '
+        "are only accessible from inside 'init' or 'apply'."
+      )
+    raise AttributeError(msg)
+
+  def __dir__(self):
+    return [n for n in object.__dir__(self) if not n.startswith('_')]
+
+  def _try_setup(self, shallow: bool = False) -> None:
+    state = self._state
+    if (
+      self.scope is None
+      or state.setup_called == SetupState.DONE
+      or state.in_setup
+    ):
+      return
+    try:
+      state.in_setup = True
+      for field in dataclasses.fields(self):
+        if field.name not in ('parent', 'name') and field.init:
+          self._register_submodules(field.name, getattr(self, field.name))
+      if not shallow:
+        self.setup()
+    finally:
+      state.in_setup = False
+      if not shallow:
+        state.setup_called = SetupState.DONE
+
+  def setup(self) -> None:
+    """Initializes submodules and variables lazily; override it.
+
+    ``setup`` runs once, on a bound Module, right before the first method
+    call or setup-attribute access. Attributes assigned here become
+    submodules (named after the attribute) or plain values.
+    """
+
+  def _call_wrapped_method(self, fun, args, kwargs):
+    if self._state is _uninitialized_state:
+      raise errors.IncorrectPostInitOverrideError()
+    is_compact = getattr(fun, 'compact', False)
+    fun_name = _get_fn_name(fun)
+    is_setup = fun_name == 'setup'
+    state = self._state
+    if is_setup:
+      if self.scope is None:
+        raise errors.CallSetupUnboundModuleError()
+      is_recurrent = state.in_setup
+      state.in_setup = True
+    else:
+      self._try_setup()
+    if is_compact:
+      if self.scope is None:
+        raise errors.CallCompactUnboundModuleError()
+      is_recurrent = state.in_compact_method
+      state.in_compact_method = True
+    context.module_stack.append(self)
+    try:
+      if context.interceptor_stack and not is_setup:
+        run = functools.partial(_run_interceptors, fun)
+      else:
+        run = fun
+      if context.use_named_call() and self.scope is not None:
+        with jax.named_scope(_derive_profiling_name(self, fun)):
+          y = run(self, *args, **kwargs)
+      else:
+        y = run(self, *args, **kwargs)
+      if context.capture_stack and self.scope is not None:
+        filter_fn = context.capture_stack[-1]
+        if filter_fn and filter_fn(self, fun_name):
+          self.sow('intermediates', fun_name, y)
+      return y
+    finally:
+      context.module_stack.pop()
+      if is_compact:
+        object.__setattr__(self, 'scope', self.scope.rewound())
+      if (is_compact or is_setup) and not is_recurrent:
+        state.reset()
+
+  # -- cloning and binding ---------------------------------------------------
+
+  def clone(
+    self, *, parent=None, _deep_clone=False, _reset_names=False, **updates
+  ) -> 'Module':
+    """Returns a copy of this Module with some fields changed.
+
+    The copy is unbound (``parent=None``) unless ``parent`` is given.
+
+    >>> from flax import linen as nn
+    >>> class M(nn.Module):
+    ...   features: int
+    >>> M(2).clone(features=4).features
+    4
+    """
+    attrs = {
+      f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init
+    }
+    attrs.update(parent=parent, **updates)
+    if _deep_clone is not False:
+      cache = {} if isinstance(_deep_clone, bool) else _deep_clone
+
+      def clone_fn(m):
+        key = m._id
+        if key not in cache:
+          if _reset_names:
+            cache[key] = m.clone(
+              _deep_clone=cache, _reset_names=_reset_names, name=None
+            )
+          else:
+            cache[key] = m.clone(_deep_clone=cache)
+        return cache[key]
+
+      for key, value in attrs.items():
+        if key != 'parent':
+          attrs[key] = _module_tree.map_modules(clone_fn, value)
+    return type(self)(**attrs)
+
+  def copy(self, *, parent=None, name=None, **updates) -> 'Module':
+    """Like ``clone`` but keeps the parent and name unless given."""
+    return self.clone(
+      parent=self.parent if parent is None else parent,
+      name=self.name if name is None else name,
+      **updates,
+    )
+
+  def _module_checks(self):
+    if not isinstance(self, Module):
+      raise errors.InvalidInstanceModuleError()
+    if self._state is _uninitialized_state:
+      raise errors.IncorrectPostInitOverrideError()
+
+  def bind(self, variables, *args, rngs=None, mutable=False) -> 'Module':
+    """Returns a clone of this Module bound to ``variables``.
+
+    The bound Module can be used interactively (its setup submodules and
+    methods are available) for as long as the variables exist.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from flax import linen as nn
+    >>> class M(nn.Module):
+    ...   @nn.compact
+    ...   def __call__(self, x):
+    ...     return x + self.param('b', jax.nn.initializers.ones, x.shape)
+    >>> v = M().init(jax.random.key(0), jnp.zeros(2))
+    >>> M().bind(v)(jnp.zeros(2))
+    Array([1., 1.], dtype=float32)
+    """
+    Module._module_checks(self)
+    del args
+    from flax.core import scope as core_scope
+
+    scope = core_scope.bind(variables, rngs=rngs, mutable=mutable)
+    return self.clone(parent=scope, _deep_clone=True)
+
+  def unbind(self):
+    """Returns ``(unbound_clone, variables)`` of a bound Module."""
+    Module._module_checks(self)
+    if self.scope is None:
+      raise errors.CallUnbindOnUnboundModuleError()
+    module = self.clone(_deep_clone=True, _reset_names=True, name=None)
+    return module, self.variables
+
+  # -- running ---------------------------------------------------------------
+
+  def apply(
+    self,
+    variables,
+    *args,
+    rngs=None,
+    method=None,
+    mutable=False,
+    capture_intermediates=False,
+    **kwargs,
+  ):
+    """Runs ``method`` (default ``__call__``) with the given variables.
+
+    Args:
+      variables: the variables, ``{collection: {...}}``.
+      *args: positional arguments of the method.
+      rngs: ``{stream_name: key}`` for the PRNG streams it needs.
+      method: the method to run: a function taking the Module first, a
+        method of this Module, or a method's name.
+      mutable: collections that may change: ``False``, ``True``, a name, a
+        list of names or a ``DenyList``.
+      capture_intermediates: ``True`` to store every ``__call__`` output in
+        ``'intermediates'``, or a filter ``fn(module, method_name)``.
+      **kwargs: keyword arguments of the method.
+
+    Returns:
+      The output, or ``(output, mutated_variables)`` if anything is
+      mutable.
+    """
+    Module._module_checks(self)
+    if rngs is not None and not isinstance(rngs, (dict, FrozenDict)):
+      raise ValueError(
+        'The apply function expects `rngs` to be a dict of PRNG keys, '
+        f'got {type(rngs)}.'
+      )
+    method = _resolve_method(self, method)
+    from flax.linen import _functional
+
+    return _functional.apply(
+      method,
+      self,
+      mutable=mutable,
+      capture_intermediates=capture_intermediates,
+    )(variables, *args, rngs=rngs, **kwargs)
+
+  def init_with_output(
+    self,
+    rngs,
+    *args,
+    method=None,
+    mutable=DenyList('intermediates'),
+    capture_intermediates=False,
+    **kwargs,
+  ):
+    """Like ``init`` but returns ``(output, variables)``."""
+    Module._module_checks(self)
+    rngs = _check_rngs(self, rngs)
+    method = _resolve_method(self, method)
+    from flax.linen import _functional
+
+    return _functional.init_with_output(
+      method,
+      self,
+      mutable=mutable,
+      capture_intermediates=capture_intermediates,
+    )(rngs, *args, **kwargs)
+
+  def init(
+    self,
+    rngs,
+    *args,
+    method=None,
+    mutable=DenyList('intermediates'),
+    capture_intermediates=False,
+    **kwargs,
+  ):
+    """Initializes the variables by running ``method`` (``__call__``).
+
+    Args:
+      rngs: a PRNG key (used for ``'params'``) or ``{stream: key}``.
+      *args: inputs of the method.
+      method: the method to run (see ``apply``).
+      mutable: collections that init creates; by default every one except
+        ``'intermediates'``.
+      capture_intermediates: see ``apply``.
+      **kwargs: keyword inputs of the method.
+
+    Returns:
+      The variables.
+    """
+    Module._module_checks(self)
+    _, variables = self.init_with_output(
+      rngs,
+      *args,
+      method=method,
+      mutable=mutable,
+      capture_intermediates=capture_intermediates,
+      **kwargs,
+    )
+    return variables
+
+  def lazy_init(
+    self, rngs, *args, method=None, mutable=DenyList('intermediates'), **kwargs
+  ):
+    """Initializes variables from input shapes only.
+
+    Inputs may be ``jax.ShapeDtypeStruct``; the forward computation on
+    them is not performed. A variable whose value depends on input data
+    raises ``LazyInitError``.
+    """
+    Module._module_checks(self)
+    from flax.core import partial_eval
+
+    def fn(rngs, *args, **kwargs):
+      return self.init(rngs, *args, method=method, mutable=mutable, **kwargs)
+
+    return partial_eval.lazy_init(fn)(rngs, *args, **kwargs)
+
+  # -- variables ---------------------------------------------------------------
+
+  @property
+  def variables(self):
+    """The variables of this Module, ``{collection: {...}}``."""
+    if self.scope is None:
+      raise ValueError("Can't access variables on unbound modules")
+    return self.scope.variables()
+
+  @property
+  def path(self):
+    """The path of this Module from the root, a tuple of names."""
+    if self.scope is None:
+      raise ValueError("Can't access module paths on unbound modules.")
+    return self.scope.path
+
+  def _require_scope(self, what):
+    if self.scope is None:
+      raise ValueError(f"Can't {what} on unbound modules")
+    return self.scope
+
+  def variable(
+    self,
+    col: str,
+    name: str,
+    init_fn=None,
+    *init_args,
+    unbox: bool = True,
+    **init_kwargs,
+  ):
+    """Declares and returns a ``Variable`` of collection ``col``.
+
+    ``init_fn(*init_args)`` gives the initial value (no PRNG key is passed;
+    call ``self.make_rng`` in it if needed). ``.value`` reads and writes.
+    """
+    if not self._initialization_allowed:
+      raise ValueError(
+        'Variables must be initialized in `setup()` or in a method '
+        'wrapped in `@compact`'
+      )
+    scope = self._require_scope('declare variables')
+    if self._name_taken(name, col):
+      raise errors.NameInUseError('variable', name, type(self).__name__)
+    v = scope.variable(
+      col, name, init_fn, *init_args, unbox=unbox, **init_kwargs
+    )
+    self._state.children[name] = col
+    return v
+
+  def param(
+    self,
+    name: str,
+    init_fn: Callable,
+    *init_args,
+    unbox: bool = True,
+    **init_kwargs,
+  ):
+    """Declares and returns a parameter (collection ``'params'``).
+
+    On first use the value is ``init_fn(self.make_rng('params'),
+    *init_args)``; later the stored value is returned (after checking that
+    its shape matches what ``init_fn`` would give).
+    """
+    if not self._initialization_allowed:
+      raise ValueError(
+        'Parameters must be initialized in `setup()` or in a method '
+        'wrapped in `@compact`'
+      )
+    scope = self._require_scope('declare parameters')
+    if self._name_taken(name, 'params'):
+      raise errors.NameInUseError('param', name, type(self).__name__)
+    v = scope.param(name, init_fn, *init_args, unbox=unbox, **init_kwargs)
+    self._state.children[name] = 'params'
+    return v
+
+  def has_variable(self, col: str, name: str) -> bool:
+    """Whether variable ``name`` of collection ``col`` exists."""
+    return self._require_scope('check for variables').has_variable(col, name)
+
+  def is_mutable_collection(self, col: str) -> bool:
+    """Whether collection ``col`` may be changed in this call."""
+    return self._require_scope('check mutability').is_mutable_collection(col)
+
+  def has_rng(self, name: str) -> bool:
+    """Whether PRNG stream ``name`` is available."""
+    return self._require_scope('query PRNG names').has_rng(name)
+
+  def make_rng(self, name: str = 'params'):
+    """Returns a new PRNG key from stream ``name``.
+
+    Every call gives a different key, derived deterministically from the
+    stream's root key, the Module path and a per-Module counter.
+    """
+    return self._require_scope('use RNG').make_rng(name)
+
+  def is_initializing(self) -> bool:
+    """True while running under ``init``."""
+    scope = self._require_scope('check if running under init()')
+    return scope.get_flag('initializing', False)
+
+  def get_variable(self, col: str, name: str, default=None):
+    """Returns the value of a variable, or ``default`` if it is missing."""
+    return self._require_scope('retrieve variables').get_variable(
+      col, name, default
+    )
+
+  def put_variable(self, col: str, name: str, value) -> None:
+    """Sets the value of a variable (its collection must be mutable)."""
+    scope = self._require_scope('set variables')
+    scope.put_variable(col, name, value)
+
+  def sow(
+    self, col: str, name: str, value, reduce_fn=_sow_reduce, init_fn=_sow_init
+  ) -> bool:
+    """Stores an intermediate value in collection ``col``.
+
+    By default the values of repeated calls accumulate in a tuple. Nothing
+    is stored (and ``False`` is returned) when ``col`` is not mutable.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from flax import linen as nn
+    >>> class M(nn.Module):
+    ...   def __call__(self, x):
+    ...     self.sow('intermediates', 'h', x * 2)
+    ...     return x
+    >>> _, state = M().apply({}, jnp.ones(2), mutable=['intermediates'])
+    >>> state['intermediates']['h']
+    (Array([2., 2.], dtype=float32),)
+    """
+    if self.scope is None:
+      raise ValueError("Can't store intermediates on unbound modules")
+    scope = self.scope
+    if not scope.is_mutable_collection(col):
+      return False
+    if scope.has_variable(col, name):
+      xs = scope.get_variable(col, name)
+    else:
+      scope.reserve(name, col)
+      self._state.children[name] = col
+      xs = init_fn()
+    scope.put_variable(col, name, reduce_fn(xs, value))
+    return True
+
+  def perturb(self, name: str, value, collection: str = 'perturbations'):
+    """Adds a zero-valued variable to ``value`` so that its gradient can be
+    taken (the gradient of the intermediate ``value``)."""
+    if self.scope is None:
+      raise ValueError("Can't store perturbations on unbound modules")
+    scope = self.scope
+    if scope.is_mutable_collection(collection):
+      if not scope.has_variable(collection, name):
+        scope.reserve(name, collection)
+        self._state.children[name] = collection
+        zeros = jax.tree_util.tree_map(jax.numpy.zeros_like, value)
+        scope.put_variable(collection, name, zeros)
+    if collection in scope.root.variables():
+      if not scope.has_variable(collection, name):
+        raise ValueError(
+          f'Perturbation collection {collection} present, but missing '
+          f'perturbation variable {name}'
+        )
+      old = scope.get_variable(collection, name)
+      value = jax.tree_util.tree_map(jax.numpy.add, value, old)
+    return value
+
+  def tabulate(
+    self,
+    rngs,
+    *args,
+    depth=None,
+    show_repeated=False,
+    mutable=DenyList('intermediates'),
+    console_kwargs=None,
+    table_kwargs=None,
+    column_kwargs=None,
+    **kwargs,
+  ) -> str:
+    """Returns a table summarizing this Module (see ``nn.tabulate``)."""
+    from flax.linen import summary
+
+    fn = summary.tabulate(
+      self,
+      rngs,
+      depth=depth,
+      show_repeated=show_repeated,
+      mutable=mutable,
+      console_kwargs=console_kwargs,
+      table_kwargs=table_kwargs,
+      column_kwargs=column_kwargs,
+    )
+    return fn(*args, **kwargs)
+
+  def module_paths(
+    self,
+    rngs,
+    *args,
+    show_repeated=False,
+    mutable=DenyList('intermediates'),
+    **kwargs,
+  ) -> dict:
+    """Returns ``{path: module}`` for every Module called by ``__call__``."""
+    from flax.linen import summary
+
+    return summary.module_paths(
+      self,
+      rngs,
+      *args,
+      show_repeated=show_repeated,
+      mutable=mutable,
+      **kwargs,
+    )
+
+
+def _is_scope(x) -> bool:
+  from flax.core import scope as core_scope
+
+  return isinstance(x, core_scope.Scope)
+
+
+def _run_interceptors(orig_method, module, *args, **kwargs):
+  from flax.linen._functional import InterceptorContext
+
+  method_name = _get_fn_name(orig_method)
+  fun = functools.partial(orig_method, module)
+  ctx = InterceptorContext(module, method_name, orig_method)
+
+  def wrap(interceptor, next_fun):
+    def wrapped(*args, **kwargs):
+      return interceptor(next_fun, args, kwargs, ctx)
+
+    return wrapped
+
+  for interceptor in context.interceptor_stack:
+    fun = wrap(interceptor, fun)
+  return fun(*args, **kwargs)
+
+
+def _get_unbound_fn(method_or_fn):
+  if inspect.ismethod(method_or_fn) and isinstance(
+    method_or_fn.__self__, Module
+  ):
+    method_or_fn = method_or_fn.__func__
+  if not callable(method_or_fn) or (
+    inspect.isclass(method_or_fn) and issubclass(method_or_fn, Module)
+  ):
+    raise errors.ApplyModuleInvalidMethodError(method_or_fn)
+  return method_or_fn
+
+
+def _resolve_method(module, method):
+  if isinstance(method, str):
+    attribute_name = method
+    method = getattr(module, attribute_name)
+    if not callable(method):
+      raise TypeError(
+        f"'{type(module).__name__}.{attribute_name}' must be a callable, "
+        f'got {type(method)}.'
+      )
+    if isinstance(method, Module):
+
+      def call_submodule(self, *args, **kwargs):
+        return getattr(self, attribute_name)(*args, **kwargs)
+
+      method = call_submodule
+  elif method is None:
+    method = module.__call__
+  return _get_unbound_fn(method)
+
+
+def _check_rngs(module, rngs):
+  if isinstance(rngs, (dict, FrozenDict)):
+    return rngs
+  from flax.core import scope as core_scope
+
+  if not core_scope.is_valid_rng(rngs):
+    raise errors.InvalidRngError(
+      'RNGs should be of shape (2,) or PRNGKey in Module '
+      f'{type(module).__name__}, but rngs are: {rngs}'
+    )
+  return {'params': rngs}

@@ -1,0 +1,340 @@
+"""``nn.tabulate``: a table of a Module's calls and variables.
+
+The Module is run under ``jax.eval_shape`` (no FLOPs, no memory), every
+Module method call is recorded, and the table is rendered with ``rich``
+(imported only when a table is made).
+"""
+
+import dataclasses
+import io
+from collections.abc import Mapping
+from typing import Any, Optional
+
+import jax
+import numpy as np
+
+from flax.core.frozen_dict import FrozenDict
+from flax.core.scope import DenyList
+from flax.linen import _functional
+from flax.linen import module as module_lib
+
+
+@dataclasses.dataclass
+class _Call:
+  """One recorded Module method call."""
+
+  path: tuple
+  module: Any
+  method: str
+  inputs: Any = None
+  outputs: Any = None
+  submodules: frozenset = frozenset()
+
+
+def _abstract(tree):
+  def leaf(x):
+    if hasattr(x, 'shape') and hasattr(x, 'dtype'):
+      return jax.ShapeDtypeStruct(np.shape(x), x.dtype)
+    return x
+
+  return jax.tree_util.tree_map(leaf, tree)
+
+
+def _record_calls(module, rngs, mutable, args, kwargs):
+  """Runs ``module.init`` abstractly; returns ``(calls, variables)``."""
+  calls = []
+
+  def interceptor(next_fun, call_args, call_kwargs, context):
+    mdl = context.module
+    record = _Call(tuple(mdl.scope.path), mdl, context.method_name)
+    record.inputs = _abstract((call_args, call_kwargs))
+    calls.append(record)
+    out = next_fun(*call_args, **call_kwargs)
+    record.outputs = _abstract(out)
+    record.submodules = frozenset(
+      k
+      for k, v in mdl._state.children.items()
+      if isinstance(v, module_lib.Module)
+    )
+    return out
+
+  leaves, treedef = jax.tree_util.tree_flatten((rngs, args, kwargs))
+  dynamic = [_is_array(x) for x in leaves]
+
+  def init_fn(*arrays):
+    it = iter(arrays)
+    full = [next(it) if d else x for x, d in zip(leaves, dynamic)]
+    rngs, args, kwargs = jax.tree_util.tree_unflatten(treedef, full)
+    with _functional.intercept_methods(interceptor):
+      return module.init(rngs, *args, mutable=mutable, **kwargs)
+
+  variables = jax.eval_shape(
+    init_fn, *[x for x, d in zip(leaves, dynamic) if d]
+  )
+  return calls, variables
+
+
+def _is_array(x) -> bool:
+  return isinstance(x, (jax.Array, np.ndarray, jax.ShapeDtypeStruct))
+
+
+def _unique_calls(calls, show_repeated):
+  if show_repeated:
+    return calls
+  seen = set()
+  out = []
+  for call in calls:
+    key = (call.path, call.method)
+    if key not in seen:
+      seen.add(key)
+      out.append(call)
+  return out
+
+
+# -- formatting -----------------------------------------------------------------
+
+
+def _bytes_repr(num_bytes: int) -> str:
+  if num_bytes > 1e9:
+    return f'{num_bytes / 1e9:,.1f} GB'
+  if num_bytes > 1e6:
+    return f'{num_bytes / 1e6:,.1f} MB'
+  if num_bytes > 1e3:
+    return f'{num_bytes / 1e3:,.1f} KB'
+  return f'{num_bytes:,} B'
+
+
+def _size_and_bytes(leaves) -> tuple:
+  count = 0
+  nbytes = 0
+  for x in leaves:
+    if hasattr(x, 'shape') and hasattr(x, 'dtype'):
+      size = int(np.prod(x.shape, dtype=np.int64))
+      count += size
+      nbytes += size * np.dtype(x.dtype).itemsize
+  return count, nbytes
+
+
+def _size_repr(leaves) -> str:
+  count, nbytes = _size_and_bytes(leaves)
+  return f'{count:,} ({_bytes_repr(nbytes)})'
+
+
+def _value_repr(x) -> str:
+  if hasattr(x, 'shape') and hasattr(x, 'dtype'):
+    return f'{np.dtype(x.dtype).name}[{",".join(str(d) for d in x.shape)}]'
+  return repr(x)
+
+
+def _structure_repr(x) -> str:
+  if isinstance(x, (Mapping, FrozenDict)):
+    lines = []
+    for k, v in x.items():
+      sub = _structure_repr(v)
+      if '\n' in sub or isinstance(v, (Mapping, list, tuple)) and v:
+        sub = '\n' + _indent(sub)
+        lines.append(f'{k}:{sub}')
+      else:
+        lines.append(f'{k}: {sub}')
+    return '\n'.join(lines)
+  if isinstance(x, (list, tuple)) and not hasattr(x, '_fields'):
+    lines = []
+    for v in x:
+      sub = _structure_repr(v)
+      lines.append('- ' + sub.replace('\n', '\n  '))
+    return '\n'.join(lines)
+  if hasattr(x, 'shape') and hasattr(x, 'dtype'):
+    return _value_repr(x)
+  leaves = jax.tree_util.tree_leaves(x)
+  if leaves and len(leaves) == 1 and leaves[0] is not x:
+    return _value_repr(leaves[0])
+  return repr(x)
+
+
+def _indent(text: str) -> str:
+  return '\n'.join('  ' + line for line in text.split('\n'))
+
+
+def _inputs_repr(inputs) -> str:
+  args, kwargs = inputs
+  if not kwargs:
+    if len(args) == 1:
+      return _structure_repr(args[0])
+    return _structure_repr(tuple(args))
+  if not args:
+    return _structure_repr(dict(kwargs))
+  return _structure_repr({'args': tuple(args), 'kwargs': dict(kwargs)})
+
+
+def _flatten(tree, prefix=()):
+  """Flattens nested dicts into ``{path_tuple: leaf}``."""
+  out = {}
+  for k, v in tree.items():
+    if isinstance(v, (dict, FrozenDict)):
+      out.update(_flatten(v, prefix + (k,)))
+    else:
+      out[prefix + (k,)] = v
+  return out
+
+
+def _subtree(tree, path):
+  for name in path:
+    if not isinstance(tree, (dict, FrozenDict)) or name not in tree:
+      return {}
+    tree = tree[name]
+  return tree if isinstance(tree, (dict, FrozenDict)) else {}
+
+
+def _collection_cell(variables, col, call, whole_subtree) -> str:
+  tree = _subtree(variables.get(col, {}), call.path)
+  own = {k: v for k, v in tree.items() if k not in call.submodules}
+  if whole_subtree:
+    own = tree
+  flat = _flatten(own)
+  if not flat:
+    return ''
+  lines = []
+  all_leaves = []
+  for path, value in flat.items():
+    leaves = jax.tree_util.tree_leaves(value)
+    all_leaves.extend(leaves)
+    reprs = ', '.join(_value_repr(x) for x in leaves) or repr(value)
+    lines.append(f'{"/".join(str(p) for p in path)}: {reprs}')
+  lines.append('')
+  lines.append(_size_repr(all_leaves))
+  return '\n'.join(lines)
+
+
+def _render(
+  module, calls, variables, depth, console_kwargs, table_kwargs, column_kwargs
+) -> str:
+  import rich.console
+  import rich.table
+  import rich.text
+
+  collections = sorted(variables.keys())
+  table = rich.table.Table(
+    show_header=True,
+    show_lines=True,
+    show_footer=False,
+    title=f'{type(module).__name__} Summary',
+    **(table_kwargs or {}),
+  )
+  for name in ('path', 'module', 'inputs', 'outputs', *collections):
+    table.add_column(name, **(column_kwargs or {}))
+  for call in calls:
+    if depth is not None and len(call.path) > depth:
+      continue
+    cut = depth is not None and len(call.path) == depth
+    module_name = type(call.module).__name__
+    if call.method != '__call__':
+      module_name = f'{module_name}.{call.method}'
+    row = [
+      '/'.join(str(p) for p in call.path),
+      module_name,
+      _inputs_repr(call.inputs),
+      _structure_repr(call.outputs),
+    ]
+    for col in collections:
+      row.append(_collection_cell(variables, col, call, cut))
+    table.add_row(*row)
+  totals = []
+  grand = []
+  for col in collections:
+    leaves = jax.tree_util.tree_leaves(variables[col])
+    grand.extend(leaves)
+    totals.append(_size_repr(leaves))
+  table.add_row('', '', '', rich.text.Text('Total', justify='right'), *totals)
+  kwargs = {'force_terminal': True, 'force_jupyter': False}
+  kwargs.update(console_kwargs or {})
+  console = rich.console.Console(file=io.StringIO(), **kwargs)
+  console.print(table)
+  width = console.measure(table).maximum
+  caption = f'Total Parameters: {_size_repr(grand)}'
+  console.print()
+  console.print(rich.text.Text(caption.center(width).rstrip()))
+  return console.file.getvalue()
+
+
+def tabulate(
+  module,
+  rngs,
+  depth: Optional[int] = None,
+  show_repeated: bool = False,
+  mutable=DenyList('intermediates'),
+  console_kwargs=None,
+  table_kwargs=None,
+  column_kwargs=None,
+  **kwargs,
+):
+  """Returns ``fn(*args, **kwargs) -> str``, a table summarizing ``module``.
+
+  The table has a row per Module call (path, class, inputs, outputs) and a
+  column per variable collection listing each Module's variables with
+  their count and size; the last row holds the totals. Nothing is
+  computed: the Module runs under ``jax.eval_shape``.
+
+  Args:
+    module: the Module to summarize.
+    rngs: a PRNG key or ``{stream: key}`` for ``init``.
+    depth: show only Modules up to this depth; a Module at the cut-off
+      depth counts the variables of all its submodules.
+    show_repeated: show every call of a Module, not only the first.
+    mutable: the collections ``init`` may create.
+    console_kwargs: passed to ``rich.console.Console`` (e.g.
+      ``{'width': 120}``).
+    table_kwargs: passed to ``rich.table.Table``.
+    column_kwargs: passed to ``rich.table.Table.add_column``.
+    **kwargs: keyword arguments of ``init`` (e.g. ``method``).
+
+  Returns:
+    A function of the Module's inputs that returns the table as text.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import linen as nn
+  >>> class Bias(nn.Module):
+  ...   @nn.compact
+  ...   def __call__(self, x):
+  ...     return x + self.param('b', jax.nn.initializers.zeros, (3,))
+  >>> text = nn.tabulate(Bias(), jax.random.key(0))(jnp.ones((2, 3)))
+  >>> 'Total Parameters: 3 (12 B)' in text
+  True
+  """
+  init_kwargs = kwargs
+
+  def table_fn(*args, **call_kwargs):
+    calls, variables = _record_calls(
+      module, rngs, mutable, args, {**init_kwargs, **call_kwargs}
+    )
+    calls = _unique_calls(calls, show_repeated)
+    return _render(
+      module,
+      calls,
+      variables,
+      depth,
+      console_kwargs,
+      table_kwargs,
+      column_kwargs,
+    )
+
+  return table_fn
+
+
+def module_paths(
+  module,
+  rngs,
+  *args,
+  show_repeated=False,
+  mutable=DenyList('intermediates'),
+  **kwargs,
+) -> dict:
+  """Returns ``{path: module}`` for the Modules called when ``module``
+  runs (``''`` is the root); the Modules are unbound copies."""
+  calls, _ = _record_calls(module, rngs, mutable, args, kwargs)
+  calls = _unique_calls(calls, show_repeated)
+  out = {}
+  for call in calls:
+    path = '/'.join(str(p) for p in call.path)
+    if path not in out:
+      out[path] = call.module.clone(name=call.module.name)
+  return out

@@ -1,0 +1,562 @@
+"""Lifted JAX transforms for Linen Modules.
+
+Each transform here wraps its counterpart in ``flax.core.lift`` (all built
+on the one lifting primitive ``pack``). Applied to a Module class it
+returns a subclass whose methods are transformed (``nn.vmap(MLP)`` is the
+class ``VmapMLP``); applied to a function or method taking a Module first
+it returns the transformed function.
+
+>>> import jax, jax.numpy as jnp
+>>> from flax import linen as nn
+>>> class Scale(nn.Module):
+...   @nn.compact
+...   def __call__(self, x):
+...     return x * self.param('s', jax.nn.initializers.ones, x.shape[-1:])
+>>> Ensemble = nn.vmap(Scale, variable_axes={'params': 0},
+...                    split_rngs={'params': True})
+>>> v = Ensemble().init(jax.random.key(0), jnp.ones((4, 3)))
+>>> v['params']['s'].shape
+(4, 3)
+"""
+
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import jax.numpy as jnp
+
+from flax.core import lift
+from flax.core import meta
+from flax.core.frozen_dict import FrozenDict
+from flax.linen._lifting import decorator_lift_transform
+from flax.linen._lifting import get_module_scopes  # noqa: F401
+from flax.linen._lifting import lift_direct_transform
+from flax.linen._lifting import lift_transform
+from flax.linen._lifting import set_module_scopes  # noqa: F401
+
+broadcast = lift.broadcast
+
+
+def vmap(
+  target,
+  variable_axes: Mapping = FrozenDict(),
+  split_rngs: Mapping = FrozenDict(),
+  in_axes=0,
+  out_axes=0,
+  axis_size: Optional[int] = None,
+  axis_name: Optional[str] = None,
+  spmd_axis_name: Optional[str] = None,
+  metadata_params: Mapping[Any, Any] = {},
+  methods=None,
+):
+  """Lifted ``jax.vmap`` of a Module class or a function ``fn(module, ...)``.
+
+  Args:
+    target: a Module class or a function taking a Module first.
+    variable_axes: ``{collection: axis}``; ``None`` shares the variables
+      across the mapped axis, an int stacks them along that axis.
+    split_rngs: ``{stream: bool}``, whether each index gets its own keys
+      (e.g. ``{'params': True}`` for independently initialized members).
+    in_axes: as in ``jax.vmap``.
+    out_axes: as in ``jax.vmap``.
+    axis_size: the mapped size when no input carries the axis.
+    axis_name: the axis name for collectives (``lax.pmean``...).
+    spmd_axis_name: see ``jax.vmap``.
+    metadata_params: passed to ``AxisMetadata.add_axis`` of boxed
+      variables, e.g. ``{nn.PARTITION_NAME: 'ensemble'}``.
+    methods: for a class, the methods to transform (default
+      ``['__call__']``); a dict gives per-method overrides.
+
+  Returns:
+    The transformed class or function.
+  """
+  return lift_transform(
+    lift.vmap,
+    'Vmap',
+    target,
+    variable_axes,
+    split_rngs,
+    methods=methods,
+    in_axes=in_axes,
+    out_axes=out_axes,
+    axis_size=axis_size,
+    axis_name=axis_name,
+    spmd_axis_name=spmd_axis_name,
+    metadata_params=metadata_params,
+  )
+
+
+def jit(
+  target,
+  variables=True,
+  rngs=True,
+  static_argnums=(),
+  static_argnames=(),
+  donate_argnums=(),
+  device=None,
+  backend=None,
+  methods=None,
+):
+  """Lifted ``jax.jit``; ``static_argnums`` counts the Module as 0."""
+  return lift_transform(
+    lift.jit,
+    'Jit',
+    target,
+    variables=variables,
+    rngs=rngs,
+    static_argnums=static_argnums,
+    static_argnames=static_argnames,
+    donate_argnums=donate_argnums,
+    device=device,
+    backend=backend,
+    methods=methods,
+  )
+
+
+def checkpoint(
+  target,
+  variables=True,
+  rngs=True,
+  concrete: bool = False,
+  prevent_cse: bool = True,
+  static_argnums=(),
+  policy: Optional[Callable[..., bool]] = None,
+  methods=None,
+):
+  """Lifted ``jax.checkpoint`` (rematerialization).
+
+  Activations inside are recomputed on the backward pass instead of being
+  stored. A transformed class is named ``Checkpoint<Name>``.
+  ``static_argnums`` counts the Module (``self``) as argument 0.
+  """
+  return lift_transform(
+    lift.checkpoint,
+    'Checkpoint',
+    target,
+    variables=variables,
+    rngs=rngs,
+    concrete=concrete,
+    static_argnums=static_argnums,
+    prevent_cse=prevent_cse,
+    policy=policy,
+    methods=methods,
+  )
+
+
+remat = checkpoint
+
+
+def remat_scan(
+  target,
+  lengths: Sequence[int] = (),
+  policy: Optional[Callable[..., bool]] = None,
+  variable_broadcast=False,
+  variable_carry=False,
+  variable_axes: Mapping = FrozenDict({True: 0}),
+  split_rngs: Mapping = FrozenDict({True: True}),
+):
+  """Applies ``target`` ``prod(lengths)`` times in nested remat'd scans.
+
+  ``target.__call__(carry) -> carry``; variables get one leading axis per
+  entry of ``lengths``.
+  """
+  return lift_transform(
+    lift.remat_scan,
+    'Remat_scan',
+    target,
+    lengths=lengths,
+    policy=policy,
+    variable_broadcast=variable_broadcast,
+    variable_carry=variable_carry,
+    variable_axes=variable_axes,
+    split_rngs=split_rngs,
+  )
+
+
+def scan(
+  target,
+  variable_axes: Mapping = FrozenDict(),
+  variable_broadcast=False,
+  variable_carry=False,
+  split_rngs: Mapping = FrozenDict(),
+  in_axes=0,
+  out_axes=0,
+  length: Optional[int] = None,
+  reverse: bool = False,
+  unroll: int = 1,
+  data_transform=None,
+  metadata_params: Mapping[Any, Any] = {},
+  methods=None,
+):
+  """Lifted ``jax.lax.scan``.
+
+  The target's method has the form ``f(module, carry, *xs) -> (carry,
+  ys)``. Collections in ``variable_axes`` get one slice per iteration,
+  ``variable_broadcast`` ones are shared (and initialized once), and
+  ``variable_carry`` ones are carried from one iteration to the next.
+  ``in_axes=nn.broadcast`` marks inputs passed unchanged to every step.
+  """
+  return lift_transform(
+    lift.scan,
+    'Scan',
+    target,
+    variable_axes=variable_axes,
+    variable_broadcast=variable_broadcast,
+    variable_carry=variable_carry,
+    split_rngs=split_rngs,
+    in_axes=in_axes,
+    out_axes=out_axes,
+    length=length,
+    reverse=reverse,
+    unroll=unroll,
+    data_transform=data_transform,
+    metadata_params=metadata_params,
+    methods=methods,
+  )
+
+
+def _identity(x):
+  return x
+
+
+def map_variables(
+  target,
+  mapped_collections=True,
+  trans_in_fn=_identity,
+  trans_out_fn=_identity,
+  init: bool = False,
+  mutable: bool = False,
+  rngs=True,
+  variables=True,
+  methods=None,
+):
+  """Maps collections on their way into (and out of) a Module.
+
+  ``trans_in_fn`` sees the variables before the Module uses them;
+  ``trans_out_fn`` maps changed or newly created ones back (only when
+  ``init`` or ``mutable``).
+  """
+  if methods is not None and not _is_class(target):
+    raise ValueError(
+      'Methods should not be provided when transforming a function.'
+    )
+  return lift_transform(
+    lift.map_variables,
+    'Map_variables',
+    target,
+    mapped_collections,
+    trans_in_fn,
+    trans_out_fn,
+    init,
+    mutable,
+    rngs,
+    variables,
+    methods=methods,
+  )
+
+
+def fold_rngs(target, variables=True, rngs=True, methods=None):
+  """Folds the static path of each PRNG stream into its key."""
+  return lift_transform(
+    lift.fold_rngs,
+    'Fold_rngs',
+    target,
+    variables=variables,
+    rngs=rngs,
+    methods=methods,
+  )
+
+
+def _is_class(target) -> bool:
+  return isinstance(target, type)
+
+
+def add_metadata_axis(
+  target,
+  variable_axes: Mapping = FrozenDict(),
+  metadata_params: Mapping[Any, Any] = {},
+):
+  """Adds an axis to the metadata boxes of some collections.
+
+  For a Module that is vmapped by hand: boxed variables seen inside have
+  the axis removed, and get it back on the way out.
+  """
+
+  def remove_fn(axis):
+    return lambda tree: meta.remove_axis(tree, axis, metadata_params)
+
+  def add_fn(axis):
+    return lambda tree: meta.add_axis(tree, axis, metadata_params)
+
+  for col, axis in variable_axes.items():
+    target = map_variables(
+      target,
+      col,
+      trans_in_fn=remove_fn(axis),
+      trans_out_fn=add_fn(axis),
+      mutable=True,
+    )
+  return target
+
+
+def jvp(
+  fn, mdl, primals, tangents, variable_tangents, variables=True, rngs=True
+):
+  """Lifted ``jax.jvp`` of ``fn(mdl, *primals)``.
+
+  ``variable_tangents`` is ``{collection: tangents}``; collections left out
+  get zero tangents. Returns ``(primals_out, tangents_out)``.
+  """
+
+  def transform(core_fn, scope, primals, tangents, variable_tangents):
+    return lift.jvp(
+      core_fn,
+      scope,
+      primals,
+      tangents,
+      variable_tangents,
+      variables=variables,
+      rngs=rngs,
+    )
+
+  return lift_direct_transform(
+    transform,
+    (fn,),
+    mdl,
+    primals,
+    tangents,
+    variable_tangents,
+    multi_scope=False,
+    name='jvp',
+  )
+
+
+def vjp(
+  fn,
+  mdl,
+  *primals,
+  has_aux: bool = False,
+  reduce_axes=(),
+  vjp_variables='params',
+  variables=True,
+  rngs=True,
+  multi_scope: bool = False,
+):
+  """Lifted ``jax.vjp`` of ``fn(mdl, *primals)``.
+
+  Returns ``(out, vjp_fn)`` (or ``(out, vjp_fn, aux)``); ``vjp_fn(ct)``
+  gives ``(variable_grads, *input_grads)``.
+  """
+
+  def transform(core_fn, scope, *primals):
+    return lift.vjp(
+      core_fn,
+      scope,
+      *primals,
+      has_aux=has_aux,
+      reduce_axes=reduce_axes,
+      vjp_variables=vjp_variables,
+      variables=variables,
+      rngs=rngs,
+    )
+
+  return lift_direct_transform(
+    transform, (fn,), mdl, *primals, multi_scope=multi_scope, name='vjp'
+  )
+
+
+def value_and_grad(
+  fn,
+  mdl,
+  *primals,
+  has_aux: bool = False,
+  reduce_axes=(),
+  variables=True,
+  rngs=True,
+):
+  """Value and gradient of scalar ``fn(mdl, *primals)`` w.r.t. the inputs.
+
+  Returns ``(out, grads)`` or ``((out, aux), grads)``; ``grads`` has one
+  entry per primal (a single gradient if there is one primal). Variables
+  are not differentiated.
+  """
+  result = vjp(
+    fn,
+    mdl,
+    *primals,
+    has_aux=has_aux,
+    reduce_axes=reduce_axes,
+    vjp_variables=False,
+    variables=variables,
+    rngs=rngs,
+  )
+  if has_aux:
+    out, vjp_fn, aux = result
+  else:
+    (out, vjp_fn), aux = result, None
+  if jnp.shape(out) != ():
+    raise ValueError(
+      'grad can only work on functions with scalar-valued outputs. '
+      f'out shape={jnp.shape(out)}'
+    )
+  _, *grads = vjp_fn(jnp.ones_like(out))
+  grads = grads[0] if len(grads) == 1 else tuple(grads)
+  if has_aux:
+    return (out, aux), grads
+  return out, grads
+
+
+def grad(
+  fn,
+  mdl,
+  *primals,
+  has_aux: bool = False,
+  reduce_axes=(),
+  variables=True,
+  rngs=True,
+):
+  """Gradient of scalar ``fn(mdl, *primals)`` w.r.t. the inputs.
+
+  Returns ``grads`` or ``(grads, aux)`` (see ``value_and_grad``).
+  """
+  value, grads = value_and_grad(
+    fn,
+    mdl,
+    *primals,
+    has_aux=has_aux,
+    reduce_axes=reduce_axes,
+    variables=variables,
+    rngs=rngs,
+  )
+  if has_aux:
+    return grads, value[1]
+  return grads
+
+
+def custom_vjp(
+  fn, forward_fn, backward_fn, grad_vars='params', nondiff_argnums=()
+):
+  """Lifted ``jax.custom_vjp``.
+
+  Args:
+    fn: ``fn(mdl, *args) -> out``.
+    forward_fn: ``forward_fn(mdl, *args) -> (out, residuals)``.
+    backward_fn: ``backward_fn(residuals, out_ct) -> (variable_cts,
+      *input_cts)``; it gets no Module.
+    grad_vars: the collections that receive cotangents.
+    nondiff_argnums: arguments that are not differentiated (``mdl`` is 0).
+
+  Returns:
+    A function ``(mdl, *args) -> out``.
+  """
+
+  def transform(core_fn, core_fwd):
+    return lift.custom_vjp(
+      core_fn,
+      core_fwd,
+      backward_fn,
+      grad_vars=grad_vars,
+      nondiff_argnums=nondiff_argnums,
+    )
+
+  return decorator_lift_transform(
+    transform, (fn, forward_fn), multi_scope=False
+  )
+
+
+def while_loop(
+  cond_fn,
+  body_fn,
+  mdl,
+  init,
+  carry_variables=False,
+  broadcast_variables=True,
+  split_rngs: Mapping = FrozenDict(),
+):
+  """Lifted ``jax.lax.while_loop``.
+
+  ``cond_fn(mdl, carry) -> bool`` and ``body_fn(mdl, carry) -> carry``.
+  ``broadcast_variables`` are read-only inside; ``carry_variables`` may be
+  updated (with fixed shapes). Variables cannot be created in the loop.
+  """
+
+  def transform(core_cond, core_body, scopes, init):
+    return lift.while_loop(
+      core_cond,
+      core_body,
+      scopes,
+      init,
+      carry_variables=carry_variables,
+      broadcast_variables=broadcast_variables,
+      split_rngs=split_rngs,
+    )
+
+  return lift_direct_transform(
+    transform, (cond_fn, body_fn), mdl, init, name='while_loop'
+  )
+
+
+def cond(pred, true_fun, false_fun, mdl, *operands, variables=True, rngs=True):
+  """Lifted ``jax.lax.cond``: branches are ``fun(mdl, *operands)``.
+
+  Both branches must create and update the same variables.
+  """
+
+  def transform(core_true, core_false, scopes, *operands):
+    return lift.cond(
+      pred,
+      core_true,
+      core_false,
+      scopes,
+      *operands,
+      variables=variables,
+      rngs=rngs,
+    )
+
+  return lift_direct_transform(
+    transform, (true_fun, false_fun), mdl, *operands, name='cond'
+  )
+
+
+def switch(index, branches, mdl, *operands, variables=True, rngs=True):
+  """Lifted ``jax.lax.switch``: branches are ``fun(mdl, *operands)``.
+
+  All branches must create and update the same variables; when they
+  differ, run every branch once at init time.
+  """
+
+  def transform(*args):
+    n = len(branches)
+    core_branches, (scopes, *operands) = args[:n], args[n:]
+    return lift.switch(
+      index,
+      list(core_branches),
+      scopes,
+      *operands,
+      variables=variables,
+      rngs=rngs,
+    )
+
+  return lift_direct_transform(
+    transform, tuple(branches), mdl, *operands, name='switch'
+  )
+
+
+__all__ = [
+  'add_metadata_axis',
+  'broadcast',
+  'checkpoint',
+  'cond',
+  'custom_vjp',
+  'fold_rngs',
+  'grad',
+  'jit',
+  'jvp',
+  'map_variables',
+  'remat',
+  'remat_scan',
+  'scan',
+  'switch',
+  'value_and_grad',
+  'vjp',
+  'vmap',
+  'while_loop',
+]
