@@ -1,0 +1,208 @@
+"""TrainState, early stopping, schedules, common_utils, dynamic scale,
+prefetching and jax_utils."""
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import optax
+import pytest
+
+import jax
+import jax.numpy as jnp
+from flax import jax_utils, serialization
+from flax.training import (
+  common_utils,
+  dynamic_scale,
+  early_stopping,
+  lr_schedule,
+  prefetch_iterator,
+  train_state,
+)
+
+
+def test_train_state_create_and_apply_gradients():
+  params = {'w': jnp.array([1.0, 2.0])}
+  tx = optax.sgd(0.1, momentum=0.9)
+  state = train_state.TrainState.create(apply_fn=len, params=params, tx=tx)
+  assert state.step == 0 and state.apply_fn is len
+  grads = {'w': jnp.array([1.0, -1.0])}
+  state = state.apply_gradients(grads=grads)
+  assert state.step == 1 and isinstance(state.step, int)
+  # Plain optax, written independently.
+  opt_state = tx.init(params)
+  updates, _ = tx.update(grads, opt_state, params)
+  np.testing.assert_allclose(state.params['w'], params['w'] + updates['w'])
+  assert 'apply_fn' not in serialization.to_state_dict(state)
+
+
+def test_train_state_is_a_pytree_under_jit_and_eval_shape():
+  class State(train_state.TrainState):
+    batch_stats: dict
+
+  state = State.create(
+    apply_fn=None,
+    params={'w': jnp.ones(2)},
+    tx=optax.adam(0.1),
+    batch_stats={'m': jnp.zeros(2)},
+  )
+  step = jax.jit(
+    lambda s: s.apply_gradients(grads=s.params, batch_stats={'m': jnp.ones(2)})
+  )
+  new = step(state)
+  assert int(new.step) == 1 and type(new) is State
+  np.testing.assert_array_equal(new.batch_stats['m'], [1, 1])
+  shapes = jax.eval_shape(step, state)
+  assert shapes.params['w'].shape == (2,)
+  assert 'batch_stats=' in repr(new)
+
+
+def test_early_stopping():
+  es = early_stopping.EarlyStopping(min_delta=0, patience=2)
+  stops = []
+  for metric in [1.0, 1.0, 1.0, 1.0, 1.0]:
+    es = es.update(metric)
+    stops.append(es.should_stop)
+  # should_stop uses the count before it is incremented: 4th update.
+  assert stops == [False, False, False, True, True]
+  es = es.reset()
+  assert es.best_metric == math.inf and not es.should_stop
+  es = es.update(2.0).update(1.5)
+  assert es.has_improved and es.best_metric == 1.5
+
+
+def test_lr_schedules_match_formulas():
+  spe = 10
+  const = lr_schedule.create_constant_learning_rate_schedule(0.1, spe, 2.0)
+  np.testing.assert_allclose(const(5), 0.1 * 5 / 20, rtol=1e-6)
+  np.testing.assert_allclose(const(100), 0.1, rtol=1e-6)
+  stepped = lr_schedule.create_stepped_learning_rate_schedule(
+    1.0, spe, [[1, 0.5], [2.5, 0.1]]
+  )
+  assert [float(stepped(s)) for s in (0, 10, 11, 25, 26)] == pytest.approx(
+    [1.0, 1.0, 0.5, 0.5, 0.1]
+  )
+  cos = lr_schedule.create_cosine_learning_rate_schedule(2.0, spe, 3)
+  for s in (0, 7, 15, 30):
+    np.testing.assert_allclose(
+      cos(s),
+      2.0 * (0.5 * math.cos(math.pi * s / 30) + 0.5),
+      rtol=1e-5,
+      atol=1e-7,
+    )
+
+
+def test_common_utils():
+  n = jax.local_device_count()
+  sharded = common_utils.shard({'x': np.arange(4 * n).reshape(2 * n, 2)})
+  assert sharded['x'].shape == (n, 2, 2)
+  assert common_utils.shard_prng_key(jax.random.key(0)).shape == (n,)
+  oh = common_utils.onehot(jnp.array([[1, 0]]), 3, on_value=2.0, off_value=-1.0)
+  np.testing.assert_array_equal(oh, [[[-1, 2, -1], [2, -1, -1]]])
+  assert oh.dtype == jnp.float32
+  forest = [{'a': np.array(i)} for i in range(3)]
+  np.testing.assert_array_equal(
+    common_utils.stack_forest(forest)['a'], [0, 1, 2]
+  )
+  metrics = [{'loss': np.array([i, 99])} for i in range(3)]
+  np.testing.assert_array_equal(
+    common_utils.get_metrics(metrics)['loss'], [0, 1, 2]
+  )
+
+
+def test_dynamic_scale_backs_off_and_grows():
+  ds = dynamic_scale.DynamicScale(growth_interval=2, scale=4.0)
+  fn = ds.value_and_grad(lambda w: jnp.sum(w**2))
+  ds2, finite, loss, grad = fn(jnp.array([1.0, 2.0]))
+  assert bool(finite) and float(loss) == 5.0
+  np.testing.assert_allclose(grad, [2.0, 4.0])
+  assert int(ds2.fin_steps) == 1 and float(ds2.scale) == 4.0
+  bad = ds.value_and_grad(lambda w: jnp.sum(jnp.log(w)), has_aux=False)
+  ds3, finite, _, _ = bad(jnp.array([0.0]))
+  assert not bool(finite) and float(ds3.scale) == 2.0
+  ds4 = dynamic_scale.DynamicScale(growth_interval=1, fin_steps=1, scale=4.0)
+  ds5, *_ = ds4.value_and_grad(lambda w: (w**2).sum())(jnp.ones(1))
+  assert float(ds5.scale) == 8.0 and int(ds5.fin_steps) == 0
+  aux_fn = ds.value_and_grad(lambda w: (jnp.sum(w), 'aux'), has_aux=True)
+  _, _, (value, aux), _ = aux_fn(jnp.ones(3))
+  assert float(value) == 3.0 and aux == 'aux'
+
+
+def test_prefetch_iterator():
+  assert list(prefetch_iterator.PrefetchIterator(range(10), 3)) == list(
+    range(10)
+  )
+
+  def failing():
+    yield 1
+    raise RuntimeError('source broke')
+
+  it = prefetch_iterator.PrefetchIterator(failing())
+  assert next(it) == 1
+  with pytest.raises(RuntimeError, match='source broke'):
+    next(it)
+  it = prefetch_iterator.PrefetchIterator(iter(range(100)))
+  assert next(it) == 0
+  it.close()
+
+
+def test_jax_utils_single_device():
+  tree = jax_utils.replicate({'w': np.arange(3.0)})
+  assert tree['w'].shape == (jax.local_device_count(), 3)
+  np.testing.assert_array_equal(jax_utils.unreplicate(tree)['w'], [0, 1, 2])
+  out = jax_utils.partial_eval_by_shape(
+    lambda x, key: (x + 1, jax.random.normal(key, (2,))),
+    [((4,), jnp.int32)],
+    jax.random.key(0),
+  )
+  assert out[0] == jax.ShapeDtypeStruct((4,), jnp.int32)
+  np.testing.assert_allclose(out[1], jax.random.normal(jax.random.key(0), (2,)))
+
+
+MULTI_DEVICE = textwrap.dedent(
+  """
+  import jax, jax.numpy as jnp, numpy as np
+  from flax import jax_utils
+  assert jax.local_device_count() == 4
+  params = jax_utils.replicate({'w': np.float32(3.0)})
+  assert params['w'].shape == (4,)
+  f = jax.pmap(
+      lambda p, x: (x * p['w'],
+                    jnp.broadcast_to(jax_utils.pmean(x.sum(), 'i'), x.shape)),
+      axis_name='i')
+  wrapped = jax_utils.pad_shard_unpad(f)
+  y, m = wrapped(params, np.arange(10.0), min_device_batch=3)
+  np.testing.assert_allclose(y, np.arange(10.0) * 3)
+  assert y.shape == (10,)
+  # pmean over 4 devices of per-device sums of padded (4, 3) batches.
+  np.testing.assert_allclose(m, np.full(10, np.arange(10.0).sum() / 4))
+  try:
+    wrapped(params, {'a': np.ones(3), 'b': np.ones(4)})
+  except AssertionError as e:
+    assert 'Inconsistent batch-sizes' in str(e)
+  else:
+    raise SystemExit('no error for inconsistent batch sizes')
+  batches = [np.full((4, 2), i) for i in range(3)]
+  got = list(jax_utils.prefetch_to_device(iter(batches), 2))
+  assert [int(b[0, 0]) for b in got] == [0, 1, 2]
+  assert len(got[0].sharding.device_set) == 4
+  print('OK')
+  """
+)
+
+
+def test_jax_utils_on_four_devices():
+  env = dict(os.environ)
+  env['XLA_FLAGS'] = '--xla_force_host_platform_device_count=4'
+  env['JAX_PLATFORMS'] = 'cpu'
+  result = subprocess.run(
+    [sys.executable, '-c', MULTI_DEVICE],
+    env=env,
+    capture_output=True,
+    text=True,
+  )
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.strip() == 'OK'
