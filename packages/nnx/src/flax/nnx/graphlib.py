@@ -28,7 +28,7 @@ import numpy as np
 from flax.nnx import filterlib
 from flax.nnx._common import EPOCH, META_EPOCH
 from flax.nnx.pytreelib import Pytree, _new_object
-from flax.nnx.statelib import State, _split_flat
+from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
 
 _ARRAY_TYPES = (jax.Array, np.ndarray)

@@ -473,10 +473,9 @@ class CustomVJP:
       _, values = ig.updates()
       vals = values[k]
       paths, leaves = [], []
-      for m, path, slot, v in zip(r.mask, r.paths, r.slots, vals):
-        if m == 0:
-          paths.append(path)
-          leaves.append(slot.copy(v) if isinstance(slot, Variable) else v)
+      for path, slot, v in zip(r.paths, r.slots, vals):
+        paths.append(path)
+        leaves.append(slot.copy(v) if isinstance(slot, Variable) else v)
       return State._from_flat(paths, leaves)
 
     def input_updates(ig):
@@ -521,7 +520,7 @@ class CustomVJP:
                              )._flat_items()
             lookup = dict(zip(paths, leaves))
           vals = []
-          for m, path, v in zip(r.mask, r.paths, a.groups[0] if False else
+          for m, path, v in zip(r.mask, r.paths,
                                 [s.raw_value for s in r.slots]):
             if m != 0:
               continue
