@@ -83,9 +83,15 @@ from flax.nnx.variablelib import Param as Param
 from flax.nnx.variablelib import Perturbation as Perturbation
 from flax.nnx.variablelib import Variable as Variable
 from flax.nnx.variablelib import VariableMetadata as VariableMetadata
-from flax.nnx.variablelib import register_variable_name as register_variable_name
-from flax.nnx.variablelib import variable_name_from_type as variable_name_from_type
-from flax.nnx.variablelib import variable_type_from_name as variable_type_from_name
+from flax.nnx.variablelib import (
+  register_variable_name as register_variable_name,
+)
+from flax.nnx.variablelib import (
+  variable_name_from_type as variable_name_from_type,
+)
+from flax.nnx.variablelib import (
+  variable_type_from_name as variable_type_from_name,
+)
 from flax.nnx.variablelib import with_metadata as with_metadata
 from flax.nnx.spmd import PARTITION_NAME as PARTITION_NAME
 from flax.nnx.spmd import get_named_sharding as get_named_sharding
@@ -100,17 +106,42 @@ graph = graphlib
 _HINTS = {
   name: 'flax-layers'
   for name in (
-    'Linear', 'LinearGeneral', 'Einsum', 'Conv', 'ConvTranspose', 'Embed',
-    'BatchNorm', 'LayerNorm', 'RMSNorm', 'GroupNorm', 'InstanceNorm',
-    'Dropout', 'MultiHeadAttention', 'LSTMCell', 'OptimizedLSTMCell',
-    'GRUCell', 'SimpleCell', 'RNN', 'Bidirectional', 'LoRA', 'LoRALinear',
-    'Sequential', 'avg_pool', 'max_pool', 'min_pool', 'relu', 'gelu',
-    'softmax', 'initializers',
+    'Linear',
+    'LinearGeneral',
+    'Einsum',
+    'Conv',
+    'ConvTranspose',
+    'Embed',
+    'BatchNorm',
+    'LayerNorm',
+    'RMSNorm',
+    'GroupNorm',
+    'InstanceNorm',
+    'Dropout',
+    'MultiHeadAttention',
+    'LSTMCell',
+    'OptimizedLSTMCell',
+    'GRUCell',
+    'SimpleCell',
+    'RNN',
+    'Bidirectional',
+    'LoRA',
+    'LoRALinear',
+    'Sequential',
+    'avg_pool',
+    'max_pool',
+    'min_pool',
+    'relu',
+    'gelu',
+    'softmax',
+    'initializers',
   )
 }
-_HINTS.update({
-  name: 'flax-training'
-  for name in ('Optimizer', 'ModelAndOptimizer', 'metrics', 'OptState')
-})
+_HINTS.update(
+  {
+    name: 'flax-training'
+    for name in ('Optimizer', 'ModelAndOptimizer', 'metrics', 'OptState')
+  }
+)
 
 __getattr__, __dir__ = _lazy_namespace(__name__, _HINTS)

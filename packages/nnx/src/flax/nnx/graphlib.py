@@ -276,9 +276,7 @@ class _Flattener:
       kv, treedef = jax.tree_util.tree_flatten_with_path(
         x, is_leaf=lambda y: y is not x
       )
-      if any(
-        isinstance(v, (Variable, Pytree) + _ARRAY_TYPES) for _, v in kv
-      ):
+      if any(isinstance(v, (Variable, Pytree) + _ARRAY_TYPES) for _, v in kv):
         return (
           'p',
           treedef,
@@ -296,8 +294,16 @@ class _View:
   """Cached flat view of a graph root."""
 
   __slots__ = (
-    'epoch', 'meta_epoch', 'graphdef', 'leaves', 'paths', 'nodes',
-    'versions', 'ids', 'masks', 'path_index',
+    'epoch',
+    'meta_epoch',
+    'graphdef',
+    'leaves',
+    'paths',
+    'nodes',
+    'versions',
+    'ids',
+    'masks',
+    'path_index',
   )
 
 
@@ -415,9 +421,7 @@ def _unflatten(node, it, index, reuse, raw):
       if list(od) != list(d) or any(od[k] is not d[k] for k in d):
         od.clear()
         od.update(d)
-        object.__setattr__(
-          obj, '_pytree__version', obj._pytree__version + 1
-        )
+        object.__setattr__(obj, '_pytree__version', obj._pytree__version + 1)
         EPOCH.value += 1
       obj._pytree__data.clear()
     else:
@@ -444,8 +448,7 @@ def _unflatten(node, it, index, reuse, raw):
   raise ValueError(f'Unknown graphdef node {node!r}')
 
 
-def unflatten(graphdef: GraphDef, leaves, *, index=None, reuse=None,
-              raw=True):
+def unflatten(graphdef: GraphDef, leaves, *, index=None, reuse=None, raw=True):
   if index is None:
     index = {}
   it = iter(leaves)
@@ -459,7 +462,8 @@ def unflatten(graphdef: GraphDef, leaves, *, index=None, reuse=None,
 def _states_from_view(view, filters, copy=True):
   leaves = view.leaves
   values = [
-    (leaf.copy() if copy else leaf) if isinstance(leaf, Variable)
+    (leaf.copy() if copy else leaf)
+    if isinstance(leaf, Variable)
     else leaf.raw_value
     for leaf in leaves
   ]
@@ -826,8 +830,7 @@ def view(node, /, *, only=None, raise_if_not_found=True, **attributes):
   ``attributes`` set on the (filtered) Modules of the copy."""
   v = flat_view(node)
   leaves = [
-    leaf if isinstance(leaf, Variable) else leaf.raw_value
-    for leaf in v.leaves
+    leaf if isinstance(leaf, Variable) else leaf.raw_value for leaf in v.leaves
   ]
   new = unflatten(v.graphdef, leaves, raw=False)
   if attributes:

@@ -52,13 +52,14 @@ class Module(Pytree):
     ``reduce_fn(previous, value)`` (by default a growing tuple).
     """
     if isinstance(variable_type, str):
-      variable_type = variable_type_from_name(variable_type,
-                                              allow_register=True)
+      variable_type = variable_type_from_name(
+        variable_type, allow_register=True
+      )
     if name in vars(self):
       var = vars(self)[name]
       if not isinstance(var, variable_type):
         raise ValueError(
-          f"Expected Variable of type {variable_type.__name__} for attribute "
+          f'Expected Variable of type {variable_type.__name__} for attribute '
           f"'{name}' of {type(self).__name__}, got "
           f'{type(var).__name__}. Use another name, or the same Variable '
           'type for every sow of this name.'
@@ -72,8 +73,9 @@ class Module(Pytree):
     """Adds a zero-valued Variable ``name`` to ``value`` (created on the
     first call) so that gradients w.r.t. it are those of ``value``."""
     if isinstance(variable_type, str):
-      variable_type = variable_type_from_name(variable_type,
-                                              allow_register=True)
+      variable_type = variable_type_from_name(
+        variable_type, allow_register=True
+      )
     if name not in vars(self):
       import jax
       import jax.numpy as jnp

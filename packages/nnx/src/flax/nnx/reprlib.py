@@ -68,9 +68,7 @@ def variable_repr(var, level: int) -> str:
     if key.endswith('_hooks') and not val:
       continue
     fields.append((key, val))
-  lines = [
-    f'{pad}{key}={value_repr(val, level + 1)}' for key, val in fields
-  ]
+  lines = [f'{pad}{key}={value_repr(val, level + 1)}' for key, val in fields]
   return header + '\n' + ',\n'.join(lines) + '\n' + end + ')'
 
 
@@ -143,8 +141,11 @@ def object_repr(obj, level: int = 0, seen=None) -> str:
       open_, close = ('[', ']') if isinstance(val, list) else ('(', ')')
       inner = [
         INDENT * (level + 2)
-        + (object_repr(v, level + 2, seen)
-           if isinstance(v, pytreelib.Pytree) else value_repr(v, level + 2))
+        + (
+          object_repr(v, level + 2, seen)
+          if isinstance(v, pytreelib.Pytree)
+          else value_repr(v, level + 2)
+        )
         for v in val
       ]
       text = open_ + '\n' + ',\n'.join(inner) + '\n' + pad + close

@@ -55,9 +55,7 @@ class RngStream(Pytree):
   def __init__(self, key, *, tag: str):
     key = _to_key(key)
     self.key = RngKey(key, tag=tag)
-    self.count = RngCount(
-      jnp.zeros(jnp.shape(key), dtype=jnp.uint32), tag=tag
-    )
+    self.count = RngCount(jnp.zeros(jnp.shape(key), dtype=jnp.uint32), tag=tag)
     self.tag = tag
 
   def __call__(self) -> jax.Array:
@@ -279,7 +277,8 @@ def fork_rngs(node=None, /, *, split=None, only=..., graph=None):
 
 def _graph_leaves(tree):
   return [
-    x for x in jax.tree_util.tree_leaves(tree, is_leaf=_is_rng_container)
+    x
+    for x in jax.tree_util.tree_leaves(tree, is_leaf=_is_rng_container)
     if isinstance(x, Pytree)
   ]
 

@@ -28,9 +28,7 @@ def _spec_of(x):
 
 def get_partition_spec(tree):
   """Maps every Variable (or array) of ``tree`` to its PartitionSpec."""
-  return jax.tree.map(
-    _spec_of, tree, is_leaf=lambda x: isinstance(x, Variable)
-  )
+  return jax.tree.map(_spec_of, tree, is_leaf=lambda x: isinstance(x, Variable))
 
 
 def get_named_sharding(tree, mesh):
@@ -39,9 +37,13 @@ def get_named_sharding(tree, mesh):
 
   specs = get_partition_spec(tree)
   return jax.tree.map(
-    lambda s: s.copy(NamedSharding(mesh, s.raw_value))
-    if isinstance(s, Variable) else NamedSharding(mesh, s),
-    specs, is_leaf=lambda x: isinstance(x, Variable),
+    lambda s: (
+      s.copy(NamedSharding(mesh, s.raw_value))
+      if isinstance(s, Variable)
+      else NamedSharding(mesh, s)
+    ),
+    specs,
+    is_leaf=lambda x: isinstance(x, Variable),
   )
 
 

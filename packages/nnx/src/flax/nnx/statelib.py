@@ -128,8 +128,7 @@ class State(MutableMapping):
       return self[key]
     except KeyError:
       raise AttributeError(
-        f"'State' object has no attribute {key!r}; keys: "
-        f'{list(self._mapping)}'
+        f"'State' object has no attribute {key!r}; keys: {list(self._mapping)}"
       ) from None
 
   def __setattr__(self, key, value):
@@ -170,8 +169,9 @@ class State(MutableMapping):
     if isinstance(flat_state, tp.Mapping):
       flat_state = flat_state.items()
     flat = list(flat_state)
-    return cls(_unflatten_paths([p for p, _ in flat], [v for _, v in flat]),
-               _copy=False)
+    return cls(
+      _unflatten_paths([p for p, _ in flat], [v for _, v in flat]), _copy=False
+    )
 
   def to_pure_dict(self, extract_fn=None) -> dict:
     """Nested dict with the Variable values instead of the Variables."""
@@ -304,8 +304,11 @@ def merge_state(state, /, *states) -> State:
 
 
 def split_state(state, first, /, *filters):
-  return State(state).split(first, *filters) if not isinstance(
-    state, State) else state.split(first, *filters)
+  return (
+    State(state).split(first, *filters)
+    if not isinstance(state, State)
+    else state.split(first, *filters)
+  )
 
 
 def filter_state(state, first, /, *filters):

@@ -229,9 +229,11 @@ class Variable(tp.Generic[A]):
       item = item.value
     if key is Ellipsis:
       current = self.raw_value
-      if not hasattr(current, 'shape') or getattr(
-        item, 'shape', None
-      ) == current.shape or not hasattr(item, 'shape'):
+      if (
+        not hasattr(current, 'shape')
+        or getattr(item, 'shape', None) == current.shape
+        or not hasattr(item, 'shape')
+      ):
         if hasattr(current, 'shape') and not hasattr(item, 'shape'):
           item = _broadcast_like(item, current)
         self.set_value(item)
@@ -318,8 +320,9 @@ class Variable(tp.Generic[A]):
     keyword arguments update several entries."""
     META_EPOCH.value += 1
     if args and kwargs:
-      raise TypeError('set_metadata takes positional or keyword arguments, '
-                      'not both.')
+      raise TypeError(
+        'set_metadata takes positional or keyword arguments, not both.'
+      )
     if len(args) == 1:
       if not isinstance(args[0], tp.Mapping):
         raise TypeError(
@@ -509,8 +512,7 @@ class Variable(tp.Generic[A]):
 def _broadcast_like(item, current):
   import jax.numpy as jnp
 
-  return jnp.broadcast_to(jnp.asarray(item, dtype=current.dtype),
-                          current.shape)
+  return jnp.broadcast_to(jnp.asarray(item, dtype=current.dtype), current.shape)
 
 
 def _make_op(opname, reflected):
@@ -535,8 +537,19 @@ def _make_op(opname, reflected):
 
 
 for _name in (
-  'add', 'sub', 'mul', 'matmul', 'truediv', 'floordiv', 'mod', 'pow',
-  'lshift', 'rshift', 'and', 'or', 'xor',
+  'add',
+  'sub',
+  'mul',
+  'matmul',
+  'truediv',
+  'floordiv',
+  'mod',
+  'pow',
+  'lshift',
+  'rshift',
+  'and',
+  'or',
+  'xor',
 ):
   _op = 'and_' if _name == 'and' else 'or_' if _name == 'or' else _name
   setattr(Variable, f'__{_name}__', _make_op(_op, False))
@@ -650,8 +663,9 @@ def variable_name_from_type(typ, /, *, allow_register=False) -> str:
   return name
 
 
-def variable_type_from_name(name: str, /, *, base=Variable,
-                            allow_register=False):
+def variable_type_from_name(
+  name: str, /, *, base=Variable, allow_register=False
+):
   """Given a Linen-style collection name, gets or creates its Variable type."""
   if name in _NAME_TO_TYPE:
     return _NAME_TO_TYPE[name]

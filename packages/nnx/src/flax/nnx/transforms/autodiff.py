@@ -54,21 +54,30 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
     node_root = {}  # id(NodeStates) -> root k
     diff_trees = []
     for i, _ in specs:
-      diff_trees.append(jax.tree.map(
-        lambda x: common.NodeStates((x.groups[0],), x.key)
-        if isinstance(x, common.NodeStates) else x,
-        pure_args[i],
-        is_leaf=lambda x: isinstance(x, common.NodeStates),
-      ))
+      diff_trees.append(
+        jax.tree.map(
+          lambda x: (
+            common.NodeStates((x.groups[0],), x.key)
+            if isinstance(x, common.NodeStates)
+            else x
+          ),
+          pure_args[i],
+          is_leaf=lambda x: isinstance(x, common.NodeStates),
+        )
+      )
     cell = {}
 
     def pure_f(diff_trees, pure_args):
       pure_args = list(pure_args)
       for (i, _), tree in zip(specs, diff_trees):
         pure_args[i] = jax.tree.map(
-          lambda d, p: common.NodeStates((d.groups[0], p.groups[1]), p.key)
-          if isinstance(p, common.NodeStates) else d,
-          tree, pure_args[i],
+          lambda d, p: (
+            common.NodeStates((d.groups[0], p.groups[1]), p.key)
+            if isinstance(p, common.NodeStates)
+            else d
+          ),
+          tree,
+          pure_args[i],
           is_leaf=lambda x: isinstance(x, common.NodeStates),
         )
       ig = common.InnerGraph(ga.static, ga.masks(), (tuple(pure_args), {}))
@@ -84,8 +93,13 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
       return loss, (aux_leaves, values)
 
     transform = jax.value_and_grad if with_value else jax.grad
-    res = transform(pure_f, argnums=0, has_aux=True, holomorphic=holomorphic,
-                    allow_int=allow_int)(diff_trees, pure_args)
+    res = transform(
+      pure_f,
+      argnums=0,
+      has_aux=True,
+      holomorphic=holomorphic,
+      allow_int=allow_int,
+    )(diff_trees, pure_args)
     if with_value:
       (loss, (aux_leaves, values)), grads = res
     else:
@@ -112,8 +126,9 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
       return State._from_flat(paths, leaves)
 
     grads = tuple(
-      jax.tree.map(to_state, g,
-                   is_leaf=lambda x: isinstance(x, common.NodeStates))
+      jax.tree.map(
+        to_state, g, is_leaf=lambda x: isinstance(x, common.NodeStates)
+      )
       for g in grads
     )
     grads = grads[0] if single else grads
@@ -166,8 +181,13 @@ def _grad_tree(f, argnums, has_aux, holomorphic, allow_int, with_value):
 
     diffs = [parts[i][2] for i, _ in specs]
     transform = jax.value_and_grad if with_value else jax.grad
-    res = transform(pure_f, argnums=0, has_aux=True, holomorphic=holomorphic,
-                    allow_int=allow_int)(diffs, args)
+    res = transform(
+      pure_f,
+      argnums=0,
+      has_aux=True,
+      holomorphic=holomorphic,
+      allow_int=allow_int,
+    )(diffs, args)
     if with_value:
       (loss, (aux, new)), grads = res
     else:
@@ -206,15 +226,15 @@ def _zeros(x):
   return jax.tree.map(z, x)
 
 
-def _make_grad(f, argnums, has_aux, holomorphic, allow_int, graph,
-               graph_updates, with_value):
+def _make_grad(
+  f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, with_value
+):
   common.check_not_bound_method(f, 'grad')
 
   @functools.wraps(f)
   def wrapper(*args):
     if resolve_graph(graph) and graph_updates is not False:
-      g = _grad_graph(f, argnums, has_aux, holomorphic, allow_int,
-                      with_value)
+      g = _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value)
     else:
       g = _grad_tree(f, argnums, has_aux, holomorphic, allow_int, with_value)
     return g(*args)
@@ -222,8 +242,17 @@ def _make_grad(f, argnums, has_aux, holomorphic, allow_int, graph,
   return wrapper
 
 
-def grad(f=MISSING, *, argnums=0, has_aux=False, holomorphic=False,
-         allow_int=False, reduce_axes=(), graph=None, graph_updates=None):
+def grad(
+  f=MISSING,
+  *,
+  argnums=0,
+  has_aux=False,
+  holomorphic=False,
+  allow_int=False,
+  reduce_axes=(),
+  graph=None,
+  graph_updates=None,
+):
   """Lifted ``jax.grad``: gradients w.r.t. the ``nnx.Param`` Variables of
   graph-node arguments (or the substate a :class:`DiffState` selects),
   returned as a State in graph mode.
@@ -239,25 +268,44 @@ def grad(f=MISSING, *, argnums=0, has_aux=False, holomorphic=False,
   """
   if f is MISSING:
     return functools.partial(
-      grad, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
-      allow_int=allow_int, graph=graph, graph_updates=graph_updates,
+      grad,
+      argnums=argnums,
+      has_aux=has_aux,
+      holomorphic=holomorphic,
+      allow_int=allow_int,
+      graph=graph,
+      graph_updates=graph_updates,
     )
-  return _make_grad(f, argnums, has_aux, holomorphic, allow_int, graph,
-                    graph_updates, False)
+  return _make_grad(
+    f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, False
+  )
 
 
-def value_and_grad(f=MISSING, *, argnums=0, has_aux=False, holomorphic=False,
-                   allow_int=False, reduce_axes=(), graph=None,
-                   graph_updates=None):
+def value_and_grad(
+  f=MISSING,
+  *,
+  argnums=0,
+  has_aux=False,
+  holomorphic=False,
+  allow_int=False,
+  reduce_axes=(),
+  graph=None,
+  graph_updates=None,
+):
   """Like :func:`grad` but returns ``(value, grads)``."""
   if f is MISSING:
     return functools.partial(
-      value_and_grad, argnums=argnums, has_aux=has_aux,
-      holomorphic=holomorphic, allow_int=allow_int, graph=graph,
+      value_and_grad,
+      argnums=argnums,
+      has_aux=has_aux,
+      holomorphic=holomorphic,
+      allow_int=allow_int,
+      graph=graph,
       graph_updates=graph_updates,
     )
-  return _make_grad(f, argnums, has_aux, holomorphic, allow_int, graph,
-                    graph_updates, True)
+  return _make_grad(
+    f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, True
+  )
 
 
 # -- vjp / jvp ------------------------------------------------------------------
@@ -281,14 +329,21 @@ def _to_pure_and_back(graph, trees):
       ]
       return State._from_flat(list(r.paths), leaves)
 
-    return jax.tree.map(conv, x,
-                        is_leaf=lambda y: isinstance(y, common.NodeStates))
+    return jax.tree.map(
+      conv, x, is_leaf=lambda y: isinstance(y, common.NodeStates)
+    )
 
   return pure, back, ga
 
 
-def vjp(f=MISSING, *primals, has_aux=False, reduce_axes=(), graph=None,
-        graph_updates=None):
+def vjp(
+  f=MISSING,
+  *primals,
+  has_aux=False,
+  reduce_axes=(),
+  graph=None,
+  graph_updates=None,
+):
   """Lifted ``jax.vjp``; Variable updates made by ``f`` are kept.
 
   Returns ``(primals_out, vjp_fn)`` (plus ``aux`` with ``has_aux``).
@@ -298,8 +353,9 @@ def vjp(f=MISSING, *primals, has_aux=False, reduce_axes=(), graph=None,
       vjp, fn, has_aux=has_aux, graph=graph, graph_updates=graph_updates
     )
   if not primals:
-    return functools.partial(vjp, f, has_aux=has_aux, graph=graph,
-                             graph_updates=graph_updates)
+    return functools.partial(
+      vjp, f, has_aux=has_aux, graph=graph, graph_updates=graph_updates
+    )
   g = resolve_graph(graph)
   variables = common.tree_variables(primals) if not g else None
   pure, back, ga = _to_pure_and_back(g, primals)
@@ -333,16 +389,24 @@ def vjp(f=MISSING, *primals, has_aux=False, reduce_axes=(), graph=None,
   return out, user_vjp
 
 
-def jvp(f=MISSING, primals=MISSING, tangents=MISSING, *, has_aux=False,
-        graph=None, graph_updates=None):
+def jvp(
+  f=MISSING,
+  primals=MISSING,
+  tangents=MISSING,
+  *,
+  has_aux=False,
+  graph=None,
+  graph_updates=None,
+):
   """Lifted ``jax.jvp``: returns ``(primals_out, tangent_out)``."""
   if f is MISSING:
     return lambda fn: functools.partial(
       jvp, fn, has_aux=has_aux, graph=graph, graph_updates=graph_updates
     )
   if primals is MISSING:
-    return functools.partial(jvp, f, has_aux=has_aux, graph=graph,
-                             graph_updates=graph_updates)
+    return functools.partial(
+      jvp, f, has_aux=has_aux, graph=graph, graph_updates=graph_updates
+    )
   g = resolve_graph(graph)
   primals = tuple(primals)
   tangents = tuple(tangents)
@@ -394,8 +458,7 @@ def _zero_cotangent(x):
 
 
 class CustomVJP:
-  """A function with a custom VJP over graph nodes (see :func:`custom_vjp`).
-  """
+  """A function with a custom VJP over graph nodes (see :func:`custom_vjp`)."""
 
   def __init__(self, fun, nondiff_argnums, graph, graph_updates):
     functools.update_wrapper(self, fun)
@@ -420,8 +483,7 @@ class CustomVJP:
     return self._call_graph(*args)
 
   def _call_tree(self, *args):
-    common.check_tree_mode_args(self.nondiff_argnums,
-                                name='nnx.custom_vjp')
+    common.check_tree_mode_args(self.nondiff_argnums, name='nnx.custom_vjp')
     jf = jax.custom_vjp(self.fun, nondiff_argnums=self.nondiff_argnums)
     jf.defvjp(self.fwd, self.bwd)
     return jf(*args)
@@ -429,7 +491,8 @@ class CustomVJP:
   def _call_graph(self, *args):
     int_nondiff = {a for a in self.nondiff_argnums if isinstance(a, int)}
     filters = {
-      a.argnum: a.filter for a in self.nondiff_argnums
+      a.argnum: a.filter
+      for a in self.nondiff_argnums
       if isinstance(a, DiffState)
     }
     arg_of = _arg_index_of_positions(args)
@@ -442,19 +505,26 @@ class CustomVJP:
     pure_args, _ = ga.pure()
     is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
     diff = tuple(
-      None if i in int_nondiff else jax.tree.map(
-        lambda x: common.NodeStates((x.groups[0],), x.key) if is_ns(x)
-        else x, a, is_leaf=is_ns)
+      None
+      if i in int_nondiff
+      else jax.tree.map(
+        lambda x: common.NodeStates((x.groups[0],), x.key) if is_ns(x) else x,
+        a,
+        is_leaf=is_ns,
+      )
       for i, a in enumerate(pure_args)
     )
     nondiff = tuple(
       jax.tree.map(
-        lambda x: common.NodeStates((x.groups[1],), x.key) if is_ns(x)
-        else None, a, is_leaf=is_ns)
+        lambda x: (
+          common.NodeStates((x.groups[1],), x.key) if is_ns(x) else None
+        ),
+        a,
+        is_leaf=is_ns,
+      )
       for a in pure_args
     )
-    statics = tuple(a if i in int_nondiff else None
-                    for i, a in enumerate(args))
+    statics = tuple(a if i in int_nondiff else None for i, a in enumerate(args))
 
     def rebuild(diff, nondiff):
       full = []
@@ -462,9 +532,18 @@ class CustomVJP:
         if i in int_nondiff:
           full.append(statics[i])
           continue
-        full.append(jax.tree.map(
-          lambda x, y: common.NodeStates((x.groups[0], y.groups[0]), x.key)
-          if is_ns(x) else x, d, nd, is_leaf=is_ns))
+        full.append(
+          jax.tree.map(
+            lambda x, y: (
+              common.NodeStates((x.groups[0], y.groups[0]), x.key)
+              if is_ns(x)
+              else x
+            ),
+            d,
+            nd,
+            is_leaf=is_ns,
+          )
+        )
       ig = common.InnerGraph(ga.static, ga.masks(), (tuple(full), {}))
       return ig
 
@@ -516,12 +595,14 @@ class CustomVJP:
           r = ga.roots[a.key]
           lookup = {}
           if t is not None:
-            paths, leaves = (t if isinstance(t, State) else State(t)
-                             )._flat_items()
+            paths, leaves = (
+              t if isinstance(t, State) else State(t)
+            )._flat_items()
             lookup = dict(zip(paths, leaves))
           vals = []
-          for m, path, v in zip(r.mask, r.paths,
-                                [s.raw_value for s in r.slots]):
+          for m, path, v in zip(
+            r.mask, r.paths, [s.raw_value for s in r.slots]
+          ):
             if m != 0:
               continue
             tv = lookup.get(path)
@@ -547,13 +628,18 @@ class CustomVJP:
     return out
 
 
-def custom_vjp(fun=MISSING, *, nondiff_argnums=(), graph=None,
-               graph_updates=None):
+def custom_vjp(
+  fun=MISSING, *, nondiff_argnums=(), graph=None, graph_updates=None
+):
   """Reference-aware ``jax.custom_vjp`` (see the Flax docs for the graph
   and ``graph_updates=False`` conventions of ``bwd``)."""
   if fun is MISSING:
-    return functools.partial(custom_vjp, nondiff_argnums=nondiff_argnums,
-                             graph=graph, graph_updates=graph_updates)
+    return functools.partial(
+      custom_vjp,
+      nondiff_argnums=nondiff_argnums,
+      graph=graph,
+      graph_updates=graph_updates,
+    )
   return CustomVJP(fun, nondiff_argnums, graph, graph_updates)
 
 

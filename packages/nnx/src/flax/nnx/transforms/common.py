@@ -44,8 +44,17 @@ jax.tree_util.register_pytree_node(
 
 
 class _Root:
-  __slots__ = ('obj', 'node', 'slots', 'paths', 'nodes', 'offset', 'mask',
-               'ngroups', 'view')
+  __slots__ = (
+    'obj',
+    'node',
+    'slots',
+    'paths',
+    'nodes',
+    'offset',
+    'mask',
+    'ngroups',
+    'view',
+  )
 
 
 def _group(values, mask, ngroups):
@@ -162,8 +171,7 @@ class GraphArgs:
           else:
             object.__setattr__(slot, 'raw_value', v)
       else:
-        reuse = _ReuseMap(r.nodes, r.offset if not self.fast else 0,
-                          self.fast)
+        reuse = _ReuseMap(r.nodes, r.offset if not self.fast else 0, self.fast)
         _unflatten(new_node, iter(vals), _ReuseIndex(reuse), reuse, True)
 
 
@@ -246,8 +254,13 @@ class InnerGraph:
     changed = []
     any_changed = False
     shared = {}
-    total = sum(len(ix) for ix in self.indexes) if self.fast else len(
-      self.indexes[0]) if self.indexes else 0
+    total = (
+      sum(len(ix) for ix in self.indexes)
+      if self.fast
+      else len(self.indexes[0])
+      if self.indexes
+      else 0
+    )
     for k, obj in enumerate(self.roots):
       index = self.indexes[k]
       if self.fast:
@@ -287,9 +300,7 @@ class InnerGraph:
       start = len(f.leaves)
       node = f.visit(leaves[pos], ())
       nodes.append(node)
-      leaves[pos] = NodeStates(
-        ([s.raw_value for s in f.leaves[start:]],), None
-      )
+      leaves[pos] = NodeStates(([s.raw_value for s in f.leaves[start:]],), None)
     return (treedef, tuple(nodes), tuple(positions)), leaves
 
 

@@ -58,9 +58,23 @@ class _StaticBox:
 class JitWrapped:
   """A function compiled with :func:`jit`; also works as a method."""
 
-  def __init__(self, fun, *, in_shardings, out_shardings, static_argnums,
-               static_argnames, donate_argnums, donate_argnames, keep_unused,
-               device, backend, inline, graph, graph_updates):
+  def __init__(
+    self,
+    fun,
+    *,
+    in_shardings,
+    out_shardings,
+    static_argnums,
+    static_argnames,
+    donate_argnums,
+    donate_argnames,
+    keep_unused,
+    device,
+    backend,
+    inline,
+    graph,
+    graph_updates,
+  ):
     common.check_not_bound_method(fun, 'jit')
     functools.update_wrapper(self, fun)
     self.fun = fun
@@ -101,9 +115,11 @@ class JitWrapped:
       donate_argnums=tuple(i + 1 for i in donate_argnums),
       donate_argnames=tuple(
         n for n in donate_argnames if n not in static_argnames
-      ) or None,
+      )
+      or None,
       in_shardings=_shift(in_shardings),
-      out_shardings=(out_shardings, None) if out_shardings is not None
+      out_shardings=(out_shardings, None)
+      if out_shardings is not None
       else None,
       keep_unused=keep_unused,
       device=device,
@@ -116,9 +132,11 @@ class JitWrapped:
       donate_argnums=tuple(i + 1 for i in donate_argnums),
       donate_argnames=tuple(
         n for n in donate_argnames if n not in static_argnames
-      ) or None,
+      )
+      or None,
       in_shardings=_shift(in_shardings),
-      out_shardings=(out_shardings, None) if out_shardings is not None
+      out_shardings=(out_shardings, None)
+      if out_shardings is not None
       else None,
       keep_unused=keep_unused,
       device=device,
@@ -190,9 +208,7 @@ class JitWrapped:
   def _tree_inner(self, box, *args, **kwargs):
     args, kwargs = self._join_static(args, kwargs, box)
     out = self.fun(*args, **kwargs)
-    new = [
-      v.raw_value for v in common.tree_variables((args, kwargs))
-    ]
+    new = [v.raw_value for v in common.tree_variables((args, kwargs))]
     return out, new
 
   def _call_tree(self, args, kwargs):

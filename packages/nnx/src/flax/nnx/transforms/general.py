@@ -9,8 +9,16 @@ from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx.transforms import common
 
 
-def lift(transform, f, args, kwargs=None, *, graph=None, write_back=True,
-         predicates_for=None):
+def lift(
+  transform,
+  f,
+  args,
+  kwargs=None,
+  *,
+  graph=None,
+  write_back=True,
+  predicates_for=None,
+):
   """Runs ``transform(pure_f)(pure_args)`` where ``pure_f`` rebuilds the
   graph nodes, calls ``f`` and returns outputs plus input updates."""
   kwargs = kwargs or {}
@@ -65,17 +73,32 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
   """
   return lift(
     lambda pf: functools.partial(jax.eval_shape, pf),
-    f, args, kwargs, graph=graph, write_back=False,
+    f,
+    args,
+    kwargs,
+    graph=graph,
+    write_back=False,
   )
 
 
-def remat(f=MISSING, *, prevent_cse=True, static_argnums=(), policy=None,
-          graph=None, graph_updates=None):
+def remat(
+  f=MISSING,
+  *,
+  prevent_cse=True,
+  static_argnums=(),
+  policy=None,
+  graph=None,
+  graph_updates=None,
+):
   """Lifted ``jax.checkpoint`` (a.k.a. ``jax.remat``)."""
   if f is MISSING:
     return functools.partial(
-      remat, prevent_cse=prevent_cse, static_argnums=static_argnums,
-      policy=policy, graph=graph, graph_updates=graph_updates,
+      remat,
+      prevent_cse=prevent_cse,
+      static_argnums=static_argnums,
+      policy=policy,
+      graph=graph,
+      graph_updates=graph_updates,
     )
   if isinstance(static_argnums, int):
     static_argnums = (static_argnums,)
@@ -91,7 +114,10 @@ def remat(f=MISSING, *, prevent_cse=True, static_argnums=(), policy=None,
 
     return lift(
       lambda pf: jax.checkpoint(pf, prevent_cse=prevent_cse, policy=policy),
-      g, dyn, kwargs, graph=graph,
+      g,
+      dyn,
+      kwargs,
+      graph=graph,
     )
 
   return wrapper
@@ -100,12 +126,13 @@ def remat(f=MISSING, *, prevent_cse=True, static_argnums=(), policy=None,
 checkpoint = remat
 
 
-def cond(pred, true_fun, false_fun, *operands, graph=None,
-         graph_updates=None):
+def cond(pred, true_fun, false_fun, *operands, graph=None, graph_updates=None):
   """``jax.lax.cond`` for branches taking Modules / graph nodes."""
   return switch(
     jax.numpy.asarray(pred, dtype=jax.numpy.int32),
-    (false_fun, true_fun), *operands, graph=graph,
+    (false_fun, true_fun),
+    *operands,
+    graph=graph,
   )
 
 
@@ -155,8 +182,7 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
 
     return pf
 
-  out_leaves, values = jax.lax.switch(index, [make(b) for b in branches],
-                                      pure)
+  out_leaves, values = jax.lax.switch(index, [make(b) for b in branches], pure)
   ga.write_back((None, values))
   return common.unflatten_out(cell['static'], out_leaves, ga)
 
@@ -190,15 +216,16 @@ def _finish_loop(ga, pure_out):
   return ga.treedef.unflatten(leaves)
 
 
-def while_loop(cond_fun, body_fun, init_val, *, graph=None,
-               graph_updates=None):
+def while_loop(cond_fun, body_fun, init_val, *, graph=None, graph_updates=None):
   """``jax.lax.while_loop`` whose carry may hold Modules / graph nodes.
 
   The body must keep the reference structure of the carry.
   """
   if not resolve_graph(graph):
     return _tree_loop(
-      lambda c, b, v: jax.lax.while_loop(c, b, v), cond_fun, body_fun,
+      lambda c, b, v: jax.lax.while_loop(c, b, v),
+      cond_fun,
+      body_fun,
       init_val,
     )
   ga = common.GraphArgs(init_val)
@@ -213,8 +240,16 @@ def while_loop(cond_fun, body_fun, init_val, *, graph=None,
   return _finish_loop(ga, pure_out)
 
 
-def fori_loop(lower, upper, body_fun, init_val, *, unroll=None, graph=None,
-              graph_updates=None):
+def fori_loop(
+  lower,
+  upper,
+  body_fun,
+  init_val,
+  *,
+  unroll=None,
+  graph=None,
+  graph_updates=None,
+):
   """``jax.lax.fori_loop`` whose carry may hold Modules / graph nodes."""
   if not resolve_graph(graph):
     variables = common.tree_variables(init_val)
@@ -230,7 +265,10 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None, graph=None,
     return out
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.fori_loop(
-    lower, upper, _loop_pure(ga, body_fun, 'fori_loop'), ga.pure(),
+    lower,
+    upper,
+    _loop_pure(ga, body_fun, 'fori_loop'),
+    ga.pure(),
     unroll=unroll,
   )
   return _finish_loop(ga, pure_out)

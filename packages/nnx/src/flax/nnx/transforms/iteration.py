@@ -35,18 +35,18 @@ def _state_axes_prefix(in_axes, pure_args, ga):
 
   def conv(ax, arg):
     if isinstance(ax, StateAxes):
+
       def node(x):
         if _is_ns(x):
           default = None if isinstance(ax, StateSharding) else None
           axes = list(ax.axes) + [default]
           return common.NodeStates(tuple(axes[: len(x.groups)]), x.key)
         return None
+
       return jax.tree.map(node, arg, is_leaf=_is_ns)
     return ax
 
-  return tuple(
-    conv(ax, arg) for ax, arg in zip(in_axes, pure_args)
-  )
+  return tuple(conv(ax, arg) for ax, arg in zip(in_axes, pure_args))
 
 
 def _predicates_for(in_axes, args):
@@ -83,13 +83,15 @@ def _leaf_axes_of_roots(ga, in_axes_per_leaf_pure):
   return in_axes_per_leaf_pure
 
 
-def _vmap_call(jax_map, f, in_axes, out_axes, args, map_kwargs,
-               transform_metadata):
+def _vmap_call(
+  jax_map, f, in_axes, out_axes, args, map_kwargs, transform_metadata
+):
   if isinstance(in_axes, (int, type(None), StateAxes)):
     in_axes = (in_axes,) * len(args)
   in_axes = tuple(in_axes)
-  ga = common.GraphArgs((args, {}),
-                        predicates_for=_predicates_for(in_axes, args))
+  ga = common.GraphArgs(
+    (args, {}), predicates_for=_predicates_for(in_axes, args)
+  )
   pure_args, _ = ga.pure()
   prefix = _state_axes_prefix(in_axes, pure_args, ga)
   cell = {}
@@ -109,8 +111,9 @@ def _vmap_call(jax_map, f, in_axes, out_axes, args, map_kwargs,
     cell['out'] = out
     return out_leaves, values
 
-  out_leaves, values = jax_map(pure_f, in_axes=prefix, out_axes=0,
-                               **map_kwargs)(*pure_args)
+  out_leaves, values = jax_map(
+    pure_f, in_axes=prefix, out_axes=0, **map_kwargs
+  )(*pure_args)
   out_static = cell['static']
   # input updates: move the mapped axis back to where it came from
   in_leaf_axes = _broadcast(
@@ -126,50 +129,56 @@ def _vmap_call(jax_map, f, in_axes, out_axes, args, map_kwargs,
   ):
     if _is_ns(x):
       n = sum(len(g) for g in x.groups)
-      axes = in_leaf_axes[idx: idx + n]
+      axes = in_leaf_axes[idx : idx + n]
       mask = ga.roots[x.key].mask
       if mask is None:
         pos_axes[x.key] = axes
       else:
         its, start = [], 0
         for g in x.groups:
-          its.append(iter(axes[start: start + len(g)]))
+          its.append(iter(axes[start : start + len(g)]))
           start += len(g)
         pos_axes[x.key] = [next(its[m]) for m in mask]
       idx += n
     else:
       idx += len(jax.tree_util.tree_leaves(x))
-  new_values = [
-    _fix_out(vals, pos_axes[k]) for k, vals in enumerate(values)
-  ]
+  new_values = [_fix_out(vals, pos_axes[k]) for k, vals in enumerate(values)]
   ga.write_back((None, new_values))
   # outputs
   user_out = cell['out']
-  out_axes_leaves = _broadcast(
-    out_axes, user_out,
-    is_leaf=lambda x: _axes_leaf(x) or common.is_node_leaf(x),
-  ) if not isinstance(out_axes, int) else None
+  out_axes_leaves = (
+    _broadcast(
+      out_axes,
+      user_out,
+      is_leaf=lambda x: _axes_leaf(x) or common.is_node_leaf(x),
+    )
+    if not isinstance(out_axes, int)
+    else None
+  )
   treedef, nodes, positions = out_static
   leaves = list(out_leaves)
   if out_axes_leaves is None:
     fixed = jax.tree.map(lambda x: _move(x, 0, out_axes), leaves)
   else:
     # one axis per user-output leaf (nodes count as leaves here)
-    per_node = _broadcast(
-      out_axes, user_out, is_leaf=lambda x: _axes_leaf(x)
-    )
+    per_node = _broadcast(out_axes, user_out, is_leaf=lambda x: _axes_leaf(x))
     del per_node
     node_axes = []
     jax.tree.map(
       lambda ax, sub: node_axes.extend(
-        [ax] * len(jax.tree_util.tree_leaves(
-          sub, is_leaf=common.is_node_leaf))),
-      out_axes, user_out, is_leaf=lambda x: _axes_leaf(x),
+        [ax] * len(jax.tree_util.tree_leaves(sub, is_leaf=common.is_node_leaf))
+      ),
+      out_axes,
+      user_out,
+      is_leaf=lambda x: _axes_leaf(x),
     )
     fixed = []
     for x, ax in zip(leaves, node_axes):
-      fixed.append(jax.tree.map(
-        lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), x))
+      fixed.append(
+        jax.tree.map(
+          lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), x
+        )
+      )
   out = common.unflatten_out(out_static, fixed, ga)
   if transform_metadata is not None and positions:
     _add_axis_to_outputs(out, out_axes, transform_metadata)
@@ -189,9 +198,18 @@ def _add_axis_to_outputs(out, out_axes, metadata):
           v.add_axis(axis, name)
 
 
-def vmap(f=MISSING, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None,
-         spmd_axis_name=None, transform_metadata=FrozenDict({}), graph=None,
-         graph_updates=None):
+def vmap(
+  f=MISSING,
+  *,
+  in_axes=0,
+  out_axes=0,
+  axis_name=None,
+  axis_size=None,
+  spmd_axis_name=None,
+  transform_metadata=FrozenDict({}),
+  graph=None,
+  graph_updates=None,
+):
   """Reference-aware ``jax.vmap``; :class:`StateAxes` in ``in_axes`` give
   per-substate axes of graph nodes.
 
@@ -206,16 +224,22 @@ def vmap(f=MISSING, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None,
   """
   if f is MISSING:
     return functools.partial(
-      vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-      axis_size=axis_size, spmd_axis_name=spmd_axis_name,
-      transform_metadata=transform_metadata, graph=graph,
+      vmap,
+      in_axes=in_axes,
+      out_axes=out_axes,
+      axis_name=axis_name,
+      axis_size=axis_size,
+      spmd_axis_name=spmd_axis_name,
+      transform_metadata=transform_metadata,
+      graph=graph,
       graph_updates=graph_updates,
     )
 
   @functools.wraps(f)
   def wrapper(*args):
-    kw = dict(axis_name=axis_name, axis_size=axis_size,
-              spmd_axis_name=spmd_axis_name)
+    kw = dict(
+      axis_name=axis_name, axis_size=axis_size, spmd_axis_name=spmd_axis_name
+    )
     if not resolve_graph(graph) or graph_updates is False:
       common.check_tree_mode_args(in_axes, out_axes, name='nnx.vmap')
       variables = common.tree_variables(args)
@@ -228,53 +252,91 @@ def vmap(f=MISSING, *, in_axes=0, out_axes=0, axis_name=None, axis_size=None,
       for a, ax in zip(args, ia):
         n = len(common.tree_variables(a))
         var_axes.extend([ax] * n)
-      out, new = jax.vmap(pf, in_axes=ia, out_axes=(out_axes, 0), **kw)(
-        *args)
+      out, new = jax.vmap(pf, in_axes=ia, out_axes=(out_axes, 0), **kw)(*args)
       for var, value, ax in zip(variables, new, var_axes):
         object.__setattr__(
-          var, 'raw_value',
-          jax.tree.map(lambda y: y[0] if ax is None else _move(y, 0, ax),
-                       value))
+          var,
+          'raw_value',
+          jax.tree.map(
+            lambda y: y[0] if ax is None else _move(y, 0, ax), value
+          ),
+        )
       return out
-    return _vmap_call(jax.vmap, f, in_axes, out_axes, args, kw,
-                      transform_metadata)
+    return _vmap_call(
+      jax.vmap, f, in_axes, out_axes, args, kw, transform_metadata
+    )
 
   return wrapper
 
 
-def pmap(f=MISSING, *, axis_name=None, in_axes=0, out_axes=0,
-         static_broadcasted_argnums=(), devices=None, backend=None,
-         axis_size=None, donate_argnums=(), global_arg_shapes=None,
-         transform_metadata=FrozenDict({}), graph=None, graph_updates=None):
+def pmap(
+  f=MISSING,
+  *,
+  axis_name=None,
+  in_axes=0,
+  out_axes=0,
+  static_broadcasted_argnums=(),
+  devices=None,
+  backend=None,
+  axis_size=None,
+  donate_argnums=(),
+  global_arg_shapes=None,
+  transform_metadata=FrozenDict({}),
+  graph=None,
+  graph_updates=None,
+):
   """Reference-aware ``jax.pmap`` (mapped axis 0)."""
   if f is MISSING:
     return functools.partial(
-      pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
-      devices=devices, backend=backend, axis_size=axis_size,
-      transform_metadata=transform_metadata, graph=graph,
+      pmap,
+      axis_name=axis_name,
+      in_axes=in_axes,
+      out_axes=out_axes,
+      devices=devices,
+      backend=backend,
+      axis_size=axis_size,
+      transform_metadata=transform_metadata,
+      graph=graph,
       graph_updates=graph_updates,
     )
 
   @functools.wraps(f)
   def wrapper(*args):
-    kw = dict(axis_name=axis_name, devices=devices, backend=backend,
-              axis_size=axis_size)
-    return _vmap_call(jax.pmap, f, in_axes, out_axes, args, kw,
-                      transform_metadata)
+    kw = dict(
+      axis_name=axis_name, devices=devices, backend=backend, axis_size=axis_size
+    )
+    return _vmap_call(
+      jax.pmap, f, in_axes, out_axes, args, kw, transform_metadata
+    )
 
   return wrapper
 
 
-def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
-         _split_transpose=False, in_axes=(Carry, 0), out_axes=(Carry, 0),
-         transform_metadata=FrozenDict({}), graph=None, graph_updates=None):
+def scan(
+  f=MISSING,
+  *,
+  length=None,
+  reverse=False,
+  unroll=1,
+  _split_transpose=False,
+  in_axes=(Carry, 0),
+  out_axes=(Carry, 0),
+  transform_metadata=FrozenDict({}),
+  graph=None,
+  graph_updates=None,
+):
   """Lifted ``jax.lax.scan``: ``in_axes`` / ``out_axes`` mark the carry
   (``nnx.Carry``), scanned axes (ints) and broadcast inputs (None)."""
   if f is MISSING:
     return functools.partial(
-      scan, length=length, reverse=reverse, unroll=unroll,
-      in_axes=in_axes, out_axes=out_axes,
-      transform_metadata=transform_metadata, graph=graph,
+      scan,
+      length=length,
+      reverse=reverse,
+      unroll=unroll,
+      in_axes=in_axes,
+      out_axes=out_axes,
+      transform_metadata=transform_metadata,
+      graph=graph,
       graph_updates=graph_updates,
     )
 
@@ -284,15 +346,18 @@ def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
     if sum(a is Carry for a in ia) > 1:
       raise ValueError('nnx.scan: only one input can be marked nnx.Carry.')
     oa = out_axes
-    if (Carry in ia) != (oa is Carry or (isinstance(oa, tuple) and Carry in oa)):
+    if (Carry in ia) != (
+      oa is Carry or (isinstance(oa, tuple) and Carry in oa)
+    ):
       raise ValueError(
         'nnx.scan: if in_axes contains nnx.Carry, out_axes must contain '
         'nnx.Carry too (and the other way round).'
       )
     g = resolve_graph(graph)
     if g:
-      ga = common.GraphArgs((args, {}),
-                            predicates_for=_predicates_for(ia, args))
+      ga = common.GraphArgs(
+        (args, {}), predicates_for=_predicates_for(ia, args)
+      )
       pure_args, _ = ga.pure()
       prefix = _state_axes_prefix(ia, pure_args, ga)
     else:
@@ -300,11 +365,15 @@ def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
       variables = common.tree_variables(args)
       pure_args, prefix = args, ia
     flat, tdef = jax.tree_util.tree_flatten(pure_args)
-    axes = _broadcast(prefix, pure_args,
-                      is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x))
+    axes = _broadcast(
+      prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
+    )
     carry0 = [x for x, a in zip(flat, axes) if a is Carry]
-    xs = [_move(x, a, 0) for x, a in zip(flat, axes)
-          if isinstance(a, int) and a is not Carry]
+    xs = [
+      _move(x, a, 0)
+      for x, a in zip(flat, axes)
+      if isinstance(a, int) and a is not Carry
+    ]
     cell = {}
 
     def assemble(carry, x):
@@ -352,8 +421,11 @@ def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
           if _is_ns(x_):
             vals = values[x_.key]
             mask = ga.roots[x_.key].mask
-            groups = (vals,) if mask is None else common._group(
-              vals, mask, ga.roots[x_.key].ngroups)
+            groups = (
+              (vals,)
+              if mask is None
+              else common._group(vals, mask, ga.roots[x_.key].ngroups)
+            )
             rebuilt.append(common.NodeStates(groups, x_.key))
           else:
             rebuilt.append(x_)
@@ -363,11 +435,17 @@ def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
       # carry: graph-node leaves from the updates, other leaves from c_out
       c_plain = []
       if c_out is not None:
-        c_plain = [
-          x_ for x_ in jax.tree_util.tree_leaves(
-            c_out, is_leaf=common.is_node_leaf)
-          if not common.is_node_leaf(x_)
-        ] if g else jax.tree_util.tree_leaves(c_out)
+        c_plain = (
+          [
+            x_
+            for x_ in jax.tree_util.tree_leaves(
+              c_out, is_leaf=common.is_node_leaf
+            )
+            if not common.is_node_leaf(x_)
+          ]
+          if g
+          else jax.tree_util.tree_leaves(c_out)
+        )
       it_plain = iter(c_plain)
       new_carry = []
       node_leaf_flags = _node_flags(pure_args) if g else [False] * len(flat)
@@ -378,10 +456,12 @@ def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
           else:
             new_carry.append(next(it_plain) if g else leaf)
       if not g:
-        new_carry = jax.tree_util.tree_leaves(c_out) if c_out is not None \
-          else new_carry
+        new_carry = (
+          jax.tree_util.tree_leaves(c_out) if c_out is not None else new_carry
+        )
       scanned_updates = [
-        leaf for leaf, a_ in zip(new_pure_leaves, axes)
+        leaf
+        for leaf, a_ in zip(new_pure_leaves, axes)
         if isinstance(a_, int) and a_ is not Carry
       ]
       cell['y_tree'] = y_out
@@ -407,8 +487,11 @@ def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
       for x_ in leaves:
         if _is_ns(x_):
           mask = ga.roots[x_.key].mask
-          values[x_.key] = list(x_.groups[0]) if mask is None else \
-            common._ungroup(x_.groups, mask)
+          values[x_.key] = (
+            list(x_.groups[0])
+            if mask is None
+            else common._ungroup(x_.groups, mask)
+          )
       ga.write_back((None, [values[k] for k in range(len(ga.roots))]))
       a_final = final_pure
       carry_obj = None
@@ -427,8 +510,11 @@ def scan(f=MISSING, *, length=None, reverse=False, unroll=1,
       ys_t = ys if isinstance(ys, tuple) and len(oa) > 2 else (ys,)
       it_y = iter(ys_t)
       for o in oa:
-        outs.append(carry_obj if o is Carry else
-                    jax.tree.map(lambda y, o=o: _move(y, 0, o), next(it_y)))
+        outs.append(
+          carry_obj
+          if o is Carry
+          else jax.tree.map(lambda y, o=o: _move(y, 0, o), next(it_y))
+        )
       return tuple(outs)
     return jax.tree.map(lambda y: _move(y, 0, oa), ys)
 
@@ -452,15 +538,28 @@ def _restore_nodes(pure, ga):
   return jax.tree.map(conv, pure, is_leaf=_is_ns)
 
 
-def shard_map(f=MISSING, *, mesh, in_specs, out_specs,
-              axis_names=frozenset(), check_vma=True, graph=None,
-              graph_updates=None):
+def shard_map(
+  f=MISSING,
+  *,
+  mesh,
+  in_specs,
+  out_specs,
+  axis_names=frozenset(),
+  check_vma=True,
+  graph=None,
+  graph_updates=None,
+):
   """Lifted ``jax.shard_map``; :class:`StateSharding` in ``in_specs`` gives
   per-substate PartitionSpecs of graph nodes."""
   if f is MISSING:
     return functools.partial(
-      shard_map, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
-      axis_names=axis_names, check_vma=check_vma, graph=graph,
+      shard_map,
+      mesh=mesh,
+      in_specs=in_specs,
+      out_specs=out_specs,
+      axis_names=axis_names,
+      check_vma=check_vma,
+      graph=graph,
       graph_updates=graph_updates,
     )
   from jax.sharding import PartitionSpec
@@ -470,18 +569,22 @@ def shard_map(f=MISSING, *, mesh, in_specs, out_specs,
     specs = in_specs if isinstance(in_specs, tuple) else (in_specs,)
     is_spec = lambda x: isinstance(x, (PartitionSpec, StateAxes)) or x is None  # noqa
     ga = common.GraphArgs(
-      (args, {}), predicates_for=_predicates_for(specs, args)
-      if any(isinstance(s, StateSharding) for s in specs) else None,
+      (args, {}),
+      predicates_for=_predicates_for(specs, args)
+      if any(isinstance(s, StateSharding) for s in specs)
+      else None,
     )
     pure_args, _ = ga.pure()
 
     def conv(spec, arg):
       if isinstance(spec, StateSharding):
+
         def node(x):
           if _is_ns(x):
             sp = list(spec.axes) + [PartitionSpec()]
             return common.NodeStates(tuple(sp[: len(x.groups)]), x.key)
           return PartitionSpec()
+
         return jax.tree.map(node, arg, is_leaf=_is_ns)
       return spec
 
@@ -496,26 +599,30 @@ def shard_map(f=MISSING, *, mesh, in_specs, out_specs,
       return out, values
 
     # the input updates come back with the specs they went in with
-    leaf_specs = _broadcast(prefix, pure_args,
-                            is_leaf=lambda x: is_spec(x) and not _is_ns(x))
+    leaf_specs = _broadcast(
+      prefix, pure_args, is_leaf=lambda x: is_spec(x) and not _is_ns(x)
+    )
     values_specs = []
     idx = 0
     for x in jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns):
       n = len(jax.tree_util.tree_leaves(x))
       if _is_ns(x):
-        sp = leaf_specs[idx: idx + n]
+        sp = leaf_specs[idx : idx + n]
         mask = ga.roots[x.key].mask
         if mask is not None:
           its, start = [], 0
           for grp in x.groups:
-            its.append(iter(sp[start: start + len(grp)]))
+            its.append(iter(sp[start : start + len(grp)]))
             start += len(grp)
           sp = [next(its[m]) for m in mask]
         values_specs.append(list(sp))
       idx += n
     out, values = jax.shard_map(
-      pure_f, mesh=mesh, in_specs=prefix,
-      out_specs=(out_specs, values_specs), axis_names=set(axis_names),
+      pure_f,
+      mesh=mesh,
+      in_specs=prefix,
+      out_specs=(out_specs, values_specs),
+      axis_names=set(axis_names),
       check_vma=check_vma,
     )(*pure_args)
     ga.write_back((None, values))

@@ -68,9 +68,7 @@ class StateSharding(StateAxes):
 
     if isinstance(filter_specs, State):
       paths, specs = filter_specs._flat_items()
-      filter_specs = {
-        filterlib.PathIn(p): s for p, s in zip(paths, specs)
-      }
+      filter_specs = {filterlib.PathIn(p): s for p, s in zip(paths, specs)}
     super().__init__(filter_specs)
 
   def __repr__(self):

@@ -1,0 +1,195 @@
+"""Variables, State, filters, split/merge/update, Module helpers, Rngs."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from flax import nnx
+
+
+class Dense(nnx.Module):
+  def __init__(self, din, dout, rngs):
+    self.w = nnx.Param(jax.random.normal(rngs.params(), (din, dout)))
+    self.b = nnx.Param(jnp.zeros(dout))
+    self.count = nnx.BatchStat(jnp.array(0))
+
+  def __call__(self, x):
+    self.count[...] += 1
+    return x @ self.w + self.b
+
+
+class MLP(nnx.Module):
+  def __init__(self, rngs):
+    self.l1 = Dense(2, 3, rngs)
+    self.l2 = Dense(3, 1, rngs)
+
+  def __call__(self, x):
+    return self.l2(jax.nn.relu(self.l1(x)))
+
+
+def test_variable_value_and_arithmetic():
+  v = nnx.Param(jnp.array([1.0, 2.0]))
+  np.testing.assert_allclose(v + 1, [2.0, 3.0])
+  np.testing.assert_allclose(2 * v, [2.0, 4.0])
+  v[...] = jnp.array([3.0, 4.0])
+  np.testing.assert_allclose(v.value, [3.0, 4.0])
+  v[0] = 7.0
+  np.testing.assert_allclose(v[...], [7.0, 4.0])
+
+
+def test_variable_metadata():
+  v = nnx.Param(jnp.ones(2), sharding_names=('a',))
+  assert v.get_metadata('sharding_names') == ('a',)
+  assert v.has_metadata('sharding_names')
+  v.set_metadata('foo', 1)
+  assert v.foo == 1
+  v.del_metadata('foo')
+  assert not v.has_metadata('foo')
+  with pytest.raises(KeyError):
+    v.get_metadata('foo')
+  v.set_metadata({'x': 2})
+  assert v.get_metadata() == {'x': 2}
+  assert v.type is nnx.Param
+
+
+def test_with_metadata_and_hooks():
+  init = nnx.with_metadata(jax.nn.initializers.ones, sharding_names=('x',))
+  p = nnx.Param(init(jax.random.key(0), (3,)))
+  assert p.sharding_names == ('x',)
+  doubled = nnx.Param(jnp.ones(2), get_value_hooks=lambda v, x: x * 2)
+  np.testing.assert_allclose(doubled.value, [2.0, 2.0])
+
+
+def test_variable_names():
+  assert nnx.variable_name_from_type(nnx.Param) == 'params'
+  assert nnx.variable_type_from_name('batch_stats') is nnx.BatchStat
+  with pytest.raises(ValueError):
+    nnx.variable_type_from_name('nothing_here')
+  t = nnx.variable_type_from_name('my_coll', allow_register=True)
+  assert issubclass(t, nnx.Variable)
+  assert nnx.variable_name_from_type(t) == 'my_coll'
+
+
+def test_rngs_key_derivation():
+  rngs = nnx.Rngs(0)
+  k0, k1 = rngs.params(), rngs()
+  base = jax.random.key(0)
+  assert (
+    jax.random.key_data(k0) == jax.random.key_data(jax.random.fold_in(base, 0))
+  ).all()
+  assert (
+    jax.random.key_data(k1) == jax.random.key_data(jax.random.fold_in(base, 1))
+  ).all()
+  assert rngs.default.count.value.dtype == jnp.uint32
+  with pytest.raises(AttributeError, match='dropout'):
+    nnx.Rngs(params=0).dropout()
+
+
+def test_state_split_merge_update_roundtrip():
+  m = MLP(nnx.Rngs(0))
+  g, params, rest = nnx.split(m, nnx.Param, ...)
+  assert set(params.l1.keys()) == {'b', 'w'}
+  assert set(rest.l1.keys()) == {'count'}
+  m2 = nnx.merge(g, params, rest)
+  x = jnp.ones((4, 2))
+  np.testing.assert_allclose(m(x), m2(x))
+  new = jax.tree.map(lambda a: a * 0, nnx.state(m, nnx.Param))
+  nnx.update(m, new)
+  np.testing.assert_allclose(m(x), jnp.zeros((4, 1)))
+  with pytest.raises(ValueError, match='Non-exhaustive'):
+    nnx.split(m, nnx.Param)
+
+
+def test_state_repr_sorted_nested():
+  m = MLP(nnx.Rngs(0))
+  text = repr(jax.tree.map(jnp.shape, nnx.state(m, nnx.Param)))
+  assert text.startswith("State({\n  'l1': {\n    'b': Param(\n")
+  assert 'value=(2, 3)' in text
+
+
+def test_filters():
+  m = MLP(nnx.Rngs(0))
+  s = nnx.state(m, nnx.PathContains('w'))
+  assert set(s.l1.keys()) == {'w'}
+  s = nnx.state(m, nnx.All(nnx.Param, nnx.Not(nnx.PathContains('w'))))
+  assert set(s.l2.keys()) == {'b'}
+  s = nnx.state(m, nnx.Any(nnx.BatchStat, nnx.PathContains('b')))
+  assert set(s.l1.keys()) == {'b', 'count'}
+  assert len(nnx.state(m, nnx.Nothing()).flat_state()) == 0
+  assert len(nnx.state(m, nnx.Everything()).flat_state()) == 6
+
+
+def test_shared_references_and_cycles():
+  m = MLP(nnx.Rngs(0))
+  m.shared = m.l1
+  m.l1.parent = m  # cycle
+  g, s = nnx.split(m)
+  m2 = nnx.merge(g, s)
+  assert m2.shared is m2.l1
+  assert m2.l1.parent is m2
+  c = nnx.clone(m)
+  assert c.l1.w is not m.l1.w
+  np.testing.assert_allclose(c.l1.w.value, m.l1.w.value)
+
+
+def test_cache_invalidated_by_structure_change():
+  m = MLP(nnx.Rngs(0))
+  assert 'extra' not in nnx.state(m)
+  m.extra = nnx.Param(jnp.ones(1))
+  assert 'extra' in nnx.state(m)
+  del m.extra
+  assert 'extra' not in nnx.state(m)
+
+
+def test_pop_and_sow():
+  class M(nnx.Module):
+    def __call__(self, x):
+      self.sow(nnx.Intermediate, 'h', x)
+      return x
+
+  m = M()
+  m(jnp.ones(2))
+  m(jnp.ones(2))
+  assert len(m.h.value) == 2
+  popped = nnx.pop(m, nnx.Intermediate)
+  assert 'h' in popped and not hasattr(m, 'h')
+
+
+def test_iter_modules_and_set_attributes():
+  class Leaf(nnx.Module):
+    def __init__(self):
+      self.deterministic = False
+
+  class Root(nnx.Module):
+    def __init__(self):
+      self.b = Leaf()
+      self.a = Leaf()
+
+  r = Root()
+  assert [p for p, _ in r.iter_modules()] == [('a',), ('b',), ()]
+  assert [k for k, _ in r.iter_children()] == ['a', 'b']
+  r.eval()
+  assert r.a.deterministic and r.b.deterministic
+  with pytest.raises(ValueError, match='missing_attr'):
+    r.set_attributes(missing_attr=1)
+
+
+def test_tree_mode_pytree():
+  m = MLP(nnx.Rngs(0))
+  doubled = jax.tree.map(lambda a: a * 2, m)
+  assert isinstance(doubled, MLP)
+  np.testing.assert_allclose(doubled.l1.w.value, m.l1.w.value * 2)
+  out = jax.jit(lambda m, x: m(x))(m, jnp.ones((1, 2)))
+  assert out.shape == (1, 1)
+
+
+def test_call_and_split_rngs():
+  m = MLP(nnx.Rngs(0))
+  y, (g, s) = nnx.call(nnx.split(m)).__call__(jnp.ones((1, 2)))
+  assert int(s['l1']['count'].value) == 1
+  assert int(m.l1.count.value) == 0
+  rngs = nnx.Rngs(0)
+  with nnx.split_rngs(rngs, splits=4):
+    assert rngs.default.key.value.shape == (4,)
+  assert rngs.default.key.value.shape == ()

@@ -1,0 +1,193 @@
+"""Lifted transforms in graph and tree mode, compared with plain JAX."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from flax import nnx
+
+
+class Dense(nnx.Module):
+  def __init__(self, din, dout, rngs):
+    self.w = nnx.Param(jax.random.normal(rngs.params(), (din, dout)))
+    self.b = nnx.Param(jnp.zeros(dout))
+    self.count = nnx.BatchStat(jnp.array(0))
+
+  def __call__(self, x):
+    self.count[...] += 1
+    return x @ self.w + self.b
+
+
+def loss_ref(w, b, x):
+  return jnp.mean((x @ w + b) ** 2)
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_jit_updates_and_numerics(graph):
+  m = Dense(2, 3, nnx.Rngs(0))
+  x = jnp.arange(4.0).reshape(2, 2)
+  f = nnx.jit(lambda m, x: m(x), graph=graph)
+  y = f(m, x)
+  np.testing.assert_allclose(y, x @ m.w.value + m.b.value, rtol=1e-6)
+  f(m, x)
+  assert int(m.count.value) == 2
+
+
+def test_jit_structure_change_and_outputs():
+  m = Dense(2, 3, nnx.Rngs(0))
+
+  @nnx.jit
+  def f(m):
+    m.extra = nnx.BatchStat(jnp.ones(2))
+    return m, Dense(1, 1, nnx.Rngs(1))
+
+  same, new = f(m)
+  assert same is m
+  np.testing.assert_allclose(m.extra.value, [1.0, 1.0])
+  assert new.w.value.shape == (1, 1)
+
+
+def test_jit_static_and_methods():
+  class M(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.array(2.0))
+
+    @nnx.jit(static_argnums=(2,))
+    def scale(self, x, k):
+      return self.w * x * k
+
+  m = M()
+  assert float(m.scale(3.0, 4)) == 24.0
+
+  class N(nnx.Module):
+    def f(self):
+      return 1
+
+  with pytest.raises(ValueError, match='Bound methods'):
+    nnx.jit(N().f)
+
+
+def test_tree_mode_shared_variable_error():
+  m = Dense(2, 3, nnx.Rngs(0))
+  m.alias = m.w
+  with pytest.raises(ValueError, match='shared Variable'):
+    nnx.jit(lambda m: m.w.value, graph=False)(m)
+  # graph mode handles it
+  assert nnx.jit(lambda m: m.alias.value)(m).shape == (2, 3)
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_grad_matches_jax(graph):
+  m = Dense(2, 3, nnx.Rngs(0))
+  x = jnp.arange(4.0).reshape(2, 2)
+  g = nnx.grad(lambda m, x: jnp.mean(m(x) ** 2), graph=graph)(m, x)
+  gw, gb = jax.grad(loss_ref, argnums=(0, 1))(m.w.value, m.b.value, x)
+  np.testing.assert_allclose(
+    g['w'].value if graph else g.w.value, gw, rtol=1e-5
+  )
+  np.testing.assert_allclose(
+    g['b'].value if graph else g.b.value, gb, rtol=1e-5
+  )
+  assert int(m.count.value) == 1
+
+
+def test_value_and_grad_diffstate_aux():
+  m = Dense(2, 3, nnx.Rngs(0))
+  x = jnp.ones((1, 2))
+
+  def loss(m, x):
+    y = m(x)
+    return jnp.sum(y), y
+
+  (v, aux), g = nnx.value_and_grad(
+    loss, argnums=nnx.DiffState(0, nnx.PathContains('b')), has_aux=True
+  )(m, x)
+  assert set(g.keys()) == {'b'}
+  np.testing.assert_allclose(g['b'].value, jnp.ones(3))
+  np.testing.assert_allclose(v, jnp.sum(aux))
+  with pytest.raises(ValueError, match='DiffState'):
+    nnx.grad(loss, argnums=nnx.DiffState(0, ...), graph=False)(m, x)
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_vmap(graph):
+  m = Dense(2, 3, nnx.Rngs(0))
+  x = jnp.ones((5, 2))
+  y = nnx.vmap(lambda m, x: m(x), in_axes=(None, 0), graph=graph)(m, x)
+  np.testing.assert_allclose(y, x @ m.w.value + m.b.value, rtol=1e-6)
+
+
+def test_vmap_creates_stacked_modules():
+  @nnx.split_rngs(splits=4)
+  @nnx.vmap(in_axes=(0,), out_axes=0)
+  def create(rngs):
+    return Dense(2, 2, rngs)
+
+  stacked = create(nnx.Rngs(0))
+  assert stacked.w.value.shape == (4, 2, 2)
+  assert not np.allclose(stacked.w.value[0], stacked.w.value[1])
+
+
+def test_scan_over_stacked_layers():
+  @nnx.split_rngs(splits=3)
+  @nnx.vmap(in_axes=(0,), out_axes=0)
+  def create(rngs):
+    return Dense(2, 2, rngs)
+
+  stacked = create(nnx.Rngs(0))
+
+  @nnx.scan(in_axes=(nnx.Carry, 0), out_axes=nnx.Carry)
+  def forward(x, layer):
+    return layer(x)
+
+  x = jnp.ones((1, 2))
+  y = forward(x, stacked)
+  ref = x
+  for i in range(3):
+    ref = ref @ stacked.w.value[i] + stacked.b.value[i]
+  np.testing.assert_allclose(y, ref, rtol=1e-5)
+  np.testing.assert_array_equal(stacked.count.value, [1, 1, 1])
+
+
+def test_cond_switch_loops():
+  m = Dense(2, 2, nnx.Rngs(0))
+  x = jnp.ones((2,))
+  y = nnx.cond(True, lambda m, x: m(x), lambda m, x: x, m, x)
+  np.testing.assert_allclose(y, x @ m.w.value + m.b.value, rtol=1e-6)
+  assert int(m.count.value) == 1
+  y = nnx.switch(1, [lambda m, x: x, lambda m, x: -x], m, x)
+  np.testing.assert_allclose(y, -x)
+
+  def body(i, c):
+    m, x = c
+    return m, m(x)
+
+  _, y = nnx.fori_loop(0, 3, body, (m, x))
+  ref = x
+  for _ in range(3):
+    ref = ref @ m.w.value + m.b.value
+  np.testing.assert_allclose(y, ref, rtol=1e-5)
+  assert int(m.count.value) == 4
+  _, n = nnx.while_loop(lambda c: c[1] < 5, lambda c: (c[0], c[1] + 1), (m, 0))
+  assert int(n) == 5
+
+
+def test_eval_shape_and_remat():
+  abstract = nnx.eval_shape(lambda: Dense(3, 4, nnx.Rngs(0)))
+  assert abstract.w.value.shape == (3, 4)
+  assert isinstance(abstract.w.value, jax.ShapeDtypeStruct)
+  m = Dense(2, 2, nnx.Rngs(0))
+  g = nnx.grad(lambda m, x: jnp.sum(nnx.remat(lambda m, x: m(x))(m, x)))(
+    m, jnp.ones((1, 2))
+  )
+  np.testing.assert_allclose(g['b'].value, jnp.ones(2))
+
+
+def test_vjp_jvp_graph_mode():
+  m = Dense(2, 3, nnx.Rngs(0))
+  x = jnp.ones((1, 2))
+  out, vjp_fn = nnx.vjp(lambda m, x: jnp.sum(m(x)), m, x)
+  m_g, x_g = vjp_fn(jnp.ones_like(out))
+  np.testing.assert_allclose(m_g['b'].value, jnp.ones(3))
+  np.testing.assert_allclose(x_g, jnp.sum(m.w.value, axis=1)[None])
