@@ -1,7 +1,8 @@
 """Plugin of the flax-serialization distribution.
 
 It registers the built-in ``msgpack`` checkpoint backend and the state-dict
-handler of ``jax.tree_util.Partial``.
+handlers of ``jax.tree_util.Partial`` and ``flax.nnx.State`` (loaded only
+when such an object is serialized).
 """
 
 from flax.plugins import Backend
@@ -21,5 +22,10 @@ def flax_state_handlers():
       'jax.tree_util:Partial',
       'flax.serialization._handlers:partial_to_state_dict',
       'flax.serialization._handlers:partial_from_state_dict',
-    )
+    ),
+    StateHandler(
+      'flax.nnx.statelib:State',
+      'flax.serialization._handlers:nnx_state_to_state_dict',
+      'flax.serialization._handlers:nnx_state_from_state_dict',
+    ),
   ]

@@ -69,9 +69,21 @@ def to_opt_state(tree):
 
 
 def _arrays(tree):
-  """The tree with every Variable replaced by its value."""
+  """The tree with every Variable replaced by its value.
+
+  ``nnx.State`` containers become nested dicts, so the optimizer state is
+  made of plain containers that every graph traversal sees into.
+  """
+  if isinstance(tree, nnx.State):
+    return tree.to_pure_dict()
   return jax.tree.map(
-    lambda x: _value(x) if _is_variable(x) else x, tree, is_leaf=_is_variable
+    lambda x: (
+      _arrays(x)
+      if isinstance(x, nnx.State)
+      else (_value(x) if _is_variable(x) else x)
+    ),
+    tree,
+    is_leaf=lambda x: _is_variable(x) or isinstance(x, nnx.State),
   )
 
 
