@@ -242,10 +242,24 @@ def read_file(path: str) -> bytearray:
 
 
 def load_msgpack_file(path: str):
-  """Reads a msgpack checkpoint file; a clear error if it is damaged."""
-  data = read_file(path)
+  """Reads a msgpack checkpoint file; a clear error if it is damaged.
+
+  The file is memory-mapped, so its bytes are copied once (into the
+  restored arrays) rather than read into a buffer first.
+  """
+  import mmap
+
   try:
-    return msgpack_restore(data)
+    with open(path, 'rb') as f:
+      size = os.fstat(f.fileno()).st_size
+      if size == 0:
+        raise MsgpackDecodeError('The file is empty.')
+      with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        view = memoryview(mapped)
+        try:
+          return msgpack_restore(view)
+        finally:
+          view.release()
   except MsgpackDecodeError as e:
     raise CheckpointCorruptedError(
       f'Checkpoint file {path!r} is truncated or corrupted and cannot be '

@@ -34,7 +34,7 @@ from flax import errors
 from flax.core import frozen_dict
 from flax.serialization import _backend as backend_lib
 from flax.serialization import from_state_dict
-from flax.serialization import msgpack_serialize
+from flax.serialization._encode import encode_pieces
 from flax.serialization import to_state_dict
 
 __all__ = [
@@ -309,14 +309,16 @@ def _save(
   logger.info('Saving checkpoint at step %s to %s', step, ckpt_path)
 
   if isinstance(backend, backend_lib.MsgpackBackend):
-    # Serialize now: later changes to ``target`` must not reach the file.
-    data = msgpack_serialize(to_state_dict(target))
+    pieces = encode_pieces(to_state_dict(target))
+    if async_manager is not None:
+      # Copy now: later changes to ``target`` must not reach the file.
+      pieces = [b''.join(pieces)]
 
     def task():
       tmp_path = os.path.join(ckpt_dir, f'{prefix}tmp')
       try:
         backend_lib.atomic_write(
-          ckpt_path, data, overwrite=overwrite, tmp_path=tmp_path
+          ckpt_path, pieces, overwrite=overwrite, tmp_path=tmp_path
         )
       except FileExistsError:
         raise errors.InvalidCheckpointError(ckpt_path, step) from None
