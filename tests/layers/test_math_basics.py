@@ -26,11 +26,26 @@ def test_import_is_light():
 @pytest.mark.parametrize(
   'name',
   [
-    'constant', 'delta_orthogonal', 'glorot_normal', 'glorot_uniform',
-    'he_normal', 'he_uniform', 'kaiming_normal', 'kaiming_uniform',
-    'lecun_normal', 'lecun_uniform', 'normal', 'ones', 'orthogonal',
-    'truncated_normal', 'uniform', 'variance_scaling', 'xavier_normal',
-    'xavier_uniform', 'zeros', 'Initializer',
+    'constant',
+    'delta_orthogonal',
+    'glorot_normal',
+    'glorot_uniform',
+    'he_normal',
+    'he_uniform',
+    'kaiming_normal',
+    'kaiming_uniform',
+    'lecun_normal',
+    'lecun_uniform',
+    'normal',
+    'ones',
+    'orthogonal',
+    'truncated_normal',
+    'uniform',
+    'variance_scaling',
+    'xavier_normal',
+    'xavier_uniform',
+    'zeros',
+    'Initializer',
   ],
 )
 def test_initializers_are_jax(name):
@@ -99,9 +114,7 @@ def test_canonicalize_dtype():
 
 
 def test_promote_dtype():
-  x, w, b = dtypes.promote_dtype(
-    jnp.ones(2, jnp.bfloat16), jnp.ones(2), None
-  )
+  x, w, b = dtypes.promote_dtype(jnp.ones(2, jnp.bfloat16), jnp.ones(2), None)
   assert x.dtype == w.dtype == jnp.float32 and b is None
   x, w = dtypes.promote_dtype(jnp.ones(2), jnp.ones(2), dtype=jnp.bfloat16)
   assert x.dtype == w.dtype == jnp.bfloat16

@@ -16,7 +16,9 @@ def _rand(shape, seed=0):
 def test_dense():
   x, k, b = _rand((2, 3, 4)), _rand((4, 5), 1), _rand((5,), 2)
   y = linear.dense(x, k, b)
-  np.testing.assert_allclose(y, np.asarray(x) @ np.asarray(k) + b, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(
+    y, np.asarray(x) @ np.asarray(k) + b, rtol=1e-5, atol=1e-5
+  )
   np.testing.assert_allclose(
     linear.dense(x, k), np.asarray(x) @ np.asarray(k), rtol=1e-5, atol=1e-5
   )
@@ -83,8 +85,14 @@ def test_canonicalize_padding_error():
 def _ref_conv(x, k, strides, padding, lhs=None, rhs=None, groups=1):
   dn = lax.conv_dimension_numbers(x.shape, k.shape, ('NHWC', 'HWIO', 'NHWC'))
   return lax.conv_general_dilated(
-    x, k, strides, padding, lhs_dilation=lhs, rhs_dilation=rhs,
-    dimension_numbers=dn, feature_group_count=groups,
+    x,
+    k,
+    strides,
+    padding,
+    lhs_dilation=lhs,
+    rhs_dilation=rhs,
+    dimension_numbers=dn,
+    feature_group_count=groups,
   )
 
 
@@ -126,7 +134,11 @@ def test_conv_circular_and_causal():
 def _ref_conv1d(x, k, rhs=None):
   dn = lax.conv_dimension_numbers(x.shape, k.shape, ('NHC', 'HIO', 'NHC'))
   return lax.conv_general_dilated(
-    jnp.asarray(x, jnp.float32), k, (1,), 'VALID', rhs_dilation=rhs,
+    jnp.asarray(x, jnp.float32),
+    k,
+    (1,),
+    'VALID',
+    rhs_dilation=rhs,
     dimension_numbers=dn,
   )
 
@@ -215,7 +227,10 @@ def test_embed():
     linear.embed_lookup(emb, jnp.array([1.0]))
   q = _rand((2, 3), 1)
   np.testing.assert_allclose(
-    linear.embed_attend(q, emb), np.asarray(q) @ np.asarray(emb).T, rtol=1e-5, atol=1e-5
+    linear.embed_attend(q, emb),
+    np.asarray(q) @ np.asarray(emb).T,
+    rtol=1e-5,
+    atol=1e-5,
   )
   one = linear.embed_lookup(jnp.ones((1, 2)), jnp.array([0, 1]))
   assert one[0, 0] == 1 and np.isnan(one[1, 0])

@@ -26,9 +26,7 @@ def test_compute_stats():
   mean, var = normalization.compute_stats(jnp.asarray(x), -1, use_mean=False)
   np.testing.assert_array_equal(mean, 0)
   np.testing.assert_allclose(var, (x**2).mean(-1), rtol=1e-5)
-  mean, var = normalization.compute_stats(
-    jnp.asarray(x, jnp.bfloat16), (0,)
-  )
+  mean, var = normalization.compute_stats(jnp.asarray(x, jnp.bfloat16), (0,))
   assert mean.dtype == var.dtype == jnp.float32
   mask = np.ones((4, 5, 3), bool)
   mask[0] = False
@@ -199,9 +197,7 @@ def test_pooling():
   np.testing.assert_allclose(y, x.reshape(2, 2, 2, 3, 2, 3).min((2, 4)))
   # No batch axis, and several batch axes.
   assert pooling.max_pool(jnp.asarray(x[0]), (2, 2)).shape == (3, 5, 3)
-  assert pooling.avg_pool(jnp.asarray(x[None]), (2, 2)).shape == (
-    1, 2, 3, 5, 3
-  )
+  assert pooling.avg_pool(jnp.asarray(x[None]), (2, 2)).shape == (1, 2, 3, 5, 3)
   y = pooling.max_pool(jnp.arange(6).reshape(1, 6, 1), (2,), (2,))
   np.testing.assert_array_equal(y[0, :, 0], [1, 3, 5])
 

@@ -30,8 +30,39 @@ Dtype = Any
 Initializer = initializers.Initializer
 
 
+def _legacy_carry(cls, rng, batch_dims, size, init_fn=None):
+  """0.6.10 static form: ``Cell.initialize_carry(rng, batch_dims, size)``."""
+  init = init_fn or initializers.zeros_init()
+  size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+  shape = tuple(batch_dims) + size
+  if cls.carry_is_pair:
+    key1, key2 = random.split(rng)
+    return init(key1, shape, jnp.float32), init(key2, shape, jnp.float32)
+  return init(rng, shape, jnp.float32)
+
+
+class _CarryInitializer:
+  """``initialize_carry`` that also works on the class (0.6.10 form)."""
+
+  def __init__(self, fn):
+    self.fn = fn
+    self.nowrap = True
+    functools.update_wrapper(self, fn)
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return functools.partial(_legacy_carry, objtype)
+    return functools.partial(self.fn, obj)
+
+
+def _carry_initializer(fn):
+  return _CarryInitializer(nowrap(fn))
+
+
 class RNNCellBase(Module):
   """Base class of the RNN cells."""
+
+  carry_is_pair = False
 
   @nowrap
   def initialize_carry(self, rng, input_shape: tuple[int, ...]) -> Carry:
@@ -105,6 +136,8 @@ class LSTMCell(RNNCellBase):
     carry_init: initializer for the carry.
   """
 
+  carry_is_pair = True
+
   features: int | None = None
   gate_fn: Callable[..., Any] = sigmoid
   activation_fn: Callable[..., Any] = tanh
@@ -155,7 +188,7 @@ class LSTMCell(RNNCellBase):
     new_h = o * self.activation_fn(new_c)
     return (new_c, new_h), new_h
 
-  @nowrap
+  @_carry_initializer
   def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
     """Initializes the ``(c, h)`` carry.
 
@@ -282,7 +315,7 @@ class OptimizedLSTMCell(LSTMCell):
 class _SingleCarryCell(RNNCellBase):
   """Cells whose carry is one ``(*batch, features)`` array."""
 
-  @nowrap
+  @_carry_initializer
   def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
     """Initializes the carry.
 
@@ -592,6 +625,8 @@ class ConvLSTMCell(RNNCellBase):
     carry_init: initializer for the carry.
   """
 
+  carry_is_pair = True
+
   features: int
   kernel_size: Any
   strides: Any = None
@@ -628,7 +663,7 @@ class ConvLSTMCell(RNNCellBase):
     new_c, new_h = rnn_math.conv_lstm_gates(gates, c)
     return (new_c, new_h), new_h
 
-  @nowrap
+  @_carry_initializer
   def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
     """Initializes the ``(c, h)`` carry.
 
