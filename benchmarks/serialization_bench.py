@@ -54,6 +54,7 @@ def best_time(fn, repeat):
   best = float('inf')
   result = None
   for _ in range(repeat):
+    result = None  # free the previous result before timing the next call
     start = time.perf_counter()
     result = fn()
     best = min(best, time.perf_counter() - start)
