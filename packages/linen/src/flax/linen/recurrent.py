@@ -1,0 +1,16 @@
+"""``flax.linen.recurrent``: alias of ``flax.layers.linen.recurrent``.
+
+The layer zoo lives in the flax-layers distribution; this module keeps
+Flax's import path working and names the distribution to install when it
+is missing.
+"""
+
+from flax.plugins import require as _require
+
+_provider = _require('flax.layers.linen.recurrent', 'flax-layers')
+globals().update(
+  {k: v for k, v in vars(_provider).items() if not k.startswith('__')}
+)
+__all__ = getattr(
+  _provider, '__all__', [k for k in vars(_provider) if not k.startswith('_')]
+)
