@@ -1011,18 +1011,22 @@ def _get_unbound_fn(method_or_fn):
 def _resolve_method(module, method):
   if isinstance(method, str):
     attribute_name = method
-    method = getattr(module, attribute_name)
+
+    def call_attribute(self, *args, **kwargs):
+      return getattr(self, attribute_name)(*args, **kwargs)
+
+    try:
+      method = getattr(module, attribute_name)
+    except AttributeError:
+      # A submodule defined in setup: only the bound clone has it.
+      return call_attribute
     if not callable(method):
       raise TypeError(
         f"'{type(module).__name__}.{attribute_name}' must be a callable, "
         f'got {type(method)}.'
       )
     if isinstance(method, Module):
-
-      def call_submodule(self, *args, **kwargs):
-        return getattr(self, attribute_name)(*args, **kwargs)
-
-      method = call_submodule
+      return call_attribute
   elif method is None:
     method = module.__call__
   return _get_unbound_fn(method)
