@@ -103,6 +103,8 @@ def test_canonicalize_dtype():
   f32, bf16 = jnp.ones(2), jnp.ones(2, jnp.bfloat16)
   assert dtypes.canonicalize_dtype(bf16, f32) == jnp.float32
   assert dtypes.canonicalize_dtype(bf16, None) == jnp.bfloat16
+  # NumPy float64 is canonicalized like JAX does (float32 without x64).
+  assert dtypes.canonicalize_dtype(np.ones(2)) == jnp.float32
   assert dtypes.canonicalize_dtype(jnp.ones(2, jnp.int32)) == jnp.float32
   assert (
     dtypes.canonicalize_dtype(jnp.ones(2, jnp.int32), inexact=False)

@@ -4,7 +4,8 @@ With ``dtype=None`` a layer computes in the JAX-promoted type of its inputs
 and parameters (``jnp.result_type``), made inexact (float) by default; with
 an explicit ``dtype`` everything is cast to it.
 
->>> import jax.numpy as jnp
+>>> import jax
+import jax.numpy as jnp
 >>> from flax.layers.dtypes import promote_dtype
 >>> x, w = promote_dtype(jnp.ones(2, jnp.bfloat16), jnp.ones(2))
 >>> x.dtype, w.dtype
@@ -36,7 +37,9 @@ def canonicalize_dtype(*args, dtype: Dtype | None = None, inexact=True):
     ValueError: if ``inexact`` and an explicit ``dtype`` is not inexact.
   """
   if dtype is None:
-    dtype = jnp.result_type(*(a for a in args if a is not None))
+    dtype = _common_dtype(args)
+    if dtype is None:
+      dtype = jnp.result_type(*(a for a in args if a is not None))
     if inexact and not jnp.issubdtype(dtype, jnp.inexact):
       dtype = jnp.promote_types(jnp.float32, dtype)
   else:
@@ -44,6 +47,19 @@ def canonicalize_dtype(*args, dtype: Dtype | None = None, inexact=True):
   if inexact and not jnp.issubdtype(dtype, jnp.inexact):
     raise ValueError(f'Dtype must be inexact: {dtype}')
   return dtype
+
+
+def _common_dtype(args):
+  # Fast path: arrays that already share one dtype need no promotion.
+  dtype = None
+  for a in args:
+    if a is None:
+      continue
+    d = getattr(a, 'dtype', None)
+    if d is None or (dtype is not None and d != dtype):
+      return None
+    dtype = d
+  return None if dtype is None else jax.dtypes.canonicalize_dtype(dtype)
 
 
 def _cast(x, dtype):

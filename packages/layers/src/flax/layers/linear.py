@@ -291,7 +291,11 @@ def canonicalize_padding(padding: PaddingLike, rank: int) -> LaxPadding:
 
 def conv_dimension_numbers(input_shape) -> lax.ConvDimensionNumbers:
   """Dimension numbers of a channels-last convolution (NHWC, HWIO)."""
-  ndim = len(input_shape)
+  return _conv_dimension_numbers(len(input_shape))
+
+
+@functools.lru_cache(maxsize=16)
+def _conv_dimension_numbers(ndim):
   lhs_spec = (0, ndim - 1) + tuple(range(1, ndim - 1))
   rhs_spec = (ndim - 1, ndim - 2) + tuple(range(0, ndim - 2))
   return lax.ConvDimensionNumbers(lhs_spec, rhs_spec, lhs_spec)
@@ -351,7 +355,7 @@ def conv_kernel_size(kernel_size) -> tuple:
     if all(isinstance(k, (int, np.integer)) for k in kernel_size):
       return tuple(int(k) for k in kernel_size)
   raise TypeError(
-      'Expected Conv kernel_size to be a tuple/list of integers (eg.: '
+    'Expected Conv kernel_size to be a tuple/list of integers (eg.: '
     f'[3, 3]) but got {kernel_size}.'
   )
 
