@@ -4,8 +4,7 @@ With ``dtype=None`` a layer computes in the JAX-promoted type of its inputs
 and parameters (``jnp.result_type``), made inexact (float) by default; with
 an explicit ``dtype`` everything is cast to it.
 
->>> import jax
-import jax.numpy as jnp
+>>> import jax.numpy as jnp
 >>> from flax.layers.dtypes import promote_dtype
 >>> x, w = promote_dtype(jnp.ones(2, jnp.bfloat16), jnp.ones(2))
 >>> x.dtype, w.dtype
@@ -14,6 +13,7 @@ import jax.numpy as jnp
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
