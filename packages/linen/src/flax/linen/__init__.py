@@ -40,25 +40,6 @@ from flax.linen.combinators import Sequential as Sequential
 from flax.linen.module import Module as Module
 from flax.linen.module import compact as compact
 from flax.linen.module import nowrap as nowrap
-from flax.linen.summary import tabulate as tabulate
-from flax.linen.transforms import add_metadata_axis as add_metadata_axis
-from flax.linen.transforms import broadcast as broadcast
-from flax.linen.transforms import checkpoint as checkpoint
-from flax.linen.transforms import cond as cond
-from flax.linen.transforms import custom_vjp as custom_vjp
-from flax.linen.transforms import fold_rngs as fold_rngs
-from flax.linen.transforms import grad as grad
-from flax.linen.transforms import jit as jit
-from flax.linen.transforms import jvp as jvp
-from flax.linen.transforms import map_variables as map_variables
-from flax.linen.transforms import remat as remat
-from flax.linen.transforms import remat_scan as remat_scan
-from flax.linen.transforms import scan as scan
-from flax.linen.transforms import switch as switch
-from flax.linen.transforms import value_and_grad as value_and_grad
-from flax.linen.transforms import vjp as vjp
-from flax.linen.transforms import vmap as vmap
-from flax.linen.transforms import while_loop as while_loop
 from flax.plugins import lazy_namespace as _lazy_namespace
 from flax.typing import Collection as Collection
 
@@ -129,4 +110,45 @@ _HINTS.update(
   }
 )
 
-__getattr__, __dir__ = _lazy_namespace(__name__, _HINTS)
+# Imported on first use, to keep ``from flax import linen`` cheap.
+_LAZY = {
+  'tabulate': 'flax.linen.summary',
+  'add_metadata_axis': 'flax.linen.transforms',
+  'broadcast': 'flax.linen.transforms',
+  'checkpoint': 'flax.linen.transforms',
+  'cond': 'flax.linen.transforms',
+  'custom_vjp': 'flax.linen.transforms',
+  'fold_rngs': 'flax.linen.transforms',
+  'grad': 'flax.linen.transforms',
+  'jit': 'flax.linen.transforms',
+  'jvp': 'flax.linen.transforms',
+  'map_variables': 'flax.linen.transforms',
+  'remat': 'flax.linen.transforms',
+  'remat_scan': 'flax.linen.transforms',
+  'scan': 'flax.linen.transforms',
+  'switch': 'flax.linen.transforms',
+  'value_and_grad': 'flax.linen.transforms',
+  'vjp': 'flax.linen.transforms',
+  'vmap': 'flax.linen.transforms',
+  'while_loop': 'flax.linen.transforms',
+  'transforms': 'flax.linen.transforms',
+  'summary': 'flax.linen.summary',
+}
+
+_plugin_getattr, _plugin_dir = _lazy_namespace(__name__, _HINTS)
+
+
+def __getattr__(name):
+  target = _LAZY.get(name)
+  if target is None:
+    return _plugin_getattr(name)
+  import importlib
+
+  module = importlib.import_module(target)
+  value = module if target.endswith(name) else getattr(module, name)
+  globals()[name] = value
+  return value
+
+
+def __dir__():
+  return sorted(set(_plugin_dir()) | set(_LAZY))
