@@ -58,43 +58,42 @@ def _dot_general_kwargs(preferred_element_type, out_sharding):
 class Linear(nnx.Module):
   """A linear transformation applied over the last dimension of the input.
 
-    Parameters: ``kernel`` of shape ``(in_features, out_features)`` and, with
-    ``use_bias``, ``bias`` of shape ``(out_features,)``, both ``nnx.Param``.
-    Keys are drawn from ``rngs.params()`` in that order.
+  Parameters: ``kernel`` of shape ``(in_features, out_features)`` and, with
+  ``use_bias``, ``bias`` of shape ``(out_features,)``, both ``nnx.Param``.
+  Keys are drawn from ``rngs.params()`` in that order.
 
-    >>> from flax import nnx
-  from flax.layers import linear as _math
-    >>> import jax, jax.numpy as jnp
-    >>> layer = nnx.Linear(in_features=3, out_features=4, rngs=nnx.Rngs(0))
-    >>> jax.tree.map(jnp.shape, nnx.state(layer))
-    State({
-      'bias': Param(
-        value=(4,)
-      ),
-      'kernel': Param(
-        value=(3, 4)
-      )
-    })
+  >>> from flax import nnx
+  >>> import jax, jax.numpy as jnp
+  >>> layer = nnx.Linear(in_features=3, out_features=4, rngs=nnx.Rngs(0))
+  >>> jax.tree.map(jnp.shape, nnx.state(layer))
+  State({
+    'bias': Param(
+      value=(4,)
+    ),
+    'kernel': Param(
+      value=(3, 4)
+    )
+  })
 
-    Args:
-      in_features: the number of input features.
-      out_features: the number of output features.
-      use_bias: whether to add a bias to the output (default: True).
-      dtype: the dtype of the computation (default: infer from input and
-        params).
-      param_dtype: the dtype passed to parameter initializers (default:
-        float32).
-      precision: numerical precision of the computation, see
-        ``jax.lax.Precision``.
-      kernel_init: initializer function for the weight matrix.
-      bias_init: initializer function for the bias.
-      dot_general: dot product function.
-      promote_dtype: function to promote the dtype of the arrays to the desired
-        dtype; it gets ``(inputs, kernel, bias)`` and a ``dtype`` keyword.
-      preferred_element_type: the accumulation dtype of ``dot_general``.
-      rngs: rng key container.
-      kernel_metadata: extra metadata for the ``kernel`` Param.
-      bias_metadata: extra metadata for the ``bias`` Param.
+  Args:
+    in_features: the number of input features.
+    out_features: the number of output features.
+    use_bias: whether to add a bias to the output (default: True).
+    dtype: the dtype of the computation (default: infer from input and
+      params).
+    param_dtype: the dtype passed to parameter initializers (default:
+      float32).
+    precision: numerical precision of the computation, see
+      ``jax.lax.Precision``.
+    kernel_init: initializer function for the weight matrix.
+    bias_init: initializer function for the bias.
+    dot_general: dot product function.
+    promote_dtype: function to promote the dtype of the arrays to the desired
+      dtype; it gets ``(inputs, kernel, bias)`` and a ``dtype`` keyword.
+    preferred_element_type: the accumulation dtype of ``dot_general``.
+    rngs: rng key container.
+    kernel_metadata: extra metadata for the ``kernel`` Param.
+    bias_metadata: extra metadata for the ``bias`` Param.
   """
 
   def __init__(
@@ -161,40 +160,39 @@ class Linear(nnx.Module):
 class LinearGeneral(nnx.Module):
   """A linear transformation with flexible input and output axes.
 
-    The ``kernel`` has shape ``(*batch_shape, *in_features, *out_features)``
-    and the ``bias`` ``(*batch_shape, *out_features)``, where ``batch_shape``
-    lists the sizes in ``batch_axis``. The initializers see the flattened 2-D
-    (kernel) and 1-D (bias) shapes, as in Flax.
+  The ``kernel`` has shape ``(*batch_shape, *in_features, *out_features)``
+  and the ``bias`` ``(*batch_shape, *out_features)``, where ``batch_shape``
+  lists the sizes in ``batch_axis``. The initializers see the flattened 2-D
+  (kernel) and 1-D (bias) shapes, as in Flax.
 
-    >>> from flax import nnx
-  from flax.layers import linear as _math
-    >>> import jax, jax.numpy as jnp
-    >>> layer = nnx.LinearGeneral(5, (3, 4), rngs=nnx.Rngs(0))
-    >>> layer.kernel.shape
-    (5, 3, 4)
-    >>> layer(jnp.ones((2, 5))).shape
-    (2, 3, 4)
+  >>> from flax import nnx
+  >>> import jax, jax.numpy as jnp
+  >>> layer = nnx.LinearGeneral(5, (3, 4), rngs=nnx.Rngs(0))
+  >>> layer.kernel.shape
+  (5, 3, 4)
+  >>> layer(jnp.ones((2, 5))).shape
+  (2, 3, 4)
 
-    Args:
-      in_features: int or tuple, the sizes of the contracted input axes.
-      out_features: int or tuple, the output feature sizes.
-      axis: int or tuple, the input axes to contract.
-      batch_axis: mapping from input axis to its size, for axes that are
-        batched over (kept in the output, with their own kernel slices).
-      use_bias: whether to add a bias to the output (default: True).
-      dtype: the dtype of the computation (default: infer from input and
-        params).
-      param_dtype: the dtype passed to parameter initializers.
-      kernel_init: initializer function for the weight matrix.
-      bias_init: initializer function for the bias.
-      precision: numerical precision of the computation.
-      dot_general: dot product function.
-      dot_general_cls: a class whose instance is used as ``dot_general``.
-      promote_dtype: dtype promotion function.
-      preferred_element_type: the accumulation dtype of ``dot_general``.
-      rngs: rng key container.
-      kernel_metadata: extra metadata for the ``kernel`` Param.
-      bias_metadata: extra metadata for the ``bias`` Param.
+  Args:
+    in_features: int or tuple, the sizes of the contracted input axes.
+    out_features: int or tuple, the output feature sizes.
+    axis: int or tuple, the input axes to contract.
+    batch_axis: mapping from input axis to its size, for axes that are
+      batched over (kept in the output, with their own kernel slices).
+    use_bias: whether to add a bias to the output (default: True).
+    dtype: the dtype of the computation (default: infer from input and
+      params).
+    param_dtype: the dtype passed to parameter initializers.
+    kernel_init: initializer function for the weight matrix.
+    bias_init: initializer function for the bias.
+    precision: numerical precision of the computation.
+    dot_general: dot product function.
+    dot_general_cls: a class whose instance is used as ``dot_general``.
+    promote_dtype: dtype promotion function.
+    preferred_element_type: the accumulation dtype of ``dot_general``.
+    rngs: rng key container.
+    kernel_metadata: extra metadata for the ``kernel`` Param.
+    bias_metadata: extra metadata for the ``bias`` Param.
   """
 
   def __init__(
@@ -300,28 +298,27 @@ class LinearGeneral(nnx.Module):
 class Einsum(nnx.Module):
   """A linear map written as an einsum equation ``'inputs,kernel->out'``.
 
-    >>> from flax import nnx
-  from flax.layers import linear as _math
-    >>> import jax.numpy as jnp
-    >>> layer = nnx.Einsum('nta,hab->nthb', (8, 2, 4), (8, 4), rngs=nnx.Rngs(0))
-    >>> layer(jnp.ones((16, 11, 2))).shape
-    (16, 11, 8, 4)
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.Einsum('nta,hab->nthb', (8, 2, 4), (8, 4), rngs=nnx.Rngs(0))
+  >>> layer(jnp.ones((16, 11, 2))).shape
+  (16, 11, 8, 4)
 
-    Args:
-      einsum_str: the default equation (``__call__`` may pass another one).
-      kernel_shape: the shape of the ``kernel`` Param.
-      bias_shape: the shape of the ``bias`` Param; None for no bias.
-      dtype: the dtype of the computation.
-      param_dtype: the dtype passed to parameter initializers.
-      precision: numerical precision of the computation.
-      kernel_init: initializer function for the kernel.
-      bias_init: initializer function for the bias.
-      promote_dtype: dtype promotion function.
-      einsum_op: the einsum function (default ``jnp.einsum``).
-      preferred_element_type: the accumulation dtype.
-      rngs: rng key container.
-      kernel_metadata: extra metadata for the ``kernel`` Param.
-      bias_metadata: extra metadata for the ``bias`` Param.
+  Args:
+    einsum_str: the default equation (``__call__`` may pass another one).
+    kernel_shape: the shape of the ``kernel`` Param.
+    bias_shape: the shape of the ``bias`` Param; None for no bias.
+    dtype: the dtype of the computation.
+    param_dtype: the dtype passed to parameter initializers.
+    precision: numerical precision of the computation.
+    kernel_init: initializer function for the kernel.
+    bias_init: initializer function for the bias.
+    promote_dtype: dtype promotion function.
+    einsum_op: the einsum function (default ``jnp.einsum``).
+    preferred_element_type: the accumulation dtype.
+    rngs: rng key container.
+    kernel_metadata: extra metadata for the ``kernel`` Param.
+    bias_metadata: extra metadata for the ``bias`` Param.
   """
 
   def __init__(
@@ -395,24 +392,23 @@ class Einsum(nnx.Module):
 class Embed(nnx.Module):
   """A parameterized lookup table from integer ids to vectors.
 
-    The ``embedding`` Param has shape ``(num_embeddings, features)``.
+  The ``embedding`` Param has shape ``(num_embeddings, features)``.
 
-    >>> from flax import nnx
-  from flax.layers import linear as _math
-    >>> import jax.numpy as jnp
-    >>> layer = nnx.Embed(num_embeddings=5, features=3, rngs=nnx.Rngs(0))
-    >>> layer(jnp.array([[0, 4]])).shape
-    (1, 2, 3)
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.Embed(num_embeddings=5, features=3, rngs=nnx.Rngs(0))
+  >>> layer(jnp.array([[0, 4]])).shape
+  (1, 2, 3)
 
-    Args:
-      num_embeddings: the number of embeddings (vocabulary size).
-      features: the size of each embedding.
-      dtype: the dtype of the embedding vectors (default: same as embedding).
-      param_dtype: the dtype passed to the initializer.
-      embedding_init: the initializer of the embedding table.
-      promote_dtype: dtype promotion function.
-      rngs: rng key container.
-      embedding_metadata: extra metadata for the ``embedding`` Param.
+  Args:
+    num_embeddings: the number of embeddings (vocabulary size).
+    features: the size of each embedding.
+    dtype: the dtype of the embedding vectors (default: same as embedding).
+    param_dtype: the dtype passed to the initializer.
+    embedding_init: the initializer of the embedding table.
+    promote_dtype: dtype promotion function.
+    rngs: rng key container.
+    embedding_metadata: extra metadata for the ``embedding`` Param.
   """
 
   def __init__(

@@ -71,7 +71,7 @@ class BatchNorm(nnx.Module):
   >>> layer = nnx.BatchNorm(3, rngs=nnx.Rngs(0))
   >>> y = layer(jnp.arange(6.0).reshape(2, 3))
   >>> layer.mean.value
-  Array([0.015     , 0.025     , 0.035000004], dtype=float32)
+  Array([0.015, 0.025, 0.035], dtype=float32)
 
   Args:
     num_features: number of features (size of ``axis``).

@@ -68,7 +68,6 @@ class LSTMCell(RNNCellBase):
   then ``hi``, ``hf``, ``hg``, ``ho`` (hidden state, with bias).
 
   >>> from flax import nnx
-from flax.layers import recurrent as _math
   >>> import jax.numpy as jnp
   >>> cell = nnx.LSTMCell(3, 4, rngs=nnx.Rngs(0))
   >>> carry = cell.initialize_carry((2, 3))
@@ -177,19 +176,18 @@ from flax.layers import recurrent as _math
 class OptimizedLSTMCell(RNNCellBase):
   """An LSTM cell computing its four gates with two matrix products.
 
-    Submodules: ``dense_i`` (kernel ``(in, 4 * hidden)``, no bias) and
-    ``dense_h`` (kernel ``(hidden, 4 * hidden)``, bias ``(4 * hidden,)``);
-    the gates are, in order, input, forget, cell and output. Faster than
-    :class:`LSTMCell` for small hidden sizes.
+  Submodules: ``dense_i`` (kernel ``(in, 4 * hidden)``, no bias) and
+  ``dense_h`` (kernel ``(hidden, 4 * hidden)``, bias ``(4 * hidden,)``);
+  the gates are, in order, input, forget, cell and output. Faster than
+  :class:`LSTMCell` for small hidden sizes.
 
-    >>> from flax import nnx
-  from flax.layers import recurrent as _math
-    >>> import jax.numpy as jnp
-    >>> cell = nnx.OptimizedLSTMCell(3, 4, rngs=nnx.Rngs(0))
-    >>> cell.dense_h.kernel.shape
-    (4, 16)
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> cell = nnx.OptimizedLSTMCell(3, 4, rngs=nnx.Rngs(0))
+  >>> cell.dense_h.kernel.shape
+  (4, 16)
 
-    Args: as :class:`LSTMCell`.
+  Args: as :class:`LSTMCell`.
   """
 
   def __init__(
@@ -258,30 +256,29 @@ class OptimizedLSTMCell(RNNCellBase):
 class SimpleCell(RNNCellBase):
   """An Elman cell: ``h' = activation(W_i x + b + W_h h)``.
 
-    Submodules: ``dense_h`` (kernel ``(hidden, hidden)``, no bias) and
-    ``dense_i`` (kernel ``(in, hidden)``, bias ``(hidden,)``).
+  Submodules: ``dense_h`` (kernel ``(hidden, hidden)``, no bias) and
+  ``dense_i`` (kernel ``(in, hidden)``, bias ``(hidden,)``).
 
-    >>> from flax import nnx
-  from flax.layers import recurrent as _math
-    >>> import jax.numpy as jnp
-    >>> cell = nnx.SimpleCell(3, 4, rngs=nnx.Rngs(0))
-    >>> h, y = cell(cell.initialize_carry((2, 3)), jnp.ones((2, 3)))
-    >>> y.shape
-    (2, 4)
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> cell = nnx.SimpleCell(3, 4, rngs=nnx.Rngs(0))
+  >>> h, y = cell(cell.initialize_carry((2, 3)), jnp.ones((2, 3)))
+  >>> y.shape
+  (2, 4)
 
-    Args:
-      in_features: number of input features.
-      hidden_features: number of hidden features.
-      dtype: dtype of the computation.
-      param_dtype: dtype passed to the initializers.
-      carry_init: initializer of the carry.
-      residual: add the previous carry before the activation.
-      activation_fn: activation (default tanh).
-      kernel_init: initializer of the input kernel.
-      recurrent_kernel_init: initializer of the hidden kernel.
-      bias_init: initializer of the bias.
-      keep_rngs: keep ``rngs`` for :meth:`initialize_carry`.
-      rngs: rng key container.
+  Args:
+    in_features: number of input features.
+    hidden_features: number of hidden features.
+    dtype: dtype of the computation.
+    param_dtype: dtype passed to the initializers.
+    carry_init: initializer of the carry.
+    residual: add the previous carry before the activation.
+    activation_fn: activation (default tanh).
+    kernel_init: initializer of the input kernel.
+    recurrent_kernel_init: initializer of the hidden kernel.
+    bias_init: initializer of the bias.
+    keep_rngs: keep ``rngs`` for :meth:`initialize_carry`.
+    rngs: rng key container.
   """
 
   def __init__(
@@ -361,7 +358,6 @@ class GRUCell(RNNCellBase):
   r, z, n.
 
   >>> from flax import nnx
-from flax.layers import recurrent as _math
   >>> import jax.numpy as jnp
   >>> cell = nnx.GRUCell(3, 4, rngs=nnx.Rngs(0))
   >>> h, y = cell(cell.initialize_carry((2, 3)), jnp.ones((2, 3)))
@@ -454,25 +450,24 @@ def _select_last(carries, seq_lengths: Array, num_batch_dims: int):
 class RNN(nnx.Module):
   """Runs a recurrent cell over the time axis of its inputs.
 
-    The cell is available as the ``cell`` attribute (its parameters appear
-    under ``cell/...``) and its parameters are shared by every step.
+  The cell is available as the ``cell`` attribute (its parameters appear
+  under ``cell/...``) and its parameters are shared by every step.
 
-    >>> from flax import nnx
-  from flax.layers import recurrent as _math
-    >>> import jax.numpy as jnp
-    >>> layer = nnx.RNN(nnx.LSTMCell(3, 4, rngs=nnx.Rngs(0)))
-    >>> layer(jnp.ones((2, 5, 3))).shape
-    (2, 5, 4)
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.RNN(nnx.LSTMCell(3, 4, rngs=nnx.Rngs(0)))
+  >>> layer(jnp.ones((2, 5, 3))).shape
+  (2, 5, 4)
 
-    Args:
-      cell: a cell, e.g. :class:`LSTMCell`.
-      time_major: inputs are ``(time, *batch, *features)`` when True, else
-        ``(*batch, time, *features)``.
-      return_carry: also return the final carry, as ``(carry, outputs)``.
-      reverse: process the sequence from its end (padding stays at the end).
-      keep_order: with ``reverse``, give outputs in the original order.
-      unroll: how many steps ``lax.scan`` unrolls.
-      rngs: rngs for the initial carry.
+  Args:
+    cell: a cell, e.g. :class:`LSTMCell`.
+    time_major: inputs are ``(time, *batch, *features)`` when True, else
+      ``(*batch, time, *features)``.
+    return_carry: also return the final carry, as ``(carry, outputs)``.
+    reverse: process the sequence from its end (padding stays at the end).
+    keep_order: with ``reverse``, give outputs in the original order.
+    unroll: how many steps ``lax.scan`` unrolls.
+    rngs: rngs for the initial carry.
   """
 
   def __init__(
@@ -584,24 +579,23 @@ class RNN(nnx.Module):
 class Bidirectional(nnx.Module):
   """Runs a forward and a backward RNN and merges their outputs.
 
-    >>> from flax import nnx
-  from flax.layers import recurrent as _math
-    >>> import jax.numpy as jnp
-    >>> rngs = nnx.Rngs(0)
-    >>> layer = nnx.Bidirectional(
-    ...   nnx.RNN(nnx.GRUCell(3, 4, rngs=rngs)),
-    ...   nnx.RNN(nnx.GRUCell(3, 4, rngs=rngs)),
-    ... )
-    >>> layer(jnp.ones((2, 5, 3))).shape
-    (2, 5, 8)
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> rngs = nnx.Rngs(0)
+  >>> layer = nnx.Bidirectional(
+  ...   nnx.RNN(nnx.GRUCell(3, 4, rngs=rngs)),
+  ...   nnx.RNN(nnx.GRUCell(3, 4, rngs=rngs)),
+  ... )
+  >>> layer(jnp.ones((2, 5, 3))).shape
+  (2, 5, 8)
 
-    Args:
-      forward_rnn: the RNN run left to right.
-      backward_rnn: the RNN run right to left (outputs kept in order).
-      merge_fn: merges the two outputs (default: concatenate on the last
-        axis, forward first).
-      time_major: whether time is the first axis.
-      return_carry: also return ``(forward_carry, backward_carry)``.
+  Args:
+    forward_rnn: the RNN run left to right.
+    backward_rnn: the RNN run right to left (outputs kept in order).
+    merge_fn: merges the two outputs (default: concatenate on the last
+      axis, forward first).
+    time_major: whether time is the first axis.
+    return_carry: also return ``(forward_carry, backward_carry)``.
   """
 
   def __init__(

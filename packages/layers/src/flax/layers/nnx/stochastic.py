@@ -17,29 +17,28 @@ from flax.layers.nnx._utils import optional_data
 class Dropout(nnx.Module):
   """Randomly zeroes inputs with probability ``rate`` while training.
 
-    Kept values are scaled by ``1 / (1 - rate)``. ``deterministic=True``
-    (set by ``Module.eval()``) makes the layer the identity.
+  Kept values are scaled by ``1 / (1 - rate)``. ``deterministic=True``
+  (set by ``Module.eval()``) makes the layer the identity.
 
-    >>> from flax import nnx
-  from flax.layers import stochastic as _math
-    >>> import jax.numpy as jnp
-    >>> layer = nnx.Dropout(0.5, rngs=nnx.Rngs(0))
-    >>> y = layer(jnp.ones((3, 4)))
-    >>> bool(((y == 0) | (y == 2)).all())
-    True
-    >>> layer.eval()
-    >>> layer(jnp.ones((1, 2)))
-    Array([[1., 1.]], dtype=float32)
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.Dropout(0.5, rngs=nnx.Rngs(0))
+  >>> y = layer(jnp.ones((3, 4)))
+  >>> bool(((y == 0) | (y == 2)).all())
+  True
+  >>> layer.eval()
+  >>> layer(jnp.ones((1, 2)))
+  Array([[1., 1.]], dtype=float32)
 
-    Args:
-      rate: the dropout probability (not the keep rate).
-      broadcast_dims: dimensions that share one mask value, e.g. ``[0]`` for
-        the same mask across the batch.
-      deterministic: if True, no dropout is applied.
-      rng_collection: the rng stream used for the masks (default
-        ``'dropout'``).
-      rngs: an ``nnx.Rngs``, an ``RngStream``, or None (then ``rngs`` must be
-        passed when calling).
+  Args:
+    rate: the dropout probability (not the keep rate).
+    broadcast_dims: dimensions that share one mask value, e.g. ``[0]`` for
+      the same mask across the batch.
+    deterministic: if True, no dropout is applied.
+    rng_collection: the rng stream used for the masks (default
+      ``'dropout'``).
+    rngs: an ``nnx.Rngs``, an ``RngStream``, or None (then ``rngs`` must be
+      passed when calling).
   """
 
   def __init__(
