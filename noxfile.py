@@ -119,6 +119,7 @@ def _install_all(session):
 def integration(session):
   """Cross-package tests with every package installed."""
   _install_all(session)
+  session.install('-r', str(ROOT / 'examples' / 'requirements.txt'))
   _pytest(session, 'tests/integration')
 
 
@@ -264,9 +265,9 @@ def bench(session):
 
 @nox.session
 def demo(session):
-  """The main demo: train a small CNN on the digits data set."""
+  """The main demo: train a small CNN on the 8x8 digits data set."""
   _install_all(session)
-  requirements = ROOT / 'examples' / 'requirements.txt'
-  if requirements.exists():
-    session.install('-r', str(requirements))
-  session.run('python', str(ROOT / 'examples' / 'demo.py'), *session.posargs)
+  session.install('-r', str(ROOT / 'examples' / 'requirements.txt'))
+  session.run(
+    'python', str(ROOT / 'examples' / 'digits_demo.py'), *session.posargs
+  )

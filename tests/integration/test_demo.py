@@ -1,0 +1,37 @@
+"""The README's main demo trains, checkpoints and resumes, in NNX and Linen."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+DEMO = pathlib.Path(__file__).parents[2] / 'examples' / 'digits_demo.py'
+
+
+def run_demo(*args):
+  result = subprocess.run(
+    [sys.executable, str(DEMO), *args],
+    capture_output=True,
+    text=True,
+  )
+  assert result.returncode == 0, result.stderr[-3000:]
+  return result.stdout
+
+
+@pytest.mark.parametrize('api', ['nnx', 'linen'])
+def test_demo_trains_and_resumes(tmp_path, api):
+  flags = ['--linen'] if api == 'linen' else []
+  first = run_demo(*flags, '--epochs', '2', '--out', str(tmp_path))
+  assert 'training from scratch' in first
+  assert 'CNN parameters' in first
+  accuracy = float(first.split('Test accuracy: ')[1].split('%')[0])
+  assert accuracy > 60.0
+  assert (tmp_path / f'learning_curve_{api}.png').stat().st_size > 1000
+  assert (tmp_path / f'checkpoints_{api}' / 'checkpoint_2').exists()
+
+  second = run_demo(*flags, '--epochs', '3', '--out', str(tmp_path))
+  assert 'Resuming from checkpoint' in second
+  assert 'epoch 2 done' in second
+  assert 'epoch  3:' in second and 'epoch  1:' not in second
+  assert (tmp_path / f'checkpoints_{api}' / 'checkpoint_3').exists()
