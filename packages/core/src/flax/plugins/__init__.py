@@ -28,6 +28,7 @@ warning. ``python -m flax.plugins`` prints a report.
 """
 
 from flax.plugins._backends import backend_names
+from flax.plugins._backends import requested_backend
 from flax.plugins._backends import select_backend
 from flax.plugins._backends import use_backend
 from flax.plugins._namespace import lazy_namespace
@@ -64,6 +65,7 @@ __all__ = [
   'load_target',
   'registry',
   'require',
+  'requested_backend',
   'reset',
   'select_backend',
   'use_backend',

@@ -34,6 +34,19 @@ def use_backend(kind: str, name: str):
     _stack(kind).pop()
 
 
+def requested_backend(kind: str):
+  """The backend name asked for by a ``use_backend`` block or the config.
+
+  Returns None when neither names one (the choice then falls to priority).
+  """
+  _check_kind(kind)
+  if _stack(kind):
+    return _stack(kind)[-1]
+  from flax.configurations import config
+
+  return getattr(config, f'flax_{kind}_backend') or None
+
+
 def backend_names(kind: str):
   """Names of the available backends of ``kind``, highest priority first."""
   _check_kind(kind)
@@ -49,13 +62,8 @@ def select_backend(kind: str, name=None):
   ``FLAX_<KIND>_BACKEND`` environment variable), else the available backend
   of highest priority.
   """
-  _check_kind(kind)
-  if name is None and _stack(kind):
-    name = _stack(kind)[-1]
   if name is None:
-    from flax.configurations import config
-
-    name = getattr(config, f'flax_{kind}_backend') or None
+    name = requested_backend(kind)
   reg = _registry.registry()
   if name is None:
     names = backend_names(kind)

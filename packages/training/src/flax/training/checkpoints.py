@@ -192,13 +192,9 @@ def _backend_by_name(name):
 
 def _requested_backend_name():
   """The backend named by a ``use_backend`` block or the config flag."""
-  from flax import config
-  from flax.plugins import _backends
+  from flax import plugins
 
-  stack = _backends._stack('checkpoint')
-  if stack:
-    return stack[-1]
-  return config.flax_checkpoint_backend or None
+  return plugins.requested_backend('checkpoint')
 
 
 def _choose_backend(backend=None, orbax_checkpointer=None):
