@@ -204,3 +204,18 @@ def test_exports():
 
   assert module_mod.Module is nn.Module
   assert transforms_mod.vmap is nn.vmap
+
+
+def test_named_call_decorator():
+  class M(nn.Module):
+    @nn.named_call
+    def __call__(self, x):
+      return x * 2
+
+  jaxpr = jax.make_jaxpr(lambda x: M(name='m').apply({}, x))(1.0)
+  assert 'm' in str(jaxpr.jaxpr.eqns[-1].source_info.name_stack)
+  assert M().apply({}, 2.0) == 4.0
+
+
+def test_repr_of_base_module():
+  assert repr(nn.Module()) == 'Module()'

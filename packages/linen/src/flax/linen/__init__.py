@@ -29,6 +29,7 @@ from flax.core.scope import DenyList as DenyList
 from flax.core.scope import Variable as Variable
 from flax.linen._context import disable_named_call as disable_named_call
 from flax.linen._context import enable_named_call as enable_named_call
+from flax.linen._context import named_call as named_call
 from flax.linen._context import override_named_call as override_named_call
 from flax.linen._functional import apply as apply
 from flax.linen._functional import init as init
@@ -43,7 +44,6 @@ from flax.linen.module import nowrap as nowrap
 from flax.plugins import lazy_namespace as _lazy_namespace
 from flax.typing import Collection as Collection
 
-named_call = override_named_call
 
 _HINTS = {
   name: 'flax-layers'

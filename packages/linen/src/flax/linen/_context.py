@@ -49,6 +49,31 @@ def disable_named_call():
   context.named_call = False
 
 
+def named_call(class_fn, force: bool = True):
+  """Wraps a Module method so that it runs in a ``jax.named_scope``.
+
+  The scope is named ``'<module name>.<method>'`` (the class name for an
+  unnamed Module). With ``force=False`` it only applies while named calls
+  are enabled.
+  """
+  import functools
+
+  import jax
+
+  fn_name = getattr(class_fn, '__name__', 'unnamed_function')
+
+  @functools.wraps(class_fn)
+  def wrapped(self, *args, **kwargs):
+    if not force and not context.use_named_call():
+      return class_fn(self, *args, **kwargs)
+    prefix = getattr(self, 'name', None) or type(self).__name__
+    suffix = '' if fn_name == '__call__' else f'.{fn_name}'
+    with jax.named_scope(f'{prefix}{suffix}'):
+      return class_fn(self, *args, **kwargs)
+
+  return wrapped
+
+
 @contextlib.contextmanager
 def override_named_call(enable: bool = True):
   """Enables (or disables) named calls inside a ``with`` block.

@@ -8,7 +8,7 @@
 ...     return x * self.param('w', jax.nn.initializers.ones, ())
 >>> variables = nn.init(lambda m, x: m(x), M())(jax.random.key(0), 2.0)
 >>> nn.apply(lambda m, x: m(x) + 1, M())(variables, 2.0)
-Array(3., dtype=float32, weak_type=True)
+Array(3., dtype=float32)
 """
 
 import contextlib

@@ -94,7 +94,7 @@ def module_repr(module, num_spaces: int = 4) -> str:
   text = ''
   names = [
     f.name
-    for f in dataclasses.fields(cls)
+    for f in (dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ())
     if f.name not in ('parent', 'name') and f.repr
   ]
   if names:
