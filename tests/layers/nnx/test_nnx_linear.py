@@ -211,3 +211,29 @@ def test_embed_dtype():
   layer = nnx.Embed(4, 2, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
   assert layer(jnp.array([1])).dtype == jnp.bfloat16
   assert layer.embedding.value.dtype == jnp.float32
+
+
+def test_initializers_with_metadata():
+  init = nnx.with_metadata(
+    nnx.initializers.lecun_normal(), sharding=('a', None, 'b')
+  )
+  layer = nnx.LinearGeneral(4, (2, 3), kernel_init=init, rngs=nnx.Rngs(0))
+  assert layer.kernel.shape == (4, 2, 3)
+  assert layer.kernel.get_metadata('sharding') == ('a', None, 'b')
+  dense = nnx.Linear(
+    2,
+    3,
+    kernel_init=nnx.with_metadata(
+      nnx.initializers.lecun_normal(), sharding=(None, 'model')
+    ),
+    rngs=nnx.Rngs(0),
+  )
+  assert dense.kernel.get_metadata('sharding') == (None, 'model')
+
+
+def test_tree_mode_pytree():
+  layer = nnx.Linear(2, 3, use_bias=False, rngs=nnx.Rngs(0))
+  zeros = jax.tree.map(jnp.zeros_like, layer)
+  assert isinstance(zeros, nnx.Linear)
+  np.testing.assert_array_equal(zeros.kernel.value, np.zeros((2, 3)))
+  assert zeros.bias is None

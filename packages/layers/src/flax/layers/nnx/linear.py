@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import typing as tp
 from types import MappingProxyType
 
@@ -53,6 +54,15 @@ def _dot_general_kwargs(preferred_element_type, out_sharding):
   if out_sharding is not None:
     kwargs['out_sharding'] = out_sharding
   return kwargs
+
+
+def _reshape(value, shape):
+  """Reshapes an initializer output (an array or ``nnx.VariableMetadata``)."""
+  if isinstance(value, nnx.VariableMetadata):
+    return dataclasses.replace(
+      value, raw_value=jnp.reshape(value.raw_value, shape)
+    )
+  return jnp.reshape(value, shape)
 
 
 class Linear(nnx.Module):
@@ -255,13 +265,11 @@ class LinearGeneral(nnx.Module):
       int(np.prod(self.out_features)),
     )
     kernel = kernel_init(rngs.params(), flat_kernel, param_dtype)
-    self.kernel = nnx.Param(
-      jnp.reshape(kernel, kernel_shape), **kernel_metadata
-    )
+    self.kernel = nnx.Param(_reshape(kernel, kernel_shape), **kernel_metadata)
     if use_bias:
       bias_shape = (*batch_shape, *self.out_features)
       bias = bias_init(rngs.params(), (int(np.prod(bias_shape)),), param_dtype)
-      self.bias = nnx.Param(jnp.reshape(bias, bias_shape), **bias_metadata)
+      self.bias = nnx.Param(_reshape(bias, bias_shape), **bias_metadata)
     else:
       self.bias = optional_data(None)
     # Contraction layout that depends only on the configuration.
