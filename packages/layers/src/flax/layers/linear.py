@@ -67,7 +67,7 @@ def dense(inputs, kernel, bias=None, *, precision=None, dot_general=None):
     precision=precision,
   )
   if bias is not None:
-    y += jnp.reshape(bias, (1,) * (y.ndim - 1) + (-1,))
+    y = y + bias  # broadcasts over the leading axes
   return y
 
 
