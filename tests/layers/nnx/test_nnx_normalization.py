@@ -149,3 +149,15 @@ def test_instancenorm():
   }
   x = jax.random.normal(jax.random.key(0), (2, 4, 5, 3))
   assert_close(layer(x), _norm(x, (1, 2), 1e-6), atol=1e-5)
+
+
+def test_batchnorm_axis_name_under_vmap():
+  layer = nnx.BatchNorm(3, axis_name='batch', rngs=nnx.Rngs(0))
+  x = jax.random.normal(jax.random.key(0), (4, 5, 3))
+  y = nnx.vmap(lambda m, x: m(x), in_axes=(None, 0), axis_name='batch')(
+    layer, x
+  )
+  flat = np.asarray(x, np.float64).reshape(20, 3)
+  expected = (np.asarray(x) - flat.mean(0)) / np.sqrt(flat.var(0) + 1e-5)
+  assert_close(y, expected, atol=1e-4)
+  assert_close(layer.mean.value, 0.01 * flat.mean(0), atol=1e-6)
