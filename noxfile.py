@@ -74,11 +74,18 @@ def _local(package, extras=()):
   return f'./packages/{package}{suffix}'
 
 
+def _fresh(session, packages):
+  """Flags making uv rebuild our packages instead of reusing cached wheels."""
+  if session.venv_backend != 'uv':
+    return []
+  return [f for p in packages for f in ('--refresh-package', f'flax-{p}')]
+
+
 def _install(session, package, extras=()):
   """Installs ``package`` and only the siblings it declares."""
-  args = [_local(package, extras)]
-  args += [_local(s) for s in siblings(package, extras)]
-  session.install(*args, *TEST_TOOLS)
+  packages = [package, *siblings(package, extras)]
+  args = [_local(package, extras)] + [_local(s) for s in packages[1:]]
+  session.install(*args, *TEST_TOOLS, *_fresh(session, packages))
 
 
 def _pytest(session, *paths):
@@ -130,7 +137,7 @@ FIXTURES = ROOT / 'tests' / 'plugins' / 'fixtures'
 def plugins(session):
   """Install the fixture third-party plugins and exercise the registry."""
   _install(session, 'nnx')
-  session.install(_local('layers'))
+  session.install(_local('layers'), *_fresh(session, ['layers']))
   session.install(*(str(p) for p in sorted(FIXTURES.iterdir())))
   _pytest(session, 'tests/plugins')
 
