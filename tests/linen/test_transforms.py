@@ -521,3 +521,31 @@ def test_transform_with_setup_submodules():
   np.testing.assert_allclose(
     Model().apply(v, x), lin(v['params']['layer'], x), rtol=1e-6
   )
+
+
+def test_jit_class_reuses_compiled_function():
+  traces = []
+
+  class Traced(nn.Module):
+    features: int
+
+    @nn.compact
+    def __call__(self, x):
+      traces.append(self.features)
+      return x @ self.param(
+        'k', jax.nn.initializers.ones, (x.shape[-1], self.features)
+      )
+
+  JT = nn.jit(Traced)
+  x = jnp.ones((1, 3))
+  v = JT(2).init(jax.random.key(0), x)
+  JT(2).apply(v, x)
+  count = len(traces)
+  for _ in range(3):
+    y = JT(2).apply(v, x)
+  assert len(traces) == count
+  np.testing.assert_allclose(y, [[3.0, 3.0]])
+  # Another configuration traces again and computes its own result.
+  v3 = JT(3).init(jax.random.key(0), x)
+  np.testing.assert_allclose(JT(3).apply(v3, x), [[3.0, 3.0, 3.0]])
+  assert traces[-1] == 3
