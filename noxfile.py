@@ -214,43 +214,57 @@ def wheels(session):
 HEAVY = {'optax': 'optax', 'orbax': 'orbax-checkpoint', 'msgpack': 'msgpack'}
 
 
+def _venv_with(session, name, distributions, wheel_dir):
+  """A fresh venv holding only ``distributions`` (from ``wheel_dir``)."""
+  env = pathlib.Path(session.create_tmp()) / f'venv-{name}'
+  uv = (sys.executable, '-m', 'uv')
+  session.run(*uv, 'venv', '-q', '--allow-existing', str(env), external=True)
+  python = str(env / 'bin' / 'python')
+  refresh = [f for p in PACKAGES for f in ('--refresh-package', f'flax-{p}')]
+  session.run(
+    *uv,
+    'pip',
+    'install',
+    '-q',
+    '--python',
+    python,
+    '--find-links',
+    str(wheel_dir),
+    *distributions,
+    *refresh,
+    external=True,
+  )
+  return python
+
+
+# Environments of several packages, each running a docs example.
+COMBOS = {
+  'linen': ('core', 'linen', 'layers'),
+  'nnx': ('core', 'nnx', 'layers'),
+}
+
+
 @nox.session
 def isolation(session):
   """Install each wheel alone and check what importing it pulls in."""
   out = pathlib.Path(session.create_tmp()) / 'wheels'
   _build_wheels(session, out)
-  check = ROOT / 'tests' / 'isolation_check.py'
+  tests = ROOT / 'tests'
   for package in PACKAGES:
-    env = pathlib.Path(session.create_tmp()) / f'venv-{package}'
+    wanted = [package, *siblings(package)]
+    python = _venv_with(session, package, [f'flax-{p}' for p in wanted], out)
     session.run(
-      sys.executable,
-      '-m',
-      'uv',
-      'venv',
-      '-q',
-      '--allow-existing',
-      str(env),
-      external=True,
-    )
-    python = str(env / 'bin' / 'python')
-    wanted = [f'flax-{package}', *(f'flax-{s}' for s in siblings(package))]
-    session.run(
-      sys.executable,
-      '-m',
-      'uv',
-      'pip',
-      'install',
-      '-q',
-      '--python',
       python,
-      '--find-links',
-      str(out),
-      *wanted,
+      str(tests / 'isolation_check.py'),
+      package,
+      json.dumps(siblings(package)),
       external=True,
     )
-    session.run(
-      python, str(check), package, json.dumps(siblings(package)), external=True
+  for name, packages in COMBOS.items():
+    python = _venv_with(
+      session, f'combo-{name}', [f'flax-{p}' for p in packages], out
     )
+    session.run(python, str(tests / 'isolation_combos.py'), name, external=True)
 
 
 @nox.session
