@@ -1,8 +1,13 @@
 """Overhead of flax.nnx relative to raw JAX (ratios, not timed tests).
 
-Run: python benchmarks/nnx_bench.py
+Run: python benchmarks/nnx_bench.py [name ...]
+
+Each ratio is the median over several rounds; in each round the NNX and the
+raw JAX versions run back to back (best of a few repeats each), so load on
+a shared machine affects both sides of a ratio alike.
 """
 
+import statistics
 import subprocess
 import sys
 import timeit
@@ -14,9 +19,32 @@ import optax
 from flax import nnx
 
 
-def best(fn, number=200, repeat=5):
-  fn()
+ROUNDS = 7
+
+
+def best(fn, number=200, repeat=3):
   return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def paired(fns, base, number, rounds=ROUNDS):
+  """Median over rounds of ``time(fn) / time(base)`` for each of ``fns``.
+
+  Returns ``({name: ratio}, base seconds per call)``.
+  """
+  base()
+  for fn in fns.values():
+    fn()
+  ratios = {k: [] for k in fns}
+  bases = []
+  for _ in range(rounds):
+    b = best(base, number)
+    bases.append(b)
+    for k, fn in fns.items():
+      ratios[k].append(best(fn, number) / b)
+  return (
+    {k: statistics.median(v) for k, v in ratios.items()},
+    statistics.median(bases),
+  )
 
 
 class Linear(nnx.Module):
@@ -87,7 +115,8 @@ def train_step_ratio(graph):
     )
     jax.block_until_ready(raw_state['o'])
 
-  return best(run_nnx) / best(run_raw)
+  ratios, base = paired({'nnx': run_nnx}, run_raw, number=100)
+  return ratios['nnx'], base
 
 
 class Leaf(nnx.Module):
@@ -107,29 +136,39 @@ def split_merge_ratios():
   tree = {
     f'm{i}': {'a': jnp.zeros(()), 'b': jnp.zeros(())} for i in range(1000)
   }
-  base = best(lambda: jax.tree_util.tree_flatten(tree), number=50)
   g, s = nnx.split(model)
-  out = {
-    'split': best(lambda: nnx.split(model), number=50),
-    'state': best(lambda: nnx.state(model), number=50),
-    'merge': best(lambda: nnx.merge(g, s), number=50),
-    'update': best(lambda: nnx.update(model, s), number=50),
+  fns = {
+    'split': lambda: nnx.split(model),
+    'state': lambda: nnx.state(model),
+    'merge': lambda: nnx.merge(g, s),
+    'update': lambda: nnx.update(model, s),
   }
-  return {k: v / base for k, v in out.items()}
+  return paired(fns, lambda: jax.tree_util.tree_flatten(tree), number=20)
 
 
 def eval_shape_ratio():
+  # The raw side does the same work as MLP(nnx.Rngs(0)): a key, one
+  # fold_in per parameter draw, scaled normal kernels and zero biases; both
+  # sides get a fresh function each call so neither hits JAX's trace cache.
   def raw_init():
     key = jax.random.key(0)
-    return {
-      'l1': jax.random.normal(key, (32, 64)),
-      'l2': jax.random.normal(key, (64, 64)),
-      'l3': jax.random.normal(key, (64, 10)),
-    }
+    count = jnp.zeros((), jnp.uint32)
+    params = {}
+    for name, din, dout in (('l1', 32, 64), ('l2', 64, 64), ('l3', 64, 10)):
+      k = jax.random.fold_in(key, count)
+      count = count + 1
+      params[name] = {
+        'kernel': jax.random.normal(k, (din, dout)) * 0.1,
+        'bias': jnp.zeros(dout),
+      }
+    return params
 
-  a = best(lambda: nnx.eval_shape(lambda: MLP(nnx.Rngs(0))), number=20)
-  b = best(lambda: jax.eval_shape(raw_init), number=20)
-  return a / b
+  ratios, base = paired(
+    {'nnx': lambda: nnx.eval_shape(lambda: MLP(nnx.Rngs(0)))},
+    lambda: jax.eval_shape(lambda: raw_init()),
+    number=10,
+  )
+  return ratios['nnx'], base
 
 
 def import_ratio():
@@ -138,23 +177,36 @@ def import_ratio():
       f'import time; t=time.perf_counter(); {stmt}; '
       'print(time.perf_counter()-t)'
     )
-    runs = [
-      float(subprocess.check_output([sys.executable, '-c', code]))
-      for _ in range(3)
-    ]
-    return min(runs)
+    return float(subprocess.check_output([sys.executable, '-c', code]))
 
-  return t('from flax import nnx') / t('import jax')
+  ratios = []
+  for _ in range(ROUNDS):
+    ratios.append(t('from flax import nnx') / t('import jax'))
+  return statistics.median(ratios), None
 
 
-def main():
-  print(f'train step (graph mode)   : {train_step_ratio(True):.2f}x raw jax')
-  print(f'train step (tree mode)    : {train_step_ratio(False):.2f}x raw jax')
-  for k, v in split_merge_ratios().items():
-    print(f'{k:6s} 2000 Variables     : {v:.2f}x tree_flatten')
-  print(f'eval_shape(Model(...))    : {eval_shape_ratio():.2f}x jax.eval_shape')
-  print(f'from flax import nnx      : {import_ratio():.2f}x import jax')
+def main(argv):
+  only = set(argv)
+
+  def want(name):
+    return not only or name in only
+
+  def show(label, ratio, base, unit='raw jax'):
+    extra = f'  (raw: {base * 1e6:.0f} us)' if base else ''
+    print(f'{label:26s}: {ratio:.2f}x {unit}{extra}', flush=True)
+
+  if want('train'):
+    show('train step (graph mode)', *train_step_ratio(True))
+    show('train step (tree mode)', *train_step_ratio(False))
+  if want('split'):
+    ratios, base = split_merge_ratios()
+    for k, v in ratios.items():
+      show(f'{k} 2000 Variables', v, base, 'tree_flatten')
+  if want('eval_shape'):
+    show('eval_shape(Model(...))', *eval_shape_ratio(), 'jax.eval_shape')
+  if want('import'):
+    show('from flax import nnx', *import_ratio(), 'import jax')
 
 
 if __name__ == '__main__':
-  main()
+  main(sys.argv[1:])

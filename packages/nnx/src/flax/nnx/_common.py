@@ -24,6 +24,17 @@ class Missing:
 MISSING = Missing()
 
 
+class GraphNodeBase:
+  """Common base of Pytree and Variable (the objects NNX treats as graph
+  nodes). ``GraphNodeBase.__instancecheck__`` is a C-level predicate, cheap
+  to pass as ``is_leaf`` to ``jax.tree_util`` functions."""
+
+  __slots__ = ()
+
+
+is_graph_node_leaf = GraphNodeBase.__instancecheck__
+
+
 class _Context(threading.local):
   def __init__(self):
     self.graph_mode = []

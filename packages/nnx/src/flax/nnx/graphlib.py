@@ -20,18 +20,27 @@ only read or write the leaves.
 [1.0, 1.0]
 """
 
+import collections
+import itertools
+import operator
 import typing as tp
 
 import jax
 import numpy as np
 
-from flax.nnx import filterlib
+from flax.nnx import filterlib, rebuildlib
 from flax.nnx._common import EPOCH, META_EPOCH
-from flax.nnx.pytreelib import Pytree, _new_object
+from flax.nnx.pytreelib import M_DATA, M_VERSION, M_VIEW, Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
 
 _ARRAY_TYPES = (jax.Array, np.ndarray)
+_is_variable = Variable.__instancecheck__
+_raw = operator.attrgetter('raw_value')
+_meta = operator.attrgetter('_var_metadata')
+_meta_of = operator.attrgetter('_pytree__m')
+_repeat = itertools.repeat
+_consume = collections.deque(maxlen=0).extend
 
 
 class _Static:
@@ -101,13 +110,14 @@ class GraphDef:
   Hashable, so it can be a static argument of ``jax.jit``.
   """
 
-  __slots__ = ('node', 'num_leaves', 'num_index', '_hash')
+  __slots__ = ('node', 'num_leaves', 'num_index', '_hash', '_plan')
 
   def __init__(self, node, num_leaves, num_index):
     self.node = node
     self.num_leaves = num_leaves
     self.num_index = num_index
     self._hash = None
+    self._plan = None
 
   def __eq__(self, other):
     return isinstance(other, GraphDef) and (
@@ -148,13 +158,19 @@ def _node_repr(node):
 
 class _ArraySlot:
   """Write-back location of an array stored directly in a Pytree attribute
-  (possibly inside containers)."""
+  (possibly inside containers).
 
-  __slots__ = ('owner', 'keys')
+  ``snaps`` holds, for each container level below the attribute, the
+  ``(snapshot, position)`` of that container's structural snapshot (or
+  None), so that writing an array keeps the snapshots in sync.
+  """
 
-  def __init__(self, owner, keys):
+  __slots__ = ('owner', 'keys', 'snaps')
+
+  def __init__(self, owner, keys, snaps=()):
     self.owner = owner
     self.keys = keys
+    self.snaps = snaps
 
   @property
   def raw_value(self):
@@ -165,9 +181,14 @@ class _ArraySlot:
 
   @raw_value.setter
   def raw_value(self, value):
-    vars(self.owner)[self.keys[0]] = _set_in(
-      vars(self.owner)[self.keys[0]], self.keys[1:], value
-    )
+    d = vars(self.owner)
+    k0 = self.keys[0]
+    d[k0] = x = _set_in(d[k0], self.keys[1:], value)
+    if self.snaps:
+      for k, snap in zip(self.keys[1:], self.snaps):
+        x = x[k]
+        if snap is not None:
+          snap[0][snap[1]] = x
 
 
 def _set_in(container, keys, value):
@@ -204,7 +225,14 @@ def _sorted_items(d: dict):
 
 
 class _Flattener:
-  """One traversal of one or more roots, sharing reference indices."""
+  """One traversal of one or more roots, sharing reference indices.
+
+  Besides the graphdef it records the leaves (Variables or array slots),
+  their paths, the Pytree nodes (their versions guard cached views) and a
+  snapshot of every mutable container met below a Pytree attribute (lists,
+  dicts, mutable pytrees), so that in-place edits such as ``list.append``
+  invalidate cached views too.
+  """
 
   def __init__(self, assigned=None, start=0, with_paths=True):
     self.visited: dict = {}
@@ -214,6 +242,7 @@ class _Flattener:
     self.leaves: list = []  # Variables or _ArraySlot
     self.paths: list = []
     self.versions: list = []
+    self.containers: list = []
     self.with_paths = with_paths
 
   def _index(self, x):
@@ -227,7 +256,7 @@ class _Flattener:
     self.nodes.append((i, x))
     return i
 
-  def visit(self, x, path, owner=None, okeys=()):
+  def visit(self, x, path, owner=None, okeys=(), osnaps=()):
     if isinstance(x, Variable):
       i = self.visited.get(id(x))
       if i is not None:
@@ -247,27 +276,50 @@ class _Flattener:
       attrs = tuple(
         (k, self.visit(v, path + (k,), x, (k,))) for k, v in _sorted_items(d)
       )
-      return ('n', type(x), i, attrs, frozenset(x._pytree__data))
+      return ('n', type(x), i, attrs, frozenset(x._pytree__m[M_DATA]))
     if isinstance(x, _ARRAY_TYPES):
-      self.leaves.append(_ArraySlot(owner, okeys))
+      self.leaves.append(_ArraySlot(owner, okeys, osnaps))
       self.paths.append(path)
       return ('a',)
-    if type(x) in (list, tuple):
+    tx = type(x)
+    if tx is list:
+      snap = list(x)
+      self.containers.append(('l', x, snap))
       return (
         'l',
-        type(x),
+        tx,
         tuple(
-          self.visit(v, path + (j,), owner, okeys + (j,))
+          self.visit(v, path + (j,), owner, okeys + (j,), osnaps + ((snap, j),))
           for j, v in enumerate(x)
         ),
       )
-    if type(x) is dict:
+    if tx is tuple:
+      return (
+        'l',
+        tx,
+        tuple(
+          self.visit(v, path + (j,), owner, okeys + (j,), osnaps + (None,))
+          for j, v in enumerate(x)
+        ),
+      )
+    if tx is dict:
+      keys = list(x)
+      vals = list(x.values())
+      self.containers.append(('d', x, keys, vals))
+      pos = {id(k): j for j, k in enumerate(keys)}
       items = _sorted_items(x)
       return (
         'd',
         tuple(k for k, _ in items),
         tuple(
-          self.visit(v, path + (k,), owner, okeys + (k,)) for k, v in items
+          self.visit(
+            v,
+            path + (k,),
+            owner,
+            okeys + (k,),
+            osnaps + ((vals, pos[id(k)]),),
+          )
+          for k, v in items
         ),
       )
     if x is None or isinstance(x, (str, int, float, bool, type)):
@@ -277,17 +329,49 @@ class _Flattener:
         x, is_leaf=lambda y: y is not x
       )
       if any(isinstance(v, (Variable, Pytree) + _ARRAY_TYPES) for _, v in kv):
+        if not isinstance(x, tuple):
+          self.containers.append(('p', x, treedef, [v for _, v in kv]))
         return (
           'p',
           treedef,
           tuple(
             self.visit(
-              v, path + (_key_of(p[0]),), owner, okeys + (_key_of(p[0]),)
+              v,
+              path + (_key_of(p[0]),),
+              owner,
+              okeys + (_key_of(p[0]),),
+              osnaps + (None,),
             )
             for p, v in kv
           ),
         )
     return ('s', _Static(x))
+
+
+def _containers_unchanged(containers) -> bool:
+  """Whether every recorded container still holds the same objects."""
+  is_ = operator.is_
+  for c in containers:
+    kind, x = c[0], c[1]
+    if kind == 'l':
+      snap = c[2]
+      if len(x) != len(snap) or not all(map(is_, x, snap)):
+        return False
+    elif kind == 'd':
+      keys, vals = c[2], c[3]
+      if (
+        len(x) != len(keys)
+        or not all(map(is_, x, keys))
+        or not all(map(is_, x.values(), vals))
+      ):
+        return False
+    else:
+      children, treedef = jax.tree_util.tree_flatten(
+        x, is_leaf=lambda y: y is not x
+      )
+      if treedef != c[2] or not all(map(is_, children, c[3])):
+        return False
+  return True
 
 
 class _View:
@@ -301,6 +385,8 @@ class _View:
     'paths',
     'nodes',
     'versions',
+    'containers',
+    'all_variables',
     'ids',
     'masks',
     'path_index',
@@ -317,7 +403,9 @@ def _build_view(root) -> _View:
   view.leaves = f.leaves
   view.paths = f.paths
   view.nodes = [obj for _, obj in f.nodes]
-  view.versions = [(n, n._pytree__version) for n in f.versions]
+  view.versions = [(m, m[M_VERSION]) for m in map(_meta_of, f.versions)]
+  view.containers = f.containers
+  view.all_variables = all(map(_is_variable, f.leaves))
   view.ids = None
   view.masks = {}
   view.path_index = None
@@ -325,19 +413,23 @@ def _build_view(root) -> _View:
 
 
 def flat_view(root) -> _View:
-  """The cached flat view of ``root`` (rebuilt if its structure changed)."""
+  """The cached flat view of ``root`` (rebuilt if its structure changed).
+
+  The view is valid while no attribute of its Pytrees was set or deleted,
+  no Variable metadata changed and its containers hold the same objects.
+  """
   if isinstance(root, Pytree):
-    view = root._pytree__cache
+    view = root._pytree__m[M_VIEW]
     if view is not None:
-      if view.epoch == EPOCH.value:
-        return view
-      if view.meta_epoch == META_EPOCH.value and all(
-        n._pytree__version == v for n, v in view.versions
+      if view.meta_epoch == META_EPOCH.value and (
+        view.epoch == EPOCH.value
+        or all(m[M_VERSION] == v for m, v in view.versions)
       ):
-        view.epoch = EPOCH.value
-        return view
+        if not view.containers or _containers_unchanged(view.containers):
+          view.epoch = EPOCH.value
+          return view
     view = _build_view(root)
-    object.__setattr__(root, '_pytree__cache', view)
+    root._pytree__m[M_VIEW] = view
     return view
   return _build_view(root)
 
@@ -377,96 +469,42 @@ def is_node(x) -> bool:
 
 # -- unflatten ------------------------------------------------------------------
 
-
-def _unflatten(node, it, index, reuse, raw):
-  """Rebuilds objects from ``node``.
-
-  Args:
-    node: graphdef node.
-    it: iterator over leaves (raw values when ``raw``, else Variables or
-      raw values).
-    index: dict index -> object, filled as objects are created.
-    reuse: optional dict index -> existing object to update in place.
-    raw: whether the leaves are raw values (not Variables).
-  """
-  kind = node[0]
-  if kind == 'r':
-    return index[node[1]]
-  if kind == 'v':
-    leaf = next(it)
-    i = node[2]
-    existing = reuse.get(i) if reuse else None
-    if existing is not None:
-      if not raw and isinstance(leaf, Variable):
-        existing.update_from_state(leaf)
-      else:
-        object.__setattr__(existing, 'raw_value', leaf)
-      var = existing
-    elif not raw and isinstance(leaf, Variable):
-      var = leaf
-    else:
-      var = object.__new__(node[1])
-      object.__setattr__(var, 'raw_value', leaf)
-      object.__setattr__(var, '_var_metadata', dict(node[3].items))
-    index[i] = var
-    return var
-  if kind == 'n':
-    i = node[2]
-    existing = reuse.get(i) if reuse else None
-    obj = existing if existing is not None else _new_object(node[1])
-    index[i] = obj
-    d = {k: _unflatten(c, it, index, reuse, raw) for k, c in node[3]}
-    od = vars(obj)
-    if existing is not None:
-      if list(od) != list(d) or any(od[k] is not d[k] for k in d):
-        od.clear()
-        od.update(d)
-        object.__setattr__(obj, '_pytree__version', obj._pytree__version + 1)
-        EPOCH.value += 1
-      obj._pytree__data.clear()
-    else:
-      od.update(d)
-    obj._pytree__data.update(node[4])
-    return obj
-  if kind == 'a':
-    leaf = next(it)
-    if not raw and isinstance(leaf, Variable):
-      return leaf.raw_value
-    return leaf
-  if kind == 's':
-    return node[1].value
-  if kind == 'l':
-    return node[1](_unflatten(c, it, index, reuse, raw) for c in node[2])
-  if kind == 'd':
-    return {
-      k: _unflatten(c, it, index, reuse, raw) for k, c in zip(node[1], node[2])
-    }
-  if kind == 'p':
-    return node[1].unflatten(
-      [_unflatten(c, it, index, reuse, raw) for c in node[2]]
-    )
-  raise ValueError(f'Unknown graphdef node {node!r}')
-
-
-def unflatten(graphdef: GraphDef, leaves, *, index=None, reuse=None, raw=True):
-  if index is None:
-    index = {}
-  it = iter(leaves)
-  out = _unflatten(graphdef.node, it, index, reuse, raw)
-  return out
+_unflatten = rebuildlib.unflatten_node
+unflatten = rebuildlib.unflatten
 
 
 # -- public API -------------------------------------------------------------------
 
 
+def _copy_variables(variables) -> list:
+  """Copies of ``variables`` (same types, values and metadata), made with
+  C-level loops only."""
+  new = list(map(object.__new__, map(type, variables)))
+  _consume(
+    map(object.__setattr__, new, _repeat('raw_value'), map(_raw, variables))
+  )
+  _consume(
+    map(
+      object.__setattr__,
+      new,
+      _repeat('_var_metadata'),
+      map(dict, map(_meta, variables)),
+    )
+  )
+  return new
+
+
 def _states_from_view(view, filters, copy=True):
   leaves = view.leaves
-  values = [
-    (leaf.copy() if copy else leaf)
-    if isinstance(leaf, Variable)
-    else leaf.raw_value
-    for leaf in leaves
-  ]
+  if view.all_variables:
+    values = _copy_variables(leaves) if copy else list(leaves)
+  else:
+    values = [
+      (leaf.copy() if copy else leaf)
+      if isinstance(leaf, Variable)
+      else leaf.raw_value
+      for leaf in leaves
+    ]
   if not filters:
     return [State._from_flat(view.paths, values)]
   predicates = filterlib.filters_to_predicates(filters)

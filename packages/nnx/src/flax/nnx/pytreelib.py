@@ -21,7 +21,7 @@ import typing as tp
 import jax
 import numpy as np
 
-from flax.nnx._common import EPOCH
+from flax.nnx._common import EPOCH, GraphNodeBase
 from flax.nnx.variablelib import Variable
 
 
@@ -62,20 +62,18 @@ def is_data(value) -> bool:
   return False
 
 
-class Pytree:
+class Pytree(GraphNodeBase):
   """Base class of NNX objects with reference semantics.
 
   Subclasses are registered as JAX pytrees (pass ``pytree=False`` in the
   class statement to opt out).
   """
 
-  __slots__ = (
-    '_pytree__data',
-    '_pytree__cache',
-    '_pytree__version',
-    '__dict__',
-    '__weakref__',
-  )
+  # ``_pytree__m`` holds NNX's bookkeeping in one list (one slot write
+  # per new object): the names of the data attributes (a set), a version
+  # bumped on every attribute set/delete, the cached flat view (graph mode)
+  # and the cached pytree aux data (tree mode). See the M_* indices.
+  __slots__ = ('_pytree__m', '__dict__', '__weakref__')
 
   def __init_subclass__(cls, pytree: bool = True, **kwargs):
     super().__init_subclass__(**kwargs)
@@ -96,12 +94,12 @@ class Pytree:
       forced = isinstance(value, _DataMarker)
       value = value.value
     vars(self)[name] = value
-    data_names = self._pytree__data
+    m = self._pytree__m
     if forced if forced is not None else is_data(value):
-      data_names.add(name)
+      m[M_DATA].add(name)
     else:
-      data_names.discard(name)
-    object.__setattr__(self, '_pytree__version', self._pytree__version + 1)
+      m[M_DATA].discard(name)
+    m[M_VERSION] += 1
     EPOCH.value += 1
 
   def __delattr__(self, name):
@@ -111,21 +109,20 @@ class Pytree:
         f'{type(self).__name__!r} object has no attribute {name!r}'
       )
     del d[name]
-    self._pytree__data.discard(name)
-    object.__setattr__(self, '_pytree__version', self._pytree__version + 1)
+    m = self._pytree__m
+    m[M_DATA].discard(name)
+    m[M_VERSION] += 1
     EPOCH.value += 1
 
   def __getstate__(self):
     return {
       'attrs': dict(vars(self)),
-      'data': set(self._pytree__data),
+      'data': set(self._pytree__m[M_DATA]),
     }
 
   def __setstate__(self, state):
     vars(self).update(state['attrs'])
-    object.__setattr__(self, '_pytree__data', set(state['data']))
-    object.__setattr__(self, '_pytree__cache', None)
-    object.__setattr__(self, '_pytree__version', 0)
+    object.__setattr__(self, '_pytree__m', [set(state['data']), 0, None, None])
 
   def __reduce_ex__(self, protocol):
     return (_reconstruct, (type(self),), self.__getstate__())
@@ -159,12 +156,20 @@ def _reconstruct(cls):
   return _new_object(cls)
 
 
-def _new_object(cls):
+# Indices into ``Pytree._pytree__m``.
+M_DATA, M_VERSION, M_VIEW, M_AUX = range(4)
+
+
+def _new_object(cls, data=()):
   obj = object.__new__(cls)
-  object.__setattr__(obj, '_pytree__data', set())
-  object.__setattr__(obj, '_pytree__cache', None)
-  object.__setattr__(obj, '_pytree__version', 0)
+  object.__setattr__(obj, '_pytree__m', [set(data), 0, None, None])
   return obj
+
+
+def data_names(obj) -> set:
+  """The names of the data attributes of a Pytree (its pytree children in
+  tree mode)."""
+  return obj._pytree__m[M_DATA]
 
 
 def object_attributes(obj) -> tp.Iterator[tuple[str, tp.Any]]:
@@ -209,34 +214,40 @@ class _StaticAux:
     return h
 
 
-def _split_attrs(obj):
+def _aux_of(obj):
+  """``(names of data attributes, aux)``, cached until the attributes of
+  ``obj`` are set or deleted."""
+  m = obj._pytree__m
+  cached = m[M_AUX]
+  version = m[M_VERSION]
+  if cached is not None and cached[0] == version:
+    return cached[1], cached[2]
   d = vars(obj)
-  data_names = obj._pytree__data
-  names = tuple(sorted(n for n in d if n in data_names))
-  static = tuple(sorted((k, v) for k, v in d.items() if k not in data_names))
-  return d, names, static
+  data = m[M_DATA]
+  names = tuple(sorted(n for n in d if n in data))
+  static = tuple(sorted((k, v) for k, v in d.items() if k not in data))
+  aux = _StaticAux(type(obj), names, static)
+  m[M_AUX] = (version, names, aux)
+  return names, aux
 
 
 def _pytree_flatten(obj):
-  d, names, static = _split_attrs(obj)
-  return tuple(d[n] for n in names), _StaticAux(type(obj), names, static)
+  names, aux = _aux_of(obj)
+  return tuple(map(vars(obj).__getitem__, names)), aux
 
 
 def _pytree_flatten_with_keys(obj):
-  d, names, static = _split_attrs(obj)
-  return (
-    tuple((jax.tree_util.GetAttrKey(n), d[n]) for n in names),
-    _StaticAux(type(obj), names, static),
-  )
+  names, aux = _aux_of(obj)
+  d = vars(obj)
+  return tuple((jax.tree_util.GetAttrKey(n), d[n]) for n in names), aux
 
 
 def _make_unflatten(cls):
   def unflatten(aux, children):
-    obj = _new_object(aux.type)
+    obj = _new_object(aux.type, aux.names)
     d = vars(obj)
     d.update(aux.static)
     d.update(zip(aux.names, children))
-    obj._pytree__data.update(aux.names)
     return obj
 
   return unflatten

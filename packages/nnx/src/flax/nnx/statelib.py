@@ -366,19 +366,28 @@ class FlatState(tp.Sequence):
 # -- pytree registration ---------------------------------------------------------
 
 
+def _sorted_keys(mapping) -> tuple:
+  types = set(map(type, mapping))
+  if len(types) == 1 and (str in types or int in types):
+    return tuple(sorted(mapping))
+  return tuple(sorted(mapping, key=_sort_key))
+
+
 def _state_flatten_with_keys(state):
   mapping = state._mapping
-  keys = sorted(mapping, key=_sort_key)
+  keys = _sorted_keys(mapping)
   return (
     tuple((jax.tree_util.DictKey(k), mapping[k]) for k in keys),
-    tuple(keys),
+    keys,
   )
 
 
 def _state_flatten(state):
-  mapping = state._mapping
-  keys = sorted(mapping, key=_sort_key)
-  return tuple(mapping[k] for k in keys), tuple(keys)
+  mapping = state._raw
+  if mapping is None:
+    mapping = state._mapping
+  keys = _sorted_keys(mapping)
+  return tuple(map(mapping.__getitem__, keys)), keys
 
 
 def _state_unflatten(keys, children):

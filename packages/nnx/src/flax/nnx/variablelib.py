@@ -13,7 +13,7 @@ import typing as tp
 
 import jax
 
-from flax.nnx._common import META_EPOCH, MISSING
+from flax.nnx._common import META_EPOCH, MISSING, GraphNodeBase
 
 A = tp.TypeVar('A')
 
@@ -109,7 +109,7 @@ def _register(cls):
   )
 
 
-class Variable(tp.Generic[A]):
+class Variable(GraphNodeBase, tp.Generic[A]):
   """The base class of every Variable type.
 
   A Variable is a mutable box around a value (usually a ``jax.Array``) plus

@@ -14,13 +14,13 @@ import jax
 
 from flax import errors
 from flax.nnx import filterlib, graphlib
+from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.graphlib import GraphDef, _Flattener, _unflatten
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
 
 
-def is_node_leaf(x) -> bool:
-  return isinstance(x, (Pytree, Variable))
+is_node_leaf = is_graph_node_leaf
 
 
 class NodeStates:

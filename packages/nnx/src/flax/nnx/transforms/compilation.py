@@ -21,7 +21,7 @@ import typing as tp
 import jax
 
 from flax.nnx._common import MISSING, resolve_graph
-from flax.nnx.transforms import common
+from flax.nnx.transforms import common, flatcall
 
 
 def _normalize_nums(nums):
@@ -108,7 +108,16 @@ class JitWrapped:
       )
     self.static_argnums = frozenset(static_argnums)
     self.static_argnames = frozenset(static_argnames)
+    self._donate_argnums = frozenset(donate_argnums)
+    self._donate_argnames = frozenset(donate_argnames)
     self._out_static: dict = {}
+    # Fast path: one compiled function per call structure (see flatcall).
+    self._fast = in_shardings is None and out_shardings is None
+    self._entries: dict = {}
+    self._tree_entries: dict = {}
+    self._fast_jit_kwargs = dict(
+      keep_unused=keep_unused, device=device, backend=backend, inline=inline
+    )
     self._graph_jitted = jax.jit(
       self._graph_inner,
       static_argnums=(0,),
@@ -195,6 +204,15 @@ class JitWrapped:
 
   def _call_graph(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
+    if self._fast:
+      graph_updates = self.graph_updates is not False
+      call = flatcall.read((args, kwargs), (box, graph_updates))
+      if call is not None:
+        entry = self._entries.get(call.key)
+        if entry is None:
+          entry = self._new_entry(call, args, kwargs, box, graph_updates)
+        out_flat, new = entry.fn(*call.flat)
+        return flatcall.finish(entry, call, out_flat, new)
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     graph_updates = self.graph_updates is not False
@@ -203,6 +221,50 @@ class JitWrapped:
     out_static, changed = self._out_static[key]
     ga.write_back((changed, values))
     return common.unflatten_out(out_static, out_leaves, ga)
+
+  def _new_entry(self, call, args, kwargs, box, graph_updates):
+    """Compiles the call structure of ``call`` (graph mode unless
+    ``graph_updates`` is None)."""
+    tree = graph_updates is None
+    is_leaf = flatcall._is_variable if tree else common.is_node_leaf
+    donate = set()
+    if self._donate_argnums or self._donate_argnames:
+      n = 0
+      for i, a in enumerate(args):
+        size = len(jax.tree_util.tree_leaves(a, is_leaf=is_leaf))
+        if i in self._donate_argnums:
+          donate.update(range(n, n + size))
+        n += size
+      for name in sorted(kwargs):
+        size = len(jax.tree_util.tree_leaves(kwargs[name], is_leaf=is_leaf))
+        if name in self._donate_argnames:
+          donate.update(range(n, n + size))
+        n += size
+    fun = self.fun
+    join = self._join_static
+
+    def body(tree):
+      a, kw = join(*tree, box)
+      return fun(*a, **kw)
+
+    if tree:
+      entry = flatcall.make_tree_entry(
+        call, body, self._fast_jit_kwargs, donate
+      )
+      entries = self._tree_entries
+    else:
+      entry = flatcall.make_entry(
+        call,
+        body,
+        self._fast_jit_kwargs,
+        donate,
+        graph_updates=graph_updates,
+      )
+      entries = self._entries
+    if len(entries) >= flatcall._MAX_ENTRIES:
+      entries.clear()
+    entries[call.key] = entry
+    return entry
 
   # -- tree mode --------------------------------------------------------------
   def _tree_inner(self, box, *args, **kwargs):
@@ -213,6 +275,14 @@ class JitWrapped:
 
   def _call_tree(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
+    if self._fast:
+      call = flatcall.read_tree((args, kwargs), box)
+      if call is not None:
+        entry = self._tree_entries.get(call.key)
+        if entry is None:
+          entry = self._new_entry(call, args, kwargs, box, None)
+        out, new = entry.fn(*call.flat)
+        return flatcall.finish_tree(entry, call, out, new)
     variables = common.tree_variables((args, kwargs))
     out, new = self._tree_jitted(box, *args, **kwargs)
     for var, value in zip(variables, new):

@@ -1,0 +1,262 @@
+"""Rebuilding objects from a graphdef node and its leaves.
+
+:func:`unflatten_node` walks a graphdef node recursively; it can also update
+existing objects in place (``reuse``), which transforms use to write
+structure changes back. :class:`Plan` is the fast path for building fresh
+objects: compiled once per GraphDef, it creates every Pytree of the graph
+in one loop and fills their attributes from precomputed positions, with no
+recursion and no per-node dispatch.
+"""
+
+from flax.nnx._common import EPOCH
+from flax.nnx.pytreelib import M_DATA, M_VERSION
+from flax.nnx.variablelib import Variable
+
+_set = object.__setattr__
+_new = object.__new__
+_is_variable = Variable.__instancecheck__
+
+
+def unflatten_node(node, it, index, reuse, raw):
+  """Rebuilds objects from ``node``.
+
+  Args:
+    node: graphdef node.
+    it: iterator over leaves (raw values when ``raw``, else Variables or
+      raw values).
+    index: dict index -> object, filled as objects are created.
+    reuse: optional dict index -> existing object to update in place.
+    raw: whether the leaves are raw values (not Variables).
+  """
+  kind = node[0]
+  if kind == 'r':
+    return index[node[1]]
+  if kind == 'v':
+    leaf = next(it)
+    i = node[2]
+    existing = reuse.get(i) if reuse else None
+    if existing is not None:
+      if not raw and isinstance(leaf, Variable):
+        existing.update_from_state(leaf)
+      else:
+        _set(existing, 'raw_value', leaf)
+      var = existing
+    elif not raw and isinstance(leaf, Variable):
+      var = leaf
+    else:
+      var = _new(node[1])
+      _set(var, 'raw_value', leaf)
+      _set(var, '_var_metadata', dict(node[3].items))
+    index[i] = var
+    return var
+  if kind == 'n':
+    i = node[2]
+    existing = reuse.get(i) if reuse else None
+    obj = existing if existing is not None else _new_pytree(node[1], node[4])
+    index[i] = obj
+    d = {k: unflatten_node(c, it, index, reuse, raw) for k, c in node[3]}
+    od = vars(obj)
+    if existing is not None:
+      m = obj._pytree__m
+      if (
+        list(od) != list(d)
+        or any(od[k] is not d[k] for k in d)
+        or m[M_DATA] != node[4]
+      ):
+        od.clear()
+        od.update(d)
+        m[M_DATA] = set(node[4])
+        m[M_VERSION] += 1
+        EPOCH.value += 1
+    else:
+      od.update(d)
+    return obj
+  if kind == 'a':
+    leaf = next(it)
+    if not raw and isinstance(leaf, Variable):
+      return leaf.raw_value
+    return leaf
+  if kind == 's':
+    return node[1].value
+  if kind == 'l':
+    return node[1](unflatten_node(c, it, index, reuse, raw) for c in node[2])
+  if kind == 'd':
+    return {
+      k: unflatten_node(c, it, index, reuse, raw)
+      for k, c in zip(node[1], node[2])
+    }
+  if kind == 'p':
+    return node[1].unflatten(
+      [unflatten_node(c, it, index, reuse, raw) for c in node[2]]
+    )
+  raise ValueError(f'Unknown graphdef node {node!r}')
+
+
+def _new_pytree(cls, data):
+  obj = _new(cls)
+  _set(obj, '_pytree__m', [set(data), 0, None, None])
+  return obj
+
+
+def _count_leaves(node) -> int:
+  kind = node[0]
+  if kind in ('v', 'a'):
+    return 1
+  if kind == 'n':
+    return sum(_count_leaves(c) for _, c in node[3])
+  if kind in ('l', 'p'):
+    return sum(_count_leaves(c) for c in node[2])
+  if kind == 'd':
+    return sum(_count_leaves(c) for c in node[2])
+  return 0
+
+
+# Sources of attribute values in a Plan.
+_OBJ, _STATIC, _ARRAY, _SUBTREE = range(4)
+
+
+class _ObjsIndex(dict):
+  """``index`` for :func:`unflatten_node` backed by the Plan's object list."""
+
+  def __init__(self, objs):
+    super().__init__()
+    self.objs = objs
+
+  def __missing__(self, i):
+    obj = self.objs[i]
+    if obj is None:
+      raise KeyError(i)
+    return obj
+
+  def __setitem__(self, i, obj):
+    self.objs[i] = obj
+
+
+class Plan:
+  """How to build fresh objects for one graphdef node (root ``'n'``).
+
+  Attributes:
+    creates: ``(index, class, data names)`` of every Pytree reachable from
+      the root through attributes only, in traversal order.
+    variables: ``(index, leaf position, class, metadata)`` of every Variable
+      held directly by one of those Pytrees.
+    fills: ``(index, keys, sources)`` per Pytree, children first; a source
+      is ``(kind, payload)`` with kind ``_OBJ`` (object index), ``_STATIC``
+      (value), ``_ARRAY`` (leaf position) or ``_SUBTREE`` ((node, first and
+      last leaf positions), rebuilt with :func:`unflatten_node`).
+    simple: per fill, whether all its sources are ``_OBJ``.
+  """
+
+  __slots__ = ('creates', 'variables', 'fills', 'num_index', 'root')
+
+  def __init__(self, node, num_index):
+    self.creates = []
+    self.variables = []
+    self.fills = []
+    self.num_index = num_index
+    self.root = node[2]
+    self._build(node, 0)
+
+  def _build(self, node, pos) -> int:
+    idx, cls, attrs, data = node[2], node[1], node[3], node[4]
+    self.creates.append((idx, cls, data))
+    keys = []
+    sources = []
+    for k, c in attrs:
+      kind = c[0]
+      keys.append(k)
+      if kind == 'n':
+        pos = self._build(c, pos)
+        sources.append((_OBJ, c[2]))
+      elif kind == 'v':
+        self.variables.append((c[2], pos, c[1], c[3].items))
+        pos += 1
+        sources.append((_OBJ, c[2]))
+      elif kind == 'r':
+        sources.append((_OBJ, c[1]))
+      elif kind == 's':
+        sources.append((_STATIC, c[1].value))
+      elif kind == 'a':
+        sources.append((_ARRAY, pos))
+        pos += 1
+      else:
+        count = _count_leaves(c)
+        sources.append((_SUBTREE, (c, pos, pos + count)))
+        pos += count
+    simple = all(s[0] == _OBJ for s in sources)
+    if simple:
+      sources = tuple(s[1] for s in sources)
+    self.fills.append((idx, tuple(keys), simple, tuple(sources)))
+    return pos
+
+  def run(self, leaves, raw, index=None):
+    """Builds the objects from ``leaves``; returns the root object."""
+    objs = [None] * self.num_index
+    for idx, cls, data in self.creates:
+      obj = _new(cls)
+      _set(obj, '_pytree__m', [set(data), 0, None, None])
+      objs[idx] = obj
+    if raw:
+      for idx, pos, cls, meta in self.variables:
+        var = _new(cls)
+        _set(var, 'raw_value', leaves[pos])
+        _set(var, '_var_metadata', dict(meta))
+        objs[idx] = var
+    else:
+      for idx, pos, cls, meta in self.variables:
+        leaf = leaves[pos]
+        if not _is_variable(leaf):
+          var = _new(cls)
+          _set(var, 'raw_value', leaf)
+          _set(var, '_var_metadata', dict(meta))
+          leaf = var
+        objs[idx] = leaf
+    get = objs.__getitem__
+    sub_index = None
+    for idx, keys, simple, sources in self.fills:
+      if simple:
+        vars(objs[idx]).update(zip(keys, map(get, sources)))
+        continue
+      values = []
+      for kind, payload in sources:
+        if kind == _OBJ:
+          values.append(objs[payload])
+        elif kind == _STATIC:
+          values.append(payload)
+        elif kind == _ARRAY:
+          leaf = leaves[payload]
+          if not raw and _is_variable(leaf):
+            leaf = leaf.raw_value
+          values.append(leaf)
+        else:
+          if sub_index is None:
+            sub_index = _ObjsIndex(objs)
+          node, start, stop = payload
+          values.append(
+            unflatten_node(node, iter(leaves[start:stop]), sub_index, None, raw)
+          )
+      vars(objs[idx]).update(zip(keys, values))
+    if index is not None:
+      index.update((i, o) for i, o in enumerate(objs) if o is not None)
+    return objs[self.root]
+
+
+def plan_of(graphdef) -> Plan:
+  """The cached :class:`Plan` of a GraphDef whose root is a Pytree."""
+  plan = graphdef._plan
+  if plan is None:
+    plan = Plan(graphdef.node, graphdef.num_index)
+    _set(graphdef, '_plan', plan)
+  return plan
+
+
+def unflatten(graphdef, leaves, *, index=None, reuse=None, raw=True):
+  """Rebuilds the object described by ``graphdef`` from its leaves."""
+  node = graphdef.node
+  if reuse is None and node[0] == 'n':
+    if type(leaves) is not list:
+      leaves = list(leaves)
+    return plan_of(graphdef).run(leaves, raw, index)
+  if index is None:
+    index = {}
+  return unflatten_node(node, iter(leaves), index, reuse, raw)

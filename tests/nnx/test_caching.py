@@ -1,0 +1,279 @@
+"""Cached flat views and the nnx.jit fast path never give stale results.
+
+Every test compares against values computed independently with plain JAX /
+NumPy, and counts traces (Python side effects run only while tracing).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from flax import nnx
+
+
+class Lin(nnx.Module):
+  def __init__(self, din, dout, seed):
+    key = jax.random.key(seed)
+    self.w = nnx.Param(jax.random.normal(key, (din, dout)))
+    self.b = nnx.Param(jnp.zeros(dout))
+
+  def __call__(self, x):
+    return x @ self.w + self.b
+
+
+class Stack(nnx.Module):
+  def __init__(self, n):
+    self.layers = [Lin(2, 2, i) for i in range(n)]
+
+  def __call__(self, x):
+    for layer in self.layers:
+      x = layer(x)
+    return x
+
+
+def ref_stack(stack, x):
+  for layer in stack.layers:
+    x = x @ np.asarray(layer.w.value) + np.asarray(layer.b.value)
+  return x
+
+
+def test_list_append_invalidates_state_and_jit():
+  m = Stack(1)
+  assert len(nnx.state(m, nnx.Param).flat_state()) == 2
+  m.layers.append(Lin(2, 2, 7))
+  paths = [p for p, _ in nnx.state(m, nnx.Param).flat_state()]
+  assert ('layers', 1, 'w') in paths and len(paths) == 4
+
+  f = nnx.jit(lambda m, x: m(x))
+  x = jnp.ones((1, 2))
+  np.testing.assert_allclose(f(m, x), ref_stack(m, x), rtol=1e-5)
+  m.layers.append(Lin(2, 2, 8))
+  np.testing.assert_allclose(f(m, x), ref_stack(m, x), rtol=1e-5)
+  m.layers[0] = Lin(2, 2, 9)  # replacement, same length
+  np.testing.assert_allclose(f(m, x), ref_stack(m, x), rtol=1e-5)
+  m.layers.pop()
+  np.testing.assert_allclose(f(m, x), ref_stack(m, x), rtol=1e-5)
+
+
+def test_dict_mutation_invalidates():
+  class M(nnx.Module):
+    def __init__(self):
+      self.params = {'a': nnx.Param(jnp.array(1.0))}
+
+  m = M()
+  assert sorted(nnx.state(m).flat_state().paths) == [('params', 'a')]
+  m.params['b'] = nnx.Param(jnp.array(2.0))
+  state = nnx.state(m)
+  assert float(state['params']['b'].value) == 2.0
+  m.params['a'] = nnx.Param(jnp.array(5.0))
+  assert float(nnx.state(m)['params']['a'].value) == 5.0
+  del m.params['b']
+  assert sorted(nnx.state(m).flat_state().paths) == [('params', 'a')]
+
+
+def test_metadata_change_invalidates_graphdef():
+  class M(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(2))
+
+  m = M()
+  g1 = nnx.graphdef(m)
+  m.w.set_metadata('sharding_names', ('x',))
+  g2, state = nnx.split(m)
+  assert g1 != g2
+  assert nnx.merge(g2, state).w.sharding_names == ('x',)
+
+
+def test_arrays_in_containers_write_back_without_retrace():
+  traces = []
+
+  class M(nnx.Module):
+    def __init__(self):
+      self.stats = [jnp.zeros(2), (jnp.ones(2),)]
+      self.table = {'n': jnp.array(0)}
+
+  @nnx.jit
+  def step(m):
+    traces.append(1)
+    m.stats[0] = m.stats[0] + 1.0
+    m.table['n'] = m.table['n'] + 1
+
+  m = M()
+  for _ in range(3):
+    step(m)
+  np.testing.assert_allclose(m.stats[0], [3.0, 3.0])
+  np.testing.assert_allclose(m.stats[1][0], [1.0, 1.0])
+  assert int(m.table['n']) == 3
+  assert len(traces) == 1
+
+
+def test_jit_with_variables_in_pytrees_of_arguments():
+  # Like an optax state over nnx.state(model): standalone Variables.
+  traces = []
+  m = Lin(2, 2, 0)
+  acc = nnx.state(m, nnx.Param)  # copies of the model's Variables
+  w0 = np.asarray(m.w.value)
+
+  @nnx.jit
+  def step(m, acc, x):
+    traces.append(1)
+    acc['w'].value = acc['w'].value + 1.0
+    m.b.value = m.b.value + x.sum()
+    new = jax.tree.map(lambda v: v * 2, acc)
+    return new
+
+  x = jnp.ones((3,))
+  out = step(m, acc, x)
+  out = step(m, out, x)
+  np.testing.assert_allclose(acc['w'].value, w0 + 1.0, rtol=1e-6)
+  np.testing.assert_allclose(out['w'].value, ((w0 + 1) * 2 + 1) * 2, rtol=1e-6)
+  assert isinstance(out['w'], nnx.Param)
+  np.testing.assert_allclose(m.b.value, [6.0, 6.0])
+  np.testing.assert_allclose(m.w.value, w0)  # acc holds copies
+  assert len(traces) == 1
+
+
+def test_jit_shared_variables_between_arguments():
+  m = Lin(2, 2, 0)
+  own = nnx.variables(m, nnx.Param)  # the model's own Variables
+
+  @nnx.jit
+  def step(m, own):
+    own['b'].value = own['b'].value + 1.0
+    return m.b.value
+
+  seen = step(m, own)
+  # Shared references stay shared inside: the write through `own` shows
+  # through `m` in the same call.
+  np.testing.assert_allclose(seen, [1.0, 1.0])
+  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
+  assert own['b'] is m.b
+
+
+def test_jit_outputs_reference_inputs_and_new_objects():
+  m = Lin(2, 2, 0)
+
+  @nnx.jit
+  def f(m):
+    return m.w, m, [m.b, m.b], Lin(1, 1, 3)
+
+  w, same, bs, new = f(m)
+  assert w is m.w and same is m and bs[0] is m.b and bs[1] is m.b
+  np.testing.assert_allclose(
+    new.w.value, jax.random.normal(jax.random.key(3), (1, 1)), rtol=1e-6
+  )
+
+
+def test_jit_fresh_output_variables_keep_type_and_metadata():
+  @nnx.jit
+  def f(x):
+    return nnx.Param(x * 2, tag='t'), nnx.BatchStat(x)
+
+  p, s = f(jnp.ones(2))
+  assert type(p) is nnx.Param and type(s) is nnx.BatchStat
+  assert p.tag == 't'
+  np.testing.assert_allclose(p.value, [2.0, 2.0])
+
+
+def test_jit_unchanged_values_keep_their_arrays():
+  m = Lin(2, 2, 0)
+  w_before = m.w.value
+
+  @nnx.jit
+  def f(m):
+    m.b.value = m.b.value + 1.0
+
+  f(m)
+  assert m.w.value is w_before
+  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
+
+
+def test_jit_donation_with_fast_path():
+  m = Lin(2, 2, 0)
+  w0 = np.asarray(m.w.value)
+
+  @nnx.jit(donate_argnums=0)
+  def f(m, x):
+    m.b.value = m.b.value + x
+    return m.w.value.sum()
+
+  total = f(m, jnp.ones(2))
+  total = f(m, jnp.ones(2))
+  np.testing.assert_allclose(total, w0.sum(), rtol=1e-5)
+  np.testing.assert_allclose(m.b.value, [2.0, 2.0])
+  np.testing.assert_allclose(m.w.value, w0)  # donated but still readable
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_jit_retraces_only_on_structure_change(graph):
+  traces = []
+  m = Lin(2, 2, 0)
+
+  @nnx.jit(graph=graph)
+  def f(m, x):
+    traces.append(1)
+    return m(x)
+
+  x = jnp.ones((1, 2))
+  for _ in range(3):
+    f(m, x)
+  assert len(traces) == 1
+  m.extra = nnx.BatchStat(jnp.zeros(()))
+  y = f(m, x)
+  assert len(traces) == 2
+  np.testing.assert_allclose(
+    y, np.asarray(x) @ np.asarray(m.w.value), rtol=1e-5
+  )
+  f(m, jnp.ones((4, 2)))  # new shape: JAX retraces
+  assert len(traces) == 3
+
+
+def test_tree_mode_jit_writes_back_and_checks_sharing():
+  m = Lin(2, 2, 0)
+
+  @nnx.jit(graph=False)
+  def f(m, x):
+    m.b.value = m.b.value + x
+    return m.b.value * 2
+
+  out = f(m, jnp.ones(2))
+  np.testing.assert_allclose(out, [2.0, 2.0])
+  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
+  with pytest.raises(ValueError, match='shared Variable'):
+    f((m, m.b), jnp.ones(2))
+
+
+def test_merge_rebuilds_static_containers_and_references():
+  class Inner(nnx.Module):
+    def __init__(self):
+      self.v = nnx.Param(jnp.arange(3.0))
+      self.size = 3
+
+  class Outer(nnx.Module):
+    def __init__(self):
+      self.a = Inner()
+      self.b = self.a  # shared
+      self.items = [nnx.BatchStat(jnp.ones(1)), {'k': self.a.v}]
+      self.raw = jnp.full((2,), 4.0)
+      self.name = 'outer'
+
+  o = Outer()
+  g, s = nnx.split(o)
+  m = nnx.merge(g, s)
+  assert m.b is m.a and m.items[1]['k'] is m.a.v
+  assert m.a.size == 3 and m.name == 'outer'
+  np.testing.assert_allclose(m.a.v.value, [0.0, 1.0, 2.0])
+  np.testing.assert_allclose(m.raw, [4.0, 4.0])
+  assert isinstance(m.items[0], nnx.BatchStat)
+  c = nnx.clone(o)
+  assert c.a.v is not o.a.v and c.b is c.a
+  np.testing.assert_allclose(c.items[0].value, [1.0])
+
+
+def test_split_returns_copies():
+  m = Lin(2, 2, 0)
+  _, s = nnx.split(m)
+  s['b'].value = jnp.ones(2)
+  np.testing.assert_allclose(m.b.value, [0.0, 0.0])
+  assert s['w'] is not m.w and type(s['w']) is nnx.Param
