@@ -115,7 +115,7 @@ def make_nnx(seed, learning_rate):
     name = 'NNX'
 
     def params(self):
-      return nnx.state(model, nnx.Param)
+      return nnx.state(model, nnx.Param).to_pure_dict()
 
     def train(self, x, y):
       return train_step(model, optimizer, x, y)
