@@ -67,7 +67,7 @@ def main():
   forbidden = run()
   bad = sorted(forbidden & set(sys.modules))
   assert not bad, f'the {sys.argv[1]} example imported {bad}'
-  print(f'{run.__doc__.strip()} ran with only the {sys.argv[1]} packages.')
+  print(f'{run.__doc__.strip()[:-1]} ran with only the {sys.argv[1]} packages.')
 
 
 if __name__ == '__main__':
