@@ -123,3 +123,19 @@ def test_disabling_the_conflict_resolves_it():
     disable=('flax-fixture-broken', 'flax-fixture-conflict'),
   )
   assert result.stdout.strip() == 'flax_fixture_good.layers'
+
+
+def test_readme_shows_the_tested_fixture():
+  import pathlib
+  import re
+
+  root = pathlib.Path(__file__).parents[2]
+  readme = (root / 'README.md').read_text()
+  package = root / 'tests/plugins/fixtures/good/src/flax_fixture_good'
+  for name in ('layers.py', 'plugin.py'):
+    block = re.search(
+      rf'`src/flax_fixture_good/{name}`:\n\n```python\n(.*?)```', readme, re.S
+    ).group(1)
+    source = (package / name).read_text()
+    body = source.split('"""', 2)[2].lstrip('\n')  # drop the module docstring
+    assert block == body, name
