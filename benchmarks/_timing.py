@@ -5,27 +5,47 @@ import time
 import jax
 
 
-def per_call(fn, *args, number=200, repeat=7, warmup=3):
-  """Best-of-``repeat`` seconds per call of ``fn(*args)``, outputs blocked.
+def _loop(fn, args, count):
+  """Calls ``fn`` ``count`` times, feeding back outputs shaped like ``args``.
 
-  ``fn`` may return new arguments for the next call (a train step returning
-  its new state): when it returns a tuple of the same length as ``args``
-  they are fed back in.
+  A train step returning its new state (a tuple as long as its arguments)
+  gets that state as the arguments of the next call.
   """
+  out = None
+  for _ in range(count):
+    out = fn(*args)
+    if isinstance(out, tuple) and len(out) == len(args):
+      args = out
+  jax.block_until_ready(out)
+  return args
 
-  def loop(args, count):
-    for _ in range(count):
-      out = fn(*args)
-      if isinstance(out, tuple) and len(out) == len(args):
-        args = out
-    jax.block_until_ready(out)
-    return args
 
-  args = loop(args, warmup)
+def per_call_pair(fn_a, args_a, fn_b, args_b, number=200, repeat=9, warmup=3):
+  """Best-of-``repeat`` seconds per call of two functions, timed in turns.
+
+  Alternating the two measurements keeps a change of machine load from
+  favouring either side.
+  """
+  args_a = _loop(fn_a, args_a, warmup)
+  args_b = _loop(fn_b, args_b, warmup)
+  best_a = best_b = float('inf')
+  for _ in range(repeat):
+    start = time.perf_counter()
+    args_a = _loop(fn_a, args_a, number)
+    best_a = min(best_a, (time.perf_counter() - start) / number)
+    start = time.perf_counter()
+    args_b = _loop(fn_b, args_b, number)
+    best_b = min(best_b, (time.perf_counter() - start) / number)
+  return best_a, best_b
+
+
+def per_call(fn, *args, number=200, repeat=7, warmup=3):
+  """Best-of-``repeat`` seconds per call of ``fn(*args)``, outputs blocked."""
+  args = _loop(fn, args, warmup)
   best = float('inf')
   for _ in range(repeat):
     start = time.perf_counter()
-    args = loop(args, number)
+    args = _loop(fn, args, number)
     best = min(best, (time.perf_counter() - start) / number)
   return best
 

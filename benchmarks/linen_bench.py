@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import per_call, report  # noqa: E402
+from _timing import per_call_pair, report  # noqa: E402
 
 from flax import linen as nn  # noqa: E402
 
@@ -74,12 +74,14 @@ def compare(name, features, hidden, depth, out, batch, target, number):
   variables = model.init(key, x)
   flax_step = make_step(lambda p, x: model.apply({'params': p}, x), tx)
   params = variables['params']
-  flax_t = per_call(flax_step, params, tx.init(params), x, y, number=number)
-
   raw_params = raw_init(key, [features] + [hidden] * depth + [out])
   raw_step = make_step(raw_apply, tx)
-  raw_t = per_call(
-    raw_step, raw_params, tx.init(raw_params), x, y, number=number
+  flax_t, raw_t = per_call_pair(
+    flax_step,
+    (params, tx.init(params), x, y),
+    raw_step,
+    (raw_params, tx.init(raw_params), x, y),
+    number=number,
   )
   return report(name, flax_t, raw_t, target)
 
