@@ -277,3 +277,53 @@ def test_split_returns_copies():
   s['b'].value = jnp.ones(2)
   np.testing.assert_allclose(m.b.value, [0.0, 0.0])
   assert s['w'] is not m.w and type(s['w']) is nnx.Param
+
+
+def test_mutation_from_another_trace_level_raises():
+  from flax import errors
+
+  m = Lin(2, 2, 0)
+
+  @jax.jit
+  def set_var(x):
+    m.b.value = x
+    return x
+
+  with pytest.raises(errors.TraceContextError, match='different trace level'):
+    set_var(jnp.ones(2))
+
+  @jax.jit
+  def set_attr(x):
+    m.extra = x
+    return x
+
+  with pytest.raises(errors.TraceContextError, match='nnx.jit'):
+    set_attr(jnp.ones(2))
+
+  # Objects created inside the trace, and NNX transforms, are fine.
+  @jax.jit
+  def local(x):
+    inner = Lin(2, 2, 1)
+    inner.b.value = x
+    inner.note = 1
+    return inner.b.value
+
+  np.testing.assert_allclose(local(jnp.ones(2)), [1.0, 1.0])
+
+  @nnx.jit
+  def through_nnx(m, x):
+    m.b.value = x
+
+  through_nnx(m, jnp.full(2, 3.0))
+  np.testing.assert_allclose(m.b.value, [3.0, 3.0])
+  m.b.value = jnp.zeros(2)
+  np.testing.assert_allclose(m.b.value, [0.0, 0.0])
+
+
+def test_missing_sentinel_is_flax_typing():
+  from flax import typing
+  from flax.nnx import _common
+
+  assert _common.MISSING is typing.MISSING
+  with pytest.raises(TypeError, match='missing required argument'):
+    nnx.Param(typing.MISSING)

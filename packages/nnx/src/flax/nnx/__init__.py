@@ -54,28 +54,7 @@ from flax.nnx.rnglib import restore_rngs as restore_rngs
 from flax.nnx.rnglib import split_rngs as split_rngs
 from flax.nnx.statelib import FlatState as FlatState
 from flax.nnx.statelib import State as State
-from flax.nnx.transforms.autodiff import custom_vjp as custom_vjp
-from flax.nnx.transforms.autodiff import grad as grad
-from flax.nnx.transforms.autodiff import jvp as jvp
-from flax.nnx.transforms.autodiff import value_and_grad as value_and_grad
-from flax.nnx.transforms.autodiff import vjp as vjp
-from flax.nnx.transforms.compilation import cached_partial as cached_partial
-from flax.nnx.transforms.compilation import jit as jit
-from flax.nnx.transforms.general import checkpoint as checkpoint
-from flax.nnx.transforms.general import cond as cond
-from flax.nnx.transforms.general import eval_shape as eval_shape
-from flax.nnx.transforms.general import fori_loop as fori_loop
-from flax.nnx.transforms.general import remat as remat
-from flax.nnx.transforms.general import switch as switch
-from flax.nnx.transforms.general import while_loop as while_loop
-from flax.nnx.transforms.iteration import pmap as pmap
-from flax.nnx.transforms.iteration import scan as scan
-from flax.nnx.transforms.iteration import shard_map as shard_map
-from flax.nnx.transforms.iteration import vmap as vmap
-from flax.nnx.transforms.types import Carry as Carry
-from flax.nnx.transforms.types import DiffState as DiffState
-from flax.nnx.transforms.types import StateAxes as StateAxes
-from flax.nnx.transforms.types import StateSharding as StateSharding
+
 from flax.nnx.variablelib import BatchStat as BatchStat
 from flax.nnx.variablelib import Cache as Cache
 from flax.nnx.variablelib import Intermediate as Intermediate
@@ -93,15 +72,40 @@ from flax.nnx.variablelib import (
   variable_type_from_name as variable_type_from_name,
 )
 from flax.nnx.variablelib import with_metadata as with_metadata
-from flax.nnx.spmd import PARTITION_NAME as PARTITION_NAME
-from flax.nnx.spmd import get_named_sharding as get_named_sharding
-from flax.nnx.spmd import get_partition_spec as get_partition_spec
-from flax.nnx.spmd import with_partitioning as with_partitioning
-from flax.nnx.summary import display as display
-
-from flax.plugins import lazy_namespace as _lazy_namespace
 
 graph = graphlib
+
+# Names whose modules load on first access (transforms pull in most of the
+# import time of flax.nnx beyond JAX itself).
+_LAZY = {
+  'Carry': ('flax.nnx.transforms.types', 'Carry'),
+  'DiffState': ('flax.nnx.transforms.types', 'DiffState'),
+  'PARTITION_NAME': ('flax.nnx.spmd', 'PARTITION_NAME'),
+  'StateAxes': ('flax.nnx.transforms.types', 'StateAxes'),
+  'StateSharding': ('flax.nnx.transforms.types', 'StateSharding'),
+  'cached_partial': ('flax.nnx.transforms.compilation', 'cached_partial'),
+  'checkpoint': ('flax.nnx.transforms.general', 'checkpoint'),
+  'cond': ('flax.nnx.transforms.general', 'cond'),
+  'custom_vjp': ('flax.nnx.transforms.autodiff', 'custom_vjp'),
+  'display': ('flax.nnx.summary', 'display'),
+  'eval_shape': ('flax.nnx.transforms.general', 'eval_shape'),
+  'fori_loop': ('flax.nnx.transforms.general', 'fori_loop'),
+  'get_named_sharding': ('flax.nnx.spmd', 'get_named_sharding'),
+  'get_partition_spec': ('flax.nnx.spmd', 'get_partition_spec'),
+  'grad': ('flax.nnx.transforms.autodiff', 'grad'),
+  'jit': ('flax.nnx.transforms.compilation', 'jit'),
+  'jvp': ('flax.nnx.transforms.autodiff', 'jvp'),
+  'pmap': ('flax.nnx.transforms.iteration', 'pmap'),
+  'remat': ('flax.nnx.transforms.general', 'remat'),
+  'scan': ('flax.nnx.transforms.iteration', 'scan'),
+  'shard_map': ('flax.nnx.transforms.iteration', 'shard_map'),
+  'switch': ('flax.nnx.transforms.general', 'switch'),
+  'value_and_grad': ('flax.nnx.transforms.autodiff', 'value_and_grad'),
+  'vjp': ('flax.nnx.transforms.autodiff', 'vjp'),
+  'vmap': ('flax.nnx.transforms.iteration', 'vmap'),
+  'while_loop': ('flax.nnx.transforms.general', 'while_loop'),
+  'with_partitioning': ('flax.nnx.spmd', 'with_partitioning'),
+}
 
 _HINTS = {
   name: 'flax-layers'
@@ -144,4 +148,29 @@ _HINTS.update(
   }
 )
 
-__getattr__, __dir__ = _lazy_namespace(__name__, _HINTS)
+_plugin_hooks: list = []
+
+
+def _plugin_namespace():
+  # flax.plugins' lazy namespace, built on first use: unknown names
+  # resolve through the plugin registry (flax-layers, flax-training, ...).
+  if not _plugin_hooks:
+    from flax.plugins import lazy_namespace
+
+    _plugin_hooks.extend(lazy_namespace(__name__, _HINTS))
+  return _plugin_hooks
+
+
+def __getattr__(name):
+  target = _LAZY.get(name)
+  if target is not None:
+    import importlib
+
+    value = getattr(importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+  return _plugin_namespace()[0](name)
+
+
+def __dir__():
+  return sorted(set(_plugin_namespace()[1]()) | set(_LAZY))

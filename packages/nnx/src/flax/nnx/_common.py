@@ -3,25 +3,10 @@
 import contextlib
 import threading
 
-
-class Missing:
-  """Sentinel type for arguments that were not given."""
-
-  _instance = None
-
-  def __new__(cls):
-    if cls._instance is None:
-      cls._instance = super().__new__(cls)
-    return cls._instance
-
-  def __repr__(self):
-    return '<flax.typing.Missing object>'
-
-  def __reduce__(self):
-    return (Missing, ())
-
-
-MISSING = Missing()
+# The "argument not given" sentinel is flax.typing's, so that
+# ``flax.typing.MISSING`` means "not given" to NNX functions too.
+from flax.typing import MISSING as MISSING
+from flax.typing import Missing as Missing
 
 
 class GraphNodeBase:
@@ -33,6 +18,31 @@ class GraphNodeBase:
 
 
 is_graph_node_leaf = GraphNodeBase.__instancecheck__
+
+
+_TRACE_STATE = []
+
+
+def trace_state():
+  """An opaque token of the current JAX trace level (compared with ``==``)."""
+  if not _TRACE_STATE:
+    from jax.extend.core import get_opaque_trace_state
+
+    _TRACE_STATE.append(get_opaque_trace_state)
+  return _TRACE_STATE[0]()
+
+
+def trace_context_error(what: str):
+  """The TraceContextError for mutating ``what`` from another trace level."""
+  from flax import errors
+
+  return errors.TraceContextError(
+    f'Cannot mutate {what} from a different trace level: it was created '
+    'outside of the JAX transform being traced (e.g. captured by a function '
+    'passed to jax.jit or jax.lax.scan). Use the NNX transforms (nnx.jit, '
+    'nnx.grad, nnx.scan, ...), which carry NNX objects across the '
+    'transform, or pass the object as an argument.'
+  )
 
 
 class _Context(threading.local):

@@ -21,7 +21,12 @@ import typing as tp
 import jax
 import numpy as np
 
-from flax.nnx._common import EPOCH, GraphNodeBase
+from flax.nnx._common import (
+  EPOCH,
+  GraphNodeBase,
+  trace_context_error,
+  trace_state,
+)
 from flax.nnx.variablelib import Variable
 
 
@@ -86,15 +91,19 @@ class Pytree(GraphNodeBase):
       )
 
   def __new__(cls, *args, **kwargs):
-    return _new_object(cls)
+    obj = _new_object(cls)
+    obj._pytree__m[M_TRACE] = trace_state()
+    return obj
 
   def __setattr__(self, name, value):
     forced = None
     if isinstance(value, _Marker):
       forced = isinstance(value, _DataMarker)
       value = value.value
-    vars(self)[name] = value
     m = self._pytree__m
+    if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
+      raise trace_context_error(f'{type(self).__name__!r}')
+    vars(self)[name] = value
     if forced if forced is not None else is_data(value):
       m[M_DATA].add(name)
     else:
@@ -108,8 +117,10 @@ class Pytree(GraphNodeBase):
       raise AttributeError(
         f'{type(self).__name__!r} object has no attribute {name!r}'
       )
-    del d[name]
     m = self._pytree__m
+    if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
+      raise trace_context_error(f'{type(self).__name__!r}')
+    del d[name]
     m[M_DATA].discard(name)
     m[M_VERSION] += 1
     EPOCH.value += 1
@@ -122,7 +133,9 @@ class Pytree(GraphNodeBase):
 
   def __setstate__(self, state):
     vars(self).update(state['attrs'])
-    object.__setattr__(self, '_pytree__m', [set(state['data']), 0, None, None])
+    object.__setattr__(
+      self, '_pytree__m', [set(state['data']), 0, None, None, None]
+    )
 
   def __reduce_ex__(self, protocol):
     return (_reconstruct, (type(self),), self.__getstate__())
@@ -156,13 +169,14 @@ def _reconstruct(cls):
   return _new_object(cls)
 
 
-# Indices into ``Pytree._pytree__m``.
-M_DATA, M_VERSION, M_VIEW, M_AUX = range(4)
+# Indices into ``Pytree._pytree__m``; M_TRACE is the trace level the object
+# was constructed at (None for objects NNX rebuilt, which are unchecked).
+M_DATA, M_VERSION, M_VIEW, M_AUX, M_TRACE = range(5)
 
 
 def _new_object(cls, data=()):
   obj = object.__new__(cls)
-  object.__setattr__(obj, '_pytree__m', [set(data), 0, None, None])
+  object.__setattr__(obj, '_pytree__m', [set(data), 0, None, None, None])
   return obj
 
 

@@ -94,7 +94,7 @@ def unflatten_node(node, it, index, reuse, raw):
 
 def _new_pytree(cls, data):
   obj = _new(cls)
-  _set(obj, '_pytree__m', [set(data), 0, None, None])
+  _set(obj, '_pytree__m', [set(data), 0, None, None, None])
   return obj
 
 
@@ -194,7 +194,7 @@ class Plan:
     objs = [None] * self.num_index
     for idx, cls, data in self.creates:
       obj = _new(cls)
-      _set(obj, '_pytree__m', [set(data), 0, None, None])
+      _set(obj, '_pytree__m', [set(data), 0, None, None, None])
       objs[idx] = obj
     if raw:
       for idx, pos, cls, meta in self.variables:

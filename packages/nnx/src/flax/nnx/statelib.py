@@ -386,7 +386,11 @@ def _state_flatten(state):
   mapping = state._raw
   if mapping is None:
     mapping = state._mapping
-  keys = _sorted_keys(mapping)
+  types = set(map(type, mapping))
+  if len(types) == 1 and (str in types or int in types):
+    keys = tuple(sorted(mapping))
+  else:
+    keys = tuple(sorted(mapping, key=_sort_key))
   return tuple(map(mapping.__getitem__, keys)), keys
 
 

@@ -13,7 +13,13 @@ import typing as tp
 
 import jax
 
-from flax.nnx._common import META_EPOCH, MISSING, GraphNodeBase
+from flax.nnx._common import (
+  META_EPOCH,
+  MISSING,
+  GraphNodeBase,
+  trace_context_error,
+  trace_state,
+)
 
 A = tp.TypeVar('A')
 
@@ -24,7 +30,7 @@ _HOOK_NAMES = (
   'add_axis_hooks',
   'remove_axis_hooks',
 )
-_INTERNAL = frozenset({'raw_value', '_var_metadata'})
+_INTERNAL = frozenset({'raw_value', '_var_metadata', '_trace_state'})
 
 
 @dataclasses.dataclass
@@ -83,23 +89,42 @@ class _VarAux:
     return f'{self.type.__name__}{self.metadata}'
 
 
+_EMPTY_AUX: dict = {}  # Variable type -> aux data for empty metadata
+
+
+def _aux(var):
+  meta = var._var_metadata
+  if meta:
+    return _VarAux(type(var), meta)
+  t = type(var)
+  aux = _EMPTY_AUX.get(t)
+  if aux is None:
+    aux = _EMPTY_AUX[t] = _VarAux(t, {})
+  return aux
+
+
 def _var_flatten(var):
-  return (var.raw_value,), _VarAux(type(var), var._var_metadata)
+  meta = var._var_metadata
+  if meta:
+    return (var.raw_value,), _VarAux(type(var), meta)
+  aux = _EMPTY_AUX.get(type(var))
+  if aux is None:
+    aux = _aux(var)
+  return (var.raw_value,), aux
 
 
 _VALUE_KEY = (jax.tree_util.GetAttrKey('value'),)
 
 
 def _var_flatten_with_keys(var):
-  return ((_VALUE_KEY[0], var.raw_value),), _VarAux(
-    type(var), var._var_metadata
-  )
+  return ((_VALUE_KEY[0], var.raw_value),), _aux(var)
 
 
 def _var_unflatten(aux, children):
   var = object.__new__(aux.type)
   object.__setattr__(var, 'raw_value', children[0])
-  object.__setattr__(var, '_var_metadata', dict(aux.metadata))
+  meta = aux.metadata
+  object.__setattr__(var, '_var_metadata', dict(meta) if meta else {})
   return var
 
 
@@ -127,7 +152,9 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   (1, 'steps')
   """
 
-  __slots__ = ('raw_value', '_var_metadata', '__weakref__')
+  # ``_trace_state`` is set only for Variables built by their constructor
+  # (user code); it guards against mutation from another JAX trace level.
+  __slots__ = ('raw_value', '_var_metadata', '_trace_state', '__weakref__')
   _has_get_hook = False
   _has_set_hook = False
 
@@ -178,6 +205,7 @@ class Variable(GraphNodeBase, tp.Generic[A]):
     meta.update(metadata)
     object.__setattr__(self, '_var_metadata', meta)
     object.__setattr__(self, 'raw_value', value)
+    object.__setattr__(self, '_trace_state', trace_state())
     value = self.on_create_value(value)
     for hook in meta.get('create_value_hooks', ()):
       value = hook(self, value)
@@ -211,6 +239,12 @@ class Variable(GraphNodeBase, tp.Generic[A]):
         'Cannot set the value of a Variable to another Variable; use '
         '`var.value = other.value` (or `var[...] = other[...]`).'
       )
+    try:
+      created = self._trace_state
+    except AttributeError:
+      created = None
+    if created is not None and created != trace_state():
+      raise trace_context_error(f'{type(self).__name__!r}')
     if self._has_set_hook:
       value = self.on_set_value(value)
     hooks = self._var_metadata.get('set_value_hooks')

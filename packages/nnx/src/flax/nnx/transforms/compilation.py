@@ -115,6 +115,8 @@ class JitWrapped:
     self._fast = in_shardings is None and out_shardings is None
     self._entries: dict = {}
     self._tree_entries: dict = {}
+    self._hot = self._fast and not self.static_argnums and not static_argnames
+    self._hot_key = (None, graph_updates is not False)
     self._fast_jit_kwargs = dict(
       keep_unused=keep_unused, device=device, backend=backend, inline=inline
     )
@@ -206,13 +208,14 @@ class JitWrapped:
     args, kwargs, box = self._split_static(args, kwargs)
     if self._fast:
       graph_updates = self.graph_updates is not False
-      call = flatcall.read((args, kwargs), (box, graph_updates))
-      if call is not None:
-        entry = self._entries.get(call.key)
-        if entry is None:
-          entry = self._new_entry(call, args, kwargs, box, graph_updates)
-        out_flat, new = entry.fn(*call.flat)
-        return flatcall.finish(entry, call, out_flat, new)
+      out = flatcall.run(
+        self._entries,
+        (box, graph_updates),
+        (args, kwargs),
+        lambda call: self._new_entry(call, args, kwargs, box, graph_updates),
+      )
+      if out is not flatcall.NOT_FAST:
+        return out
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     graph_updates = self.graph_updates is not False
@@ -276,13 +279,14 @@ class JitWrapped:
   def _call_tree(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
     if self._fast:
-      call = flatcall.read_tree((args, kwargs), box)
-      if call is not None:
-        entry = self._tree_entries.get(call.key)
-        if entry is None:
-          entry = self._new_entry(call, args, kwargs, box, None)
-        out, new = entry.fn(*call.flat)
-        return flatcall.finish_tree(entry, call, out, new)
+      out = flatcall.run_tree(
+        self._tree_entries,
+        box,
+        (args, kwargs),
+        lambda call: self._new_entry(call, args, kwargs, box, None),
+      )
+      if out is not flatcall.NOT_FAST:
+        return out
     variables = common.tree_variables((args, kwargs))
     out, new = self._tree_jitted(box, *args, **kwargs)
     for var, value in zip(variables, new):
@@ -290,9 +294,30 @@ class JitWrapped:
     return out
 
   def __call__(self, *args, **kwargs):
-    if resolve_graph(self.graph):
+    graph = resolve_graph(self.graph)
+    if self._hot:
+      # No static arguments: straight to the fast path.
+      if graph:
+        out = flatcall.run(
+          self._entries, self._hot_key, (args, kwargs), self._compile_graph
+        )
+      else:
+        out = flatcall.run_tree(
+          self._tree_entries, None, (args, kwargs), self._compile_tree
+        )
+      if out is not flatcall.NOT_FAST:
+        return out
+    if graph:
       return self._call_graph(args, kwargs)
     return self._call_tree(args, kwargs)
+
+  def _compile_graph(self, call):
+    args, kwargs = call.treedef.unflatten(call.leaves)
+    return self._new_entry(call, args, kwargs, None, self._hot_key[1])
+
+  def _compile_tree(self, call):
+    args, kwargs = call.treedef.unflatten(call.leaves)
+    return self._new_entry(call, args, kwargs, None, None)
 
   def lower(self, *args, **kwargs):
     args, kwargs, box = self._split_static(args, kwargs)

@@ -1,12 +1,15 @@
 """The flat calling convention behind the ``nnx.jit`` fast path.
 
-A call reads the arguments in one pass: graph roots (Pytrees, Variables)
-give the raw values of their leaves from their cached flat views, other
-leaves pass through. The structural part of the call (pytree structure of
-the arguments, graphdefs, static arguments) forms a key; each key owns one
-``jax.jit``-compiled function over the flat list of values. After the call
-the new leaf values are written back in one pass, and the outputs are
-rebuilt from a structure recorded while tracing.
+A call flattens its arguments once (graph roots, i.e. Pytrees and
+Variables, as leaves) and sorts the leaves by their types, with a
+classification cached per tuple of types. The compiled function receives
+one flat list: the plain leaves, then the values of the standalone
+Variables, then the leaf values of each Pytree read from its cached flat
+view. The structural part of the call (pytree structure, leaf types,
+graphdefs, Variable metadata, static arguments) forms a key; each key owns
+one ``jax.jit``-compiled function. After the call the values that changed
+are written back in one pass, and outputs are rebuilt by JAX or from a
+structure recorded while tracing.
 
 Everything structural (rebuilding objects, detecting structure changes,
 flattening outputs) runs only while tracing.
@@ -18,97 +21,210 @@ import jax
 
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
-from flax.nnx.graphlib import _EMPTY_META, _Meta, _unflatten, _View
+from flax.nnx.graphlib import _EMPTY_META, _Meta, _unflatten
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import common
 from flax.nnx.variablelib import Variable
 
 _raw = operator.attrgetter('raw_value')
+_meta = operator.attrgetter('_var_metadata')
 _set = object.__setattr__
-_NODE_TYPES = (Pytree, Variable)
+_flatten = jax.tree_util.tree_flatten
+_is_node_leaf = is_graph_node_leaf
+_is_variable = Variable.__instancecheck__
 _MAX_ENTRIES = 512
 
 
-_is_node_leaf = is_graph_node_leaf
+def _getter(positions):
+  """A function returning ``leaves[p]`` for every p, as a tuple."""
+  if not positions:
+    return lambda leaves: ()
+  if len(positions) == 1:
+    p = positions[0]
+    return lambda leaves: (leaves[p],)
+  return operator.itemgetter(*positions)
+
+
+class _Sig:
+  """Positions of plain leaves, Variables and Pytrees for one tuple of
+  leaf types."""
+
+  __slots__ = ('others', 'variables', 'pytrees', 'get_others', 'get_vars')
+
+  def __init__(self, types, tree_mode):
+    others, variables, pytrees = [], [], []
+    for i, t in enumerate(types):
+      if issubclass(t, Variable):
+        variables.append(i)
+      elif issubclass(t, Pytree) and not tree_mode:
+        pytrees.append(i)
+      else:
+        others.append(i)
+    self.others = tuple(others)
+    self.variables = tuple(variables)
+    self.pytrees = tuple(pytrees)
+    self.get_others = _getter(others)
+    self.get_vars = _getter(variables)
+
+
+_SIGS: dict = {}
+
+
+def _sig(types, tree_mode) -> _Sig:
+  key = (types, tree_mode)
+  sig = _SIGS.get(key)
+  if sig is None:
+    if len(_SIGS) >= 4096:
+      _SIGS.clear()
+    sig = _SIGS[key] = _Sig(types, tree_mode)
+  return sig
+
+
+def _meta_key(variables):
+  """Hashable metadata of ``variables`` (None if all are empty)."""
+  if not any(map(_meta, variables)):
+    return None
+  return tuple(_Meta(m) if m else None for m in map(_meta, variables))
 
 
 class Call:
-  """The arguments of one call, read into a flat list."""
+  """The arguments of one call, read into a flat list.
 
-  __slots__ = ('key', 'flat', 'targets', 'roots', 'leaves', 'treedef')
-
-
-def read(tree, extra) -> Call | None:
-  """Reads ``tree`` (graph roots as leaves) into a :class:`Call`.
-
-  Returns None when the fast path does not apply (graph roots share
-  objects); the caller then takes the general path.
+  ``targets`` are the objects whose ``raw_value`` the node part of
+  ``flat`` (everything after the plain leaves) came from.
   """
-  leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=_is_node_leaf)
-  key = [extra, treedef]
-  flat = []
-  targets = []
-  roots = []
-  for x in leaves:
-    if isinstance(x, Pytree):
-      view = graphlib.flat_view(x)
-      key.append(view.graphdef)
-      slots = view.leaves
+
+  __slots__ = ('key', 'flat', 'targets', 'leaves', 'treedef', 'sig', 'views')
+
+
+NOT_FAST = object()
+
+
+def run(entries: dict, extra, tree, compile_entry):
+  """One call on the fast path, fused into a single frame.
+
+  Args:
+    entries: the compiled entries of the wrapped function, by call key.
+    extra: hashable static part of the key (static arguments, flags).
+    tree: the ``(args, kwargs)`` pytree of the call.
+    compile_entry: ``compile_entry(call) -> Entry`` for a new structure.
+
+  Returns:
+    The outputs, or :data:`NOT_FAST` if the general path must run.
+  """
+  leaves, treedef = _flatten(tree, _is_node_leaf)
+  types = tuple(map(type, leaves))
+  sig = _SIGS.get((types, False))
+  if sig is None:
+    sig = _sig(types, False)
+  flat = list(sig.get_others(leaves))
+  variables = sig.get_vars(leaves)
+  flat.extend(map(_raw, variables))
+  if sig.pytrees:
+    targets = list(variables)
+    views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
+    for v in views:
+      slots = v.leaves
       flat.extend(map(_raw, slots))
       targets.extend(slots)
-      roots.append(view)
-    elif isinstance(x, Variable):
-      meta = x._var_metadata
-      key.append((type(x), _Meta(meta)) if meta else type(x))
-      flat.append(x.raw_value)
-      targets.append(x)
-      roots.append(x)
+    if len(views) == 1:
+      graphdefs = views[0].graphdef
+      if variables and not (
+        graphlib.view_ids(views[0]).isdisjoint(map(id, variables))
+        and (
+          len(variables) == 1 or len(set(map(id, variables))) == len(variables)
+        )
+      ):
+        return NOT_FAST
     else:
-      key.append(None)
-      flat.append(x)
-  if len(roots) > 1 and not _disjoint(roots):
-    return None
+      graphdefs = tuple(v.graphdef for v in views)
+      if not _disjoint(variables, views):
+        return NOT_FAST
+  else:
+    targets = variables
+    views = ()
+    graphdefs = None
+    if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
+      return NOT_FAST
+  meta = _meta_key(variables) if variables else None
+  key = (extra, treedef, sig, graphdefs, meta)
+  entry = entries.get(key)
+  if entry is None:
+    call = Call()
+    call.key = key
+    call.flat = flat
+    call.targets = targets
+    call.leaves = leaves
+    call.treedef = treedef
+    call.sig = sig
+    call.views = views
+    entry = compile_entry(call)
+  out, new = entry.fn(*flat)
+  written = entry.written
+  if entry.changed is not None:
+    call = Call()
+    call.leaves = leaves
+    call.sig = sig
+    call.views = views
+    _write_changed(entry, call, new)
+  elif written is None:
+    for target, value in zip(targets, new):
+      _set(target, 'raw_value', value)
+  else:
+    for i, value in zip(written, new):
+      _set(targets[i], 'raw_value', value)
+  if entry.out is None:
+    return out
   call = Call()
-  call.key = tuple(key)
-  call.flat = flat
-  call.targets = targets
-  call.roots = roots
   call.leaves = leaves
-  call.treedef = treedef
-  return call
+  call.sig = sig
+  call.views = views
+  return _rebuild_out(call, entry.out, out)
 
 
-def _disjoint(roots) -> bool:
-  seen = set()
-  total = 0
-  for r in roots:
-    if type(r) is _View:
-      ids = graphlib.view_ids(r)
-      seen.update(ids)
-      total += len(ids)
-    else:
-      seen.add(id(r))
-      total += 1
-  return len(seen) == total
+def _disjoint(variables, views) -> bool:
+  ids = set(map(id, variables))
+  if len(ids) != len(variables):
+    return False
+  for view in views:
+    view_ids = graphlib.view_ids(view)
+    if not ids.isdisjoint(view_ids):
+      return False
+    ids |= view_ids
+  return True
+
+
+def _roots(call) -> list:
+  """The graph roots of ``call`` (views or Variables) in leaf order, the
+  order of the trace's global object indices."""
+  sig = call.sig
+  by_pos = dict(zip(sig.pytrees, call.views))
+  return [
+    by_pos[p] if p in by_pos else call.leaves[p]
+    for p in sorted(sig.variables + sig.pytrees)
+  ]
 
 
 def _root_nodes(roots) -> list:
   """Every input object, in the order of the global indices of the trace."""
   out = []
   for r in roots:
-    if type(r) is _View:
-      out.extend(r.nodes)
-    else:
+    if isinstance(r, Variable):
       out.append(r)
+    else:
+      out.extend(r.nodes)
   return out
 
 
 class Entry:
   """One compiled function for one call structure.
 
-  ``fn(*flat)`` returns ``(out_flat, new_values)``; ``changed`` (graph
-  nodes of the roots whose structure changed, or None) and the output
-  structure are recorded while tracing.
+  ``fn(*flat)`` returns ``(out, new_values)``. Recorded while tracing:
+  ``changed`` (new graph nodes of roots whose structure changed, in target
+  order, or None), ``new_sizes`` (values per root, target order),
+  ``written`` (indices of the targets that get new values, or None for all)
+  and ``out`` (None when JAX rebuilds the outputs itself, else the
+  structure to rebuild them from).
   """
 
   __slots__ = ('fn', 'changed', 'out', 'new_sizes', 'written')
@@ -121,68 +237,77 @@ class Entry:
     self.written = None
 
 
+def _written(node_in, new, donated) -> list | None:
+  written = [
+    i
+    for i, (a, b) in enumerate(zip(node_in, new))
+    if a is not b or i in donated
+  ]
+  return None if len(written) == len(new) else written
+
+
 def make_entry(
   call: Call, body, jit_kwargs, donate_args, *, graph_updates=True
 ) -> Entry:
-  """Builds the compiled function of ``call``'s structure.
+  """Builds the compiled function of ``call``'s structure (graph mode).
 
   Args:
     call: the call whose structure is compiled.
     body: ``body(args_tree) -> out``, the user function applied to the
       rebuilt argument tree.
     jit_kwargs: keyword arguments of ``jax.jit``.
-    donate_args: indices of leaves of ``call.leaves`` whose values are
-      donated.
+    donate_args: positions in ``call.leaves`` of donated leaves.
     graph_updates: whether the structure of the inputs may change.
   """
   entry = Entry()
   treedef = call.treedef
-  positions = []
-  nodes = []
-  sizes = []
-  donate = []
-  donated_nodes = set()
-  n = 0
-  n_nodes = 0
-  for pos, x in enumerate(call.leaves):
-    if isinstance(x, Pytree):
-      view = graphlib.flat_view(x)
-      size = len(view.leaves)
-      positions.append(pos)
-      nodes.append(view.graphdef.node)
-      sizes.append(size)
-    elif isinstance(x, Variable):
-      meta = x._var_metadata
-      size = 1
-      positions.append(pos)
-      nodes.append(('v', type(x), 0, _Meta(meta) if meta else _EMPTY_META))
-      sizes.append(1)
-    else:
-      size = 1
-    is_node = bool(positions) and positions[-1] == pos
-    if pos in donate_args:
-      donate.extend(range(n, n + size))
-      if is_node:
-        donated_nodes.update(range(n_nodes, n_nodes + size))
-    n += size
-    if is_node:
-      n_nodes += size
-  static = (treedef, True, tuple(nodes), tuple(positions))
-  node_at = dict(zip(positions, range(len(positions))))
+  sig = call.sig
   num_leaves = len(call.leaves)
+  n_others = len(sig.others)
+  # Target order: standalone Variables, then Pytrees; each root's values
+  # sit at [start, start + size) of the flat list.
+  target_pos = sig.variables + sig.pytrees
+  sizes = [1] * len(sig.variables) + [len(v.leaves) for v in call.views]
+  starts = []
+  start = n_others
+  for size in sizes:
+    starts.append(start)
+    start += size
+  root_nodes = {}
+  for p in sig.variables:
+    meta = call.leaves[p]._var_metadata
+    root_nodes[p] = (
+      'v',
+      type(call.leaves[p]),
+      0,
+      _Meta(meta) if meta else _EMPTY_META,
+    )
+  for p, view in zip(sig.pytrees, call.views):
+    root_nodes[p] = view.graphdef.node
+  leaf_order = sorted(target_pos)
+  k_of = {p: k for k, p in enumerate(leaf_order)}
+  span = dict(zip(target_pos, zip(starts, sizes)))
+  static = (
+    treedef,
+    True,
+    tuple(root_nodes[p] for p in leaf_order),
+    tuple(leaf_order),
+  )
+  donate = [j for j, p in enumerate(sig.others) if p in donate_args]
+  donated = set()
+  for p in target_pos:
+    if p in donate_args:
+      s, n = span[p]
+      donate.extend(range(s, s + n))
+      donated.update(range(s - n_others, s - n_others + n))
 
   def inner(*flat):
-    it = iter(flat)
-    leaves = []
-    node_in = []
-    for pos in range(num_leaves):
-      k = node_at.get(pos)
-      if k is None:
-        leaves.append(next(it))
-      else:
-        vals = [next(it) for _ in range(sizes[k])]
-        node_in.extend(vals)
-        leaves.append(common.NodeStates((vals,), k))
+    leaves = [None] * num_leaves
+    for j, p in enumerate(sig.others):
+      leaves[p] = flat[j]
+    for p in leaf_order:
+      s, n = span[p]
+      leaves[p] = common.NodeStates((list(flat[s : s + n]),), k_of[p])
     ig = common.InnerGraph(static, None, treedef.unflatten(leaves))
     out = body(ig.args)
     changed, values = ig.updates()
@@ -193,21 +318,16 @@ def make_entry(
         'Use graph_updates=True, or create the attributes before the call.'
       )
     new = []
-    for vals in values:
-      new.extend(vals)
-    entry.changed = changed
-    entry.new_sizes = [len(vals) for vals in values]
+    for p in target_pos:
+      new.extend(values[k_of[p]])
     if changed is None:
-      # Only values that changed (or were donated) come back.
-      written = [
-        i
-        for i, (a, b) in enumerate(zip(node_in, new))
-        if a is not b or i in donated_nodes
-      ]
-      entry.written = None if len(written) == len(new) else written
+      entry.changed = None
+      entry.written = _written(flat[n_others:], new, donated)
       if entry.written is not None:
-        new = [new[i] for i in written]
+        new = [new[i] for i in entry.written]
     else:
+      entry.changed = tuple(changed[k_of[p]] for p in target_pos)
+      entry.new_sizes = [len(values[k_of[p]]) for p in target_pos]
       entry.written = None
     out_static, out_leaves = ig.flatten_out(out)
     out_treedef, out_nodes, out_positions = out_static
@@ -233,32 +353,16 @@ def make_entry(
   return entry
 
 
-def finish(entry: Entry, call: Call, out, new):
-  """Writes ``new`` back into the arguments and rebuilds the outputs."""
-  changed = entry.changed
-  if changed is not None:
-    _write_changed(call, changed, new, entry.new_sizes)
-  elif entry.written is None:
-    for target, value in zip(call.targets, new):
-      _set(target, 'raw_value', value)
-  else:
-    targets = call.targets
-    for i, value in zip(entry.written, new):
-      _set(targets[i], 'raw_value', value)
-  if entry.out is None:
-    return out
-  return _rebuild_out(call, entry.out, out)
-
-
-def _write_changed(call, changed, new, sizes):
+def _write_changed(entry, call, new):
+  roots = list(call.sig.get_vars(call.leaves)) + list(call.views)
   start = 0
-  for k, (root, size) in enumerate(zip(call.roots, sizes)):
+  for root, node, size in zip(roots, entry.changed, entry.new_sizes):
     vals = new[start : start + size]
     start += size
-    node = changed[k]
-    if node is None or type(root) is not _View:
-      targets = root.leaves if type(root) is _View else (root,)
-      for target, value in zip(targets, vals):
+    if isinstance(root, Variable):
+      _set(root, 'raw_value', vals[0])
+    elif node is None:
+      for target, value in zip(root.leaves, vals):
         _set(target, 'raw_value', value)
     else:
       reuse = common._ReuseMap(root.nodes, 0, True)
@@ -270,7 +374,7 @@ def _rebuild_out(call, out, out_flat):
   leaves = []
   it = iter(out_flat)
   node_k = 0
-  index = _InputIndex(call.roots)
+  index = _InputIndex(call)
   for size in out_sizes:
     if size is None:
       leaves.append(next(it))
@@ -293,50 +397,60 @@ class _InputIndex(dict):
   """Objects rebuilt from the outputs by index; negative indices are input
   objects (listed on first use)."""
 
-  def __init__(self, roots):
+  def __init__(self, call):
     super().__init__()
-    self._roots = roots
+    self._call = call
     self._nodes = None
 
   def __missing__(self, i):
     if i < 0:
       if self._nodes is None:
-        self._nodes = _root_nodes(self._roots)
+        self._nodes = _root_nodes(_roots(self._call))
       return self._nodes[-i - 1]
     raise KeyError(i)
 
 
 # -- tree mode --------------------------------------------------------------
 
-_is_variable = Variable.__instancecheck__
 
-
-def read_tree(tree, extra) -> Call | None:
-  """Tree-mode counterpart of :func:`read`: Pytrees are JAX pytrees and
-  only Variables are read; returns None if a Variable appears twice."""
-  leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=_is_variable)
-  key = [extra, treedef]
-  flat = []
-  targets = []
-  for x in leaves:
-    if isinstance(x, Variable):
-      meta = x._var_metadata
-      key.append((type(x), _Meta(meta)) if meta else type(x))
-      flat.append(x.raw_value)
-      targets.append(x)
-    else:
-      key.append(None)
-      flat.append(x)
-  if len(set(map(id, targets))) != len(targets):
-    return None
-  call = Call()
-  call.key = tuple(key)
-  call.flat = flat
-  call.targets = targets
-  call.roots = None
-  call.leaves = leaves
-  call.treedef = treedef
-  return call
+def run_tree(entries: dict, extra, tree, compile_entry):
+  """Tree-mode counterpart of :func:`run`: Pytrees are JAX pytrees and only
+  Variables are read; :data:`NOT_FAST` if a Variable appears twice."""
+  leaves, treedef = _flatten(tree, _is_variable)
+  types = tuple(map(type, leaves))
+  sig = _SIGS.get((types, True))
+  if sig is None:
+    sig = _sig(types, True)
+  flat = list(sig.get_others(leaves))
+  variables = sig.get_vars(leaves)
+  if variables:
+    flat.extend(map(_raw, variables))
+    if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
+      return NOT_FAST
+    meta = _meta_key(variables)
+  else:
+    meta = None
+  key = (extra, treedef, sig, meta)
+  entry = entries.get(key)
+  if entry is None:
+    call = Call()
+    call.key = key
+    call.flat = flat
+    call.targets = variables
+    call.leaves = leaves
+    call.treedef = treedef
+    call.sig = sig
+    call.views = ()
+    entry = compile_entry(call)
+  out, new = entry.fn(*flat)
+  written = entry.written
+  if written is None:
+    for target, value in zip(variables, new):
+      _set(target, 'raw_value', value)
+  else:
+    for i, value in zip(written, new):
+      _set(variables[i], 'raw_value', value)
+  return out
 
 
 def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
@@ -344,57 +458,37 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
   inside, their final values come back, the outputs are plain pytrees."""
   entry = Entry()
   treedef = call.treedef
-  specs = []
-  donated_vars = set()
-  donate = []
-  n_vars = 0
-  for pos, x in enumerate(call.leaves):
-    if isinstance(x, Variable):
-      specs.append((type(x), dict(x._var_metadata)))
-      if pos in donate_args:
-        donated_vars.add(n_vars)
-      n_vars += 1
-    else:
-      specs.append(None)
-    if pos in donate_args:
-      donate.append(pos)
+  sig = call.sig
+  num_leaves = len(call.leaves)
+  n_others = len(sig.others)
+  specs = [
+    (p, type(call.leaves[p]), dict(call.leaves[p]._var_metadata))
+    for p in sig.variables
+  ]
+  donate = [j for j, p in enumerate(sig.others) if p in donate_args]
+  donated = set()
+  for j, p in enumerate(sig.variables):
+    if p in donate_args:
+      donate.append(n_others + j)
+      donated.add(j)
 
   def inner(*flat):
-    leaves = []
+    leaves = [None] * num_leaves
+    for j, p in enumerate(sig.others):
+      leaves[p] = flat[j]
     variables = []
-    for spec, value in zip(specs, flat):
-      if spec is None:
-        leaves.append(value)
-      else:
-        var = object.__new__(spec[0])
-        _set(var, 'raw_value', value)
-        _set(var, '_var_metadata', dict(spec[1]))
-        variables.append(var)
-        leaves.append(var)
-    node_in = [v.raw_value for v in variables]
+    for (p, cls, meta), value in zip(specs, flat[n_others:]):
+      var = object.__new__(cls)
+      _set(var, 'raw_value', value)
+      _set(var, '_var_metadata', dict(meta))
+      variables.append(var)
+      leaves[p] = var
     out = body(treedef.unflatten(leaves))
     new = [v.raw_value for v in variables]
-    written = [
-      i
-      for i, (a, b) in enumerate(zip(node_in, new))
-      if a is not b or i in donated_vars
-    ]
-    entry.written = None if len(written) == len(new) else written
+    entry.written = _written(flat[n_others:], new, donated)
     if entry.written is not None:
-      new = [new[i] for i in written]
+      new = [new[i] for i in entry.written]
     return out, new
 
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
   return entry
-
-
-def finish_tree(entry: Entry, call: Call, out, new):
-  """Writes the new Variable values back; returns the outputs."""
-  if entry.written is None:
-    for target, value in zip(call.targets, new):
-      _set(target, 'raw_value', value)
-  else:
-    targets = call.targets
-    for i, value in zip(entry.written, new):
-      _set(targets[i], 'raw_value', value)
-  return out
