@@ -119,6 +119,7 @@ def _install_all(session):
   session.install(
     *(_local(p, ('test',)) for p in PACKAGES),
     *TEST_TOOLS,
+    *_fresh(session, PACKAGES),
   )
 
 
