@@ -327,3 +327,36 @@ def test_missing_sentinel_is_flax_typing():
   assert _common.MISSING is typing.MISSING
   with pytest.raises(TypeError, match='missing required argument'):
     nnx.Param(typing.MISSING)
+
+
+def test_tree_mode_pytrees_not_matching_their_graph_view():
+  # A shared sub-Pytree (no Variables shared) and a static array attribute:
+  # the tree-mode leaves differ from the graph view, so the call flattens
+  # the Pytrees with JAX; results stay those of tree mode.
+  class Holder(nnx.Module):
+    def __init__(self):
+      self.lin = Lin(2, 2, 0)
+      self.const = nnx.static((1, 2))
+
+  class Shared(nnx.Module):
+    def __init__(self):
+      self.counter = nnx.BatchStat(jnp.array(0))
+      self.empty = nnx.Module()
+      self.alias = self.empty
+
+  traces = []
+
+  @nnx.jit(graph=False)
+  def f(h, s, x):
+    traces.append(1)
+    s.counter.value += 1
+    return h.lin(x) * h.const[1]
+
+  h, s = Holder(), Shared()
+  x = jnp.ones((1, 2))
+  for _ in range(2):
+    y = f(h, s, x)
+  expected = (np.asarray(x) @ np.asarray(h.lin.w.value)) * 2
+  np.testing.assert_allclose(y, expected, rtol=1e-5)
+  assert int(s.counter.value) == 2
+  assert len(traces) == 1

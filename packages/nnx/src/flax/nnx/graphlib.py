@@ -387,6 +387,7 @@ class _View:
     'versions',
     'containers',
     'all_variables',
+    'tree_ok',
     'ids',
     'masks',
     'path_index',
@@ -406,6 +407,7 @@ def _build_view(root) -> _View:
   view.versions = [(m, m[M_VERSION]) for m in map(_meta_of, f.versions)]
   view.containers = f.containers
   view.all_variables = all(map(_is_variable, f.leaves))
+  view.tree_ok = None
   view.ids = None
   view.masks = {}
   view.path_index = None

@@ -21,7 +21,7 @@ import typing as tp
 import jax
 
 from flax.nnx._common import MISSING, resolve_graph
-from flax.nnx.transforms import common, flatcall
+from flax.nnx.transforms import common, flatcall, treecall
 
 
 def _normalize_nums(nums):
@@ -229,7 +229,7 @@ class JitWrapped:
     """Compiles the call structure of ``call`` (graph mode unless
     ``graph_updates`` is None)."""
     tree = graph_updates is None
-    is_leaf = flatcall._is_variable if tree else common.is_node_leaf
+    is_leaf = call.is_leaf
     donate = set()
     if self._donate_argnums or self._donate_argnames:
       n = 0
@@ -251,7 +251,7 @@ class JitWrapped:
       return fun(*a, **kw)
 
     if tree:
-      entry = flatcall.make_tree_entry(
+      entry = treecall.make_tree_entry(
         call, body, self._fast_jit_kwargs, donate
       )
       entries = self._tree_entries
@@ -279,7 +279,7 @@ class JitWrapped:
   def _call_tree(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
     if self._fast:
-      out = flatcall.run_tree(
+      out = treecall.run_tree(
         self._tree_entries,
         box,
         (args, kwargs),
@@ -302,7 +302,7 @@ class JitWrapped:
           self._entries, self._hot_key, (args, kwargs), self._compile_graph
         )
       else:
-        out = flatcall.run_tree(
+        out = treecall.run_tree(
           self._tree_entries, None, (args, kwargs), self._compile_tree
         )
       if out is not flatcall.NOT_FAST:

@@ -94,7 +94,16 @@ class Call:
   ``flat`` (everything after the plain leaves) came from.
   """
 
-  __slots__ = ('key', 'flat', 'targets', 'leaves', 'treedef', 'sig', 'views')
+  __slots__ = (
+    'key',
+    'flat',
+    'targets',
+    'leaves',
+    'treedef',
+    'sig',
+    'views',
+    'is_leaf',
+  )
 
 
 NOT_FAST = object()
@@ -158,6 +167,7 @@ def run(entries: dict, extra, tree, compile_entry):
     call.treedef = treedef
     call.sig = sig
     call.views = views
+    call.is_leaf = _is_node_leaf
     entry = compile_entry(call)
   out, new = entry.fn(*flat)
   written = entry.written
@@ -408,87 +418,3 @@ class _InputIndex(dict):
         self._nodes = _root_nodes(_roots(self._call))
       return self._nodes[-i - 1]
     raise KeyError(i)
-
-
-# -- tree mode --------------------------------------------------------------
-
-
-def run_tree(entries: dict, extra, tree, compile_entry):
-  """Tree-mode counterpart of :func:`run`: Pytrees are JAX pytrees and only
-  Variables are read; :data:`NOT_FAST` if a Variable appears twice."""
-  leaves, treedef = _flatten(tree, _is_variable)
-  types = tuple(map(type, leaves))
-  sig = _SIGS.get((types, True))
-  if sig is None:
-    sig = _sig(types, True)
-  flat = list(sig.get_others(leaves))
-  variables = sig.get_vars(leaves)
-  if variables:
-    flat.extend(map(_raw, variables))
-    if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
-      return NOT_FAST
-    meta = _meta_key(variables)
-  else:
-    meta = None
-  key = (extra, treedef, sig, meta)
-  entry = entries.get(key)
-  if entry is None:
-    call = Call()
-    call.key = key
-    call.flat = flat
-    call.targets = variables
-    call.leaves = leaves
-    call.treedef = treedef
-    call.sig = sig
-    call.views = ()
-    entry = compile_entry(call)
-  out, new = entry.fn(*flat)
-  written = entry.written
-  if written is None:
-    for target, value in zip(variables, new):
-      _set(target, 'raw_value', value)
-  else:
-    for i, value in zip(written, new):
-      _set(variables[i], 'raw_value', value)
-  return out
-
-
-def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
-  """Like :func:`make_entry` for tree mode: Variables are rebuilt fresh
-  inside, their final values come back, the outputs are plain pytrees."""
-  entry = Entry()
-  treedef = call.treedef
-  sig = call.sig
-  num_leaves = len(call.leaves)
-  n_others = len(sig.others)
-  specs = [
-    (p, type(call.leaves[p]), dict(call.leaves[p]._var_metadata))
-    for p in sig.variables
-  ]
-  donate = [j for j, p in enumerate(sig.others) if p in donate_args]
-  donated = set()
-  for j, p in enumerate(sig.variables):
-    if p in donate_args:
-      donate.append(n_others + j)
-      donated.add(j)
-
-  def inner(*flat):
-    leaves = [None] * num_leaves
-    for j, p in enumerate(sig.others):
-      leaves[p] = flat[j]
-    variables = []
-    for (p, cls, meta), value in zip(specs, flat[n_others:]):
-      var = object.__new__(cls)
-      _set(var, 'raw_value', value)
-      _set(var, '_var_metadata', dict(meta))
-      variables.append(var)
-      leaves[p] = var
-    out = body(treedef.unflatten(leaves))
-    new = [v.raw_value for v in variables]
-    entry.written = _written(flat[n_others:], new, donated)
-    if entry.written is not None:
-      new = [new[i] for i in entry.written]
-    return out, new
-
-  entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
-  return entry

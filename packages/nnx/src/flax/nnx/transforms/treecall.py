@@ -1,0 +1,209 @@
+"""The ``nnx.jit`` fast path in tree mode (``graph=False``).
+
+In tree mode Pytrees are JAX pytrees: only Variables are carried across the
+transform and written back, and shared Variables are an error. When the
+tree-mode leaves of a Pytree argument are exactly the leaves of its cached
+graph view (no shared references, no arrays hidden in static attributes),
+the call reads the view like graph mode does, which skips flattening the
+Pytrees through their Python pytree functions on every call. Otherwise the
+arguments are flattened by JAX with Variables as leaves.
+"""
+
+import operator
+
+import jax
+
+from flax.nnx import graphlib, rebuildlib
+from flax.nnx.transforms.flatcall import (
+  _SIGS,
+  NOT_FAST,
+  Call,
+  Entry,
+  _disjoint,
+  _flatten,
+  _is_node_leaf,
+  _is_variable,
+  _meta_key,
+  _raw,
+  _set,
+  _sig,
+  _written,
+)
+from flax.nnx.variablelib import Variable
+
+
+def _has_refs(node) -> bool:
+  kind = node[0]
+  if kind == 'r':
+    return True
+  if kind == 'n':
+    return any(_has_refs(c) for _, c in node[3])
+  if kind in ('l', 'd', 'p'):
+    return any(_has_refs(c) for c in node[2])
+  return False
+
+
+def _tree_ok(view) -> bool:
+  """Whether ``view`` lists exactly the tree-mode leaves of its root."""
+  ok = view.tree_ok
+  if ok is None:
+    ok = False
+    if not _has_refs(view.graphdef.node):
+      try:
+        leaves = jax.tree_util.tree_leaves(view.nodes[0], is_leaf=_is_variable)
+      except Exception:  # noqa: BLE001 - any failure means: not comparable
+        leaves = None
+      if leaves is not None:
+        mine = [
+          s if isinstance(s, Variable) else s.raw_value for s in view.leaves
+        ]
+        ok = len(leaves) == len(mine) and all(map(operator.is_, leaves, mine))
+    view.tree_ok = ok
+  return ok
+
+
+def run_tree(entries: dict, extra, tree, compile_entry):
+  """One tree-mode call on the fast path; :data:`NOT_FAST` if a Variable
+  appears twice (the general path then raises the error)."""
+  leaves, treedef = _flatten(tree, _is_node_leaf)
+  types = tuple(map(type, leaves))
+  sig = _SIGS.get((types, False))
+  if sig is None:
+    sig = _sig(types, False)
+  views = ()
+  if sig.pytrees:
+    views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
+    if not all(map(_tree_ok, views)):
+      return _run_flat(entries, extra, tree, compile_entry)
+  flat = list(sig.get_others(leaves))
+  variables = sig.get_vars(leaves)
+  flat.extend(map(_raw, variables))
+  if views:
+    targets = list(variables)
+    for v in views:
+      slots = v.leaves
+      flat.extend(map(_raw, slots))
+      targets.extend(slots)
+    if not _disjoint(variables, views):
+      return NOT_FAST
+    graphdefs = tuple(v.graphdef for v in views)
+  else:
+    targets = variables
+    if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
+      return NOT_FAST
+    graphdefs = None
+  meta = _meta_key(variables) if variables else None
+  key = (extra, treedef, sig, graphdefs, meta)
+  entry = entries.get(key)
+  if entry is None:
+    entry = compile_entry(
+      _call(key, flat, targets, leaves, treedef, sig, views, _is_node_leaf)
+    )
+  return _finish(entry, targets, *entry.fn(*flat))
+
+
+def _run_flat(entries: dict, extra, tree, compile_entry):
+  """Tree-mode call with JAX flattening the Pytrees."""
+  leaves, treedef = _flatten(tree, _is_variable)
+  types = tuple(map(type, leaves))
+  sig = _SIGS.get((types, True))
+  if sig is None:
+    sig = _sig(types, True)
+  flat = list(sig.get_others(leaves))
+  variables = sig.get_vars(leaves)
+  flat.extend(map(_raw, variables))
+  if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
+    return NOT_FAST
+  meta = _meta_key(variables) if variables else None
+  key = (extra, treedef, sig, meta)
+  entry = entries.get(key)
+  if entry is None:
+    entry = compile_entry(
+      _call(key, flat, variables, leaves, treedef, sig, (), _is_variable)
+    )
+  return _finish(entry, variables, *entry.fn(*flat))
+
+
+def _call(key, flat, targets, leaves, treedef, sig, views, is_leaf) -> Call:
+  call = Call()
+  call.key = key
+  call.flat = flat
+  call.targets = targets
+  call.leaves = leaves
+  call.treedef = treedef
+  call.sig = sig
+  call.views = views
+  call.is_leaf = is_leaf
+  return call
+
+
+def _finish(entry, targets, out, new):
+  written = entry.written
+  if written is None:
+    for target, value in zip(targets, new):
+      _set(target, 'raw_value', value)
+  else:
+    for i, value in zip(written, new):
+      _set(targets[i], 'raw_value', value)
+  return out
+
+
+def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
+  """Compiles a tree-mode call: Variables (standalone or in Pytrees) are
+  rebuilt fresh inside, their final values come back (arrays held by
+  Pytrees do not), the outputs are plain pytrees."""
+  entry = Entry()
+  treedef = call.treedef
+  sig = call.sig
+  num_leaves = len(call.leaves)
+  n_others = len(sig.others)
+  specs = [
+    (type(call.leaves[p]), dict(call.leaves[p]._var_metadata))
+    for p in sig.variables
+  ]
+  graphdefs = [v.graphdef for v in call.views]
+  sizes = [len(v.leaves) for v in call.views]
+  donate = [j for j, p in enumerate(sig.others) if p in donate_args]
+  donated = set()
+  n = n_others
+  for p in sig.variables:
+    if p in donate_args:
+      donate.append(n)
+      donated.add(n - n_others)
+    n += 1
+  for p, size in zip(sig.pytrees, sizes):
+    if p in donate_args:
+      donate.extend(range(n, n + size))
+      donated.update(range(n - n_others, n - n_others + size))
+    n += size
+
+  def inner(*flat):
+    leaves = [None] * num_leaves
+    for j, p in enumerate(sig.others):
+      leaves[p] = flat[j]
+    inner_targets = []
+    it = iter(flat[n_others:])
+    for p, (cls, meta) in zip(sig.variables, specs):
+      var = object.__new__(cls)
+      _set(var, 'raw_value', next(it))
+      _set(var, '_var_metadata', dict(meta))
+      inner_targets.append(var)
+      leaves[p] = var
+    for p, graphdef, size in zip(sig.pytrees, graphdefs, sizes):
+      vals = [next(it) for _ in range(size)]
+      obj = rebuildlib.unflatten(graphdef, vals, raw=True)
+      inner_targets.extend(graphlib.flat_view(obj).leaves)
+      leaves[p] = obj
+    node_in = flat[n_others:]
+    out = body(treedef.unflatten(leaves))
+    new = [
+      t.raw_value if isinstance(t, Variable) else node_in[i]
+      for i, t in enumerate(inner_targets)
+    ]
+    entry.written = _written(node_in, new, donated)
+    if entry.written is not None:
+      new = [new[i] for i in entry.written]
+    return out, new
+
+  entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
+  return entry
