@@ -360,3 +360,24 @@ def test_tree_mode_pytrees_not_matching_their_graph_view():
   np.testing.assert_allclose(y, expected, rtol=1e-5)
   assert int(s.counter.value) == 2
   assert len(traces) == 1
+
+
+def test_merge_reference_into_container_defined_earlier():
+  # 'a' (a list) holds the first occurrence of `shared`; the child module
+  # under 'b' refers to it: the rebuilt child must get the rebuilt object.
+  class Child(nnx.Module):
+    def __init__(self, ref):
+      self.ref = ref
+
+  class Parent(nnx.Module):
+    def __init__(self):
+      shared = Lin(1, 1, 0)
+      self.a = [shared, nnx.Param(jnp.ones(1))]
+      self.b = Child(shared)
+      self.c = Child(self.a[1])
+
+  p = Parent()
+  m = nnx.merge(*nnx.split(p))
+  assert m.b.ref is m.a[0] and m.c.ref is m.a[1]
+  assert isinstance(m.b.ref, Lin) and m.a[0] is not p.a[0]
+  np.testing.assert_allclose(m.b.ref.w.value, p.a[0].w.value)

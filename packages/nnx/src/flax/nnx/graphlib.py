@@ -407,6 +407,10 @@ def _build_view(root) -> _View:
   view.versions = [(m, m[M_VERSION]) for m in map(_meta_of, f.versions)]
   view.containers = f.containers
   view.all_variables = all(map(_is_variable, f.leaves))
+  # Lets merge(graphdef, state-from-split) match paths by identity.
+  if len(_PATHS_CACHE) > 4096:
+    _PATHS_CACHE.clear()
+  _PATHS_CACHE[view.graphdef] = view.paths
   view.tree_ok = None
   view.ids = None
   view.masks = {}

@@ -8,12 +8,17 @@ in one loop and fills their attributes from precomputed positions, with no
 recursion and no per-node dispatch.
 """
 
+import collections
+import itertools
+
 from flax.nnx._common import EPOCH
 from flax.nnx.pytreelib import M_DATA, M_VERSION
 from flax.nnx.variablelib import Variable
 
 _set = object.__setattr__
 _new = object.__new__
+_repeat = itertools.repeat
+_consume = collections.deque(maxlen=0).extend
 _is_variable = Variable.__instancecheck__
 
 
@@ -136,30 +141,53 @@ class Plan:
   """How to build fresh objects for one graphdef node (root ``'n'``).
 
   Attributes:
-    creates: ``(index, class, data names)`` of every Pytree reachable from
-      the root through attributes only, in traversal order.
-    variables: ``(index, leaf position, class, metadata)`` of every Variable
-      held directly by one of those Pytrees.
-    fills: ``(index, keys, sources)`` per Pytree, children first; a source
-      is ``(kind, payload)`` with kind ``_OBJ`` (object index), ``_STATIC``
-      (value), ``_ARRAY`` (leaf position) or ``_SUBTREE`` ((node, first and
-      last leaf positions), rebuilt with :func:`unflatten_node`).
-    simple: per fill, whether all its sources are ``_OBJ``.
+    creates: classes and data names of every Pytree reachable from the root
+      through attributes only (plain Pytrees), with their indices.
+    variables: indices, leaf positions, classes and metadata of every
+      Variable held directly by a plain Pytree.
+    subtrees: ``(node, first leaf, last leaf)`` of every attribute value
+      that is a container (list, dict, pytree) in traversal order, rebuilt
+      with :func:`unflatten_node` after the plain objects exist and before
+      any attribute is filled, so that references in either direction
+      resolve.
+    fills: per plain Pytree, ``(index, keys, sources)`` where a source is
+      ``(kind, payload)``: ``_OBJ`` (object index), ``_STATIC`` (value),
+      ``_ARRAY`` (leaf position) or ``_SUBTREE`` (subtree number). Fills
+      whose sources are all objects are run with C-level loops.
   """
 
-  __slots__ = ('creates', 'variables', 'fills', 'num_index', 'root')
+  __slots__ = (
+    'create_idx',
+    'create_cls',
+    'create_data',
+    'var_idx',
+    'var_pos',
+    'var_cls',
+    'var_meta',
+    'subtrees',
+    'fills',
+    'simple_idx',
+    'simple_keys',
+    'simple_sources',
+    'num_index',
+    'root',
+  )
 
   def __init__(self, node, num_index):
-    self.creates = []
-    self.variables = []
-    self.fills = []
     self.num_index = num_index
     self.root = node[2]
+    self.create_idx, self.create_cls, self.create_data = [], [], []
+    self.var_idx, self.var_pos, self.var_cls, self.var_meta = [], [], [], []
+    self.subtrees = []
+    self.fills = []
+    self.simple_idx, self.simple_keys, self.simple_sources = [], [], []
     self._build(node, 0)
 
   def _build(self, node, pos) -> int:
     idx, cls, attrs, data = node[2], node[1], node[3], node[4]
-    self.creates.append((idx, cls, data))
+    self.create_idx.append(idx)
+    self.create_cls.append(cls)
+    self.create_data.append(data)
     keys = []
     sources = []
     for k, c in attrs:
@@ -169,7 +197,10 @@ class Plan:
         pos = self._build(c, pos)
         sources.append((_OBJ, c[2]))
       elif kind == 'v':
-        self.variables.append((c[2], pos, c[1], c[3].items))
+        self.var_idx.append(c[2])
+        self.var_pos.append(pos)
+        self.var_cls.append(c[1])
+        self.var_meta.append(c[3].items)
         pos += 1
         sources.append((_OBJ, c[2]))
       elif kind == 'r':
@@ -181,42 +212,52 @@ class Plan:
         pos += 1
       else:
         count = _count_leaves(c)
-        sources.append((_SUBTREE, (c, pos, pos + count)))
+        sources.append((_SUBTREE, len(self.subtrees)))
+        self.subtrees.append((c, pos, pos + count))
         pos += count
-    simple = all(s[0] == _OBJ for s in sources)
-    if simple:
-      sources = tuple(s[1] for s in sources)
-    self.fills.append((idx, tuple(keys), simple, tuple(sources)))
+    if all(s[0] == _OBJ for s in sources):
+      self.simple_idx.append(idx)
+      self.simple_keys.append(tuple(keys))
+      self.simple_sources.append(tuple(s[1] for s in sources))
+    else:
+      self.fills.append((idx, tuple(keys), tuple(sources)))
     return pos
 
   def run(self, leaves, raw, index=None):
     """Builds the objects from ``leaves``; returns the root object."""
     objs = [None] * self.num_index
-    for idx, cls, data in self.creates:
-      obj = _new(cls)
-      _set(obj, '_pytree__m', [set(data), 0, None, None, None])
-      objs[idx] = obj
-    if raw:
-      for idx, pos, cls, meta in self.variables:
-        var = _new(cls)
-        _set(var, 'raw_value', leaves[pos])
-        _set(var, '_var_metadata', dict(meta))
-        objs[idx] = var
-    else:
-      for idx, pos, cls, meta in self.variables:
-        leaf = leaves[pos]
-        if not _is_variable(leaf):
+    put = objs.__setitem__
+    new = list(map(_new, self.create_cls))
+    _consume(
+      map(
+        _set,
+        new,
+        _repeat('_pytree__m'),
+        [[set(d), 0, None, None, None] for d in self.create_data],
+      )
+    )
+    _consume(map(put, self.create_idx, new))
+    var_leaves = [leaves[p] for p in self.var_pos]
+    if raw or not all(map(_is_variable, var_leaves)):
+      variables = []
+      for leaf, cls, meta in zip(var_leaves, self.var_cls, self.var_meta):
+        if raw or not _is_variable(leaf):
           var = _new(cls)
           _set(var, 'raw_value', leaf)
           _set(var, '_var_metadata', dict(meta))
           leaf = var
-        objs[idx] = leaf
+        variables.append(leaf)
+      var_leaves = variables
+    _consume(map(put, self.var_idx, var_leaves))
+    sub_values = []
+    if self.subtrees:
+      sub_index = _ObjsIndex(objs)
+      for node, start, stop in self.subtrees:
+        sub_values.append(
+          unflatten_node(node, iter(leaves[start:stop]), sub_index, None, raw)
+        )
     get = objs.__getitem__
-    sub_index = None
-    for idx, keys, simple, sources in self.fills:
-      if simple:
-        vars(objs[idx]).update(zip(keys, map(get, sources)))
-        continue
+    for idx, keys, sources in self.fills:
       values = []
       for kind, payload in sources:
         if kind == _OBJ:
@@ -229,13 +270,15 @@ class Plan:
             leaf = leaf.raw_value
           values.append(leaf)
         else:
-          if sub_index is None:
-            sub_index = _ObjsIndex(objs)
-          node, start, stop = payload
-          values.append(
-            unflatten_node(node, iter(leaves[start:stop]), sub_index, None, raw)
-          )
+          values.append(sub_values[payload])
       vars(objs[idx]).update(zip(keys, values))
+    _consume(
+      map(
+        dict.update,
+        map(vars, map(get, self.simple_idx)),
+        map(zip, self.simple_keys, map(map, _repeat(get), self.simple_sources)),
+      )
+    )
     if index is not None:
       index.update((i, o) for i, o in enumerate(objs) if o is not None)
     return objs[self.root]
