@@ -346,6 +346,39 @@ def test_jit_values_and_cache():
   assert len(traces) == n + 1  # one new trace for apply, then cached
 
 
+def test_jit_rng_counters_are_data_not_static():
+  traces = []
+
+  def noise(scope):
+    traces.append(1)
+    return jax.random.uniform(scope.make_rng('dropout'))
+
+  jitted = lift.jit(noise)
+
+  def body(scope):
+    child = scope.push('child')
+    draws = [jitted(child) for _ in range(4)]
+    # The outer counters advanced by one key per call.
+    after = child.make_rng('dropout')
+    return draws, after
+
+  key = jax.random.key(0)
+  for _ in range(3):
+    draws, after = apply(body)({}, rngs={'dropout': key})
+  # Zero counters on entry and a running total: two traces, ever.
+  assert len(traces) == 2
+  assert len({float(d) for d in draws}) == 4
+  # The first call matches the plain derivation (key of scope 'child').
+  child_key = reference_key(key, 'child')
+  expected = jax.random.uniform(reference_key(child_key, 1))
+  np.testing.assert_array_equal(draws[0], expected)
+  # Four keys were drawn inside, so the next one outside is number 5.
+  np.testing.assert_array_equal(
+    jax.random.key_data(after),
+    jax.random.key_data(reference_key(key, 'child', 5)),
+  )
+
+
 def test_jit_static_argnums():
   def f(scope, x, power):
     return x**power * scope.param('s', ones, ())

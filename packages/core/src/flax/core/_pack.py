@@ -96,8 +96,13 @@ def pack(
     holding one dict of collections per (de-duplicated) scope; a collection
     goes to the FIRST filter that matches it;
   * ``rng_groups``: likewise for the PRNG streams and ``rng_filters``;
-  * ``scope_fn(variable_groups, rng_groups, mutable_filter=True)``, which
-    rebuilds the scope tree from (transformed) groups;
+  * ``scope_fn(variable_groups, rng_groups, mutable_filter=True,
+    rng_counters=None)``, which rebuilds the scope tree from (transformed)
+    groups. The rebuilt scopes share the PRNG counters of the original
+    ones unless ``rng_counters`` gives one counter dict per de-duplicated
+    scope (used by transforms whose body runs out of line, like ``jit``).
+    ``scope_fn.roots`` holds the original de-duplicated scopes and
+    ``scope_fn.leaves`` the original scopes in tree order;
   * ``repack_fn(scopes)``, which returns the mutable variables of rebuilt
     scopes grouped by ``out_variable_filters``.
 
@@ -170,7 +175,12 @@ def pack(
 
     inner_scopes = []
 
-    def scope_fn(variable_groups_xs_t, rng_groups_xs_t, mutable_filter=True):
+    def scope_fn(
+      variable_groups_xs_t,
+      rng_groups_xs_t,
+      mutable_filter=True,
+      rng_counters=None,
+    ):
       nonlocal inner_scopes
       for inner_scope in inner_scopes:
         inner_scope.invalidate()
@@ -179,8 +189,11 @@ def pack(
       variable_groups_xs = _transpose(variable_groups_xs_t) or ((),) * n
       rng_groups_xs = _transpose(rng_groups_xs_t) or ((),) * n
       roots = []
-      for variable_groups, rng_groups, scope, rng_counters in zip(
-        variable_groups_xs, rng_groups_xs, scopes, inner_rng_counters
+      for variable_groups, rng_groups, scope, counters in zip(
+        variable_groups_xs,
+        rng_groups_xs,
+        scopes,
+        inner_rng_counters if rng_counters is None else rng_counters,
       ):
         variables = {}
         for group in variable_groups:
@@ -208,12 +221,15 @@ def pack(
           debug_path=debug_path,
           flags=scope.flags,
         )
-        inner_scope.rng_counters = rng_counters
+        inner_scope.rng_counters = counters
         roots.append(inner_scope)
       inner_scopes = list(roots)
       return jax.tree_util.tree_unflatten(
         treedef, _dup_scopes(scopes, roots, paths)
       )
+
+    scope_fn.roots = scopes
+    scope_fn.leaves = flat_scopes
 
     def repack_fn(inner_scope_tree):
       leaves = jax.tree_util.tree_leaves(

@@ -25,6 +25,7 @@ from typing import Any, Optional
 import jax
 
 from flax.core import axes_scan
+from flax.core._lift_jit import _materialize_rngs, jit
 from flax.core._filters import (
   CollectionFilter,
   PRNGSequenceFilter,
@@ -33,7 +34,7 @@ from flax.core._filters import (
 )
 from flax.core._lift_loops import cond, scan, switch, while_loop
 from flax.core._pack import _unzip2, pack
-from flax.core._rng import LazyRng, tree_map_rngs
+from flax.core._rng import tree_map_rngs
 from flax.core.scope import Scope
 
 __all__ = [
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 broadcast = axes_scan.broadcast
-_ = (cond, scan, switch, while_loop)  # re-exported
+_ = (cond, jit, scan, switch, while_loop)  # re-exported
 
 
 def _meta():
@@ -156,105 +157,6 @@ def vmap(
     return y, vars_out
 
   return pack(inner, variable_groups, variable_groups, rng_groups, name='vmap')
-
-
-def _hashable(x):
-  if isinstance(x, Mapping):
-    return tuple(sorted((str(k), _hashable(v)) for k, v in x.items()))
-  if isinstance(x, (set, frozenset)):
-    return ('set', tuple(sorted(map(str, x))))
-  if isinstance(x, (list, tuple)):
-    return tuple(_hashable(v) for v in x)
-  try:
-    hash(x)
-  except TypeError:
-    return ('id', id(x))
-  return x
-
-
-def _materialize_rngs(rng_groups):
-  return jax.tree_util.tree_map(
-    lambda r: r.clear_suffix() if isinstance(r, LazyRng) else r,
-    rng_groups,
-    is_leaf=lambda r: isinstance(r, LazyRng),
-  )
-
-
-def jit(
-  fn: Callable[..., Any],
-  variables: CollectionFilter = True,
-  rngs: PRNGSequenceFilter = True,
-  static_argnums=(),
-  static_argnames=(),
-  donate_argnums=(),
-  device=None,
-  backend=None,
-) -> Callable[..., Any]:
-  """Lifted ``jax.jit``.
-
-  ``static_argnums`` and ``donate_argnums`` count the scope as argument 0.
-  The compiled function is cached per structure of the variables, mutable
-  collections, flags and PRNG counters.
-
-  >>> import jax, jax.numpy as jnp
-  >>> from flax.core import init, lift
-  >>> f = lambda scope, x: x * scope.param('s', jax.nn.initializers.ones, ())
-  >>> y, _ = init(lift.jit(f))(jax.random.key(0), jnp.arange(3.0))
-  >>> y.tolist()
-  [0.0, 1.0, 2.0]
-  """
-  if not isinstance(static_argnums, Iterable):
-    static_argnums = (static_argnums,)
-  if not isinstance(donate_argnums, Iterable):
-    donate_argnums = (donate_argnums,)
-  jit_static = (0,) + tuple(i + 2 for i in static_argnums if i > 0)
-  jit_donate = tuple(i + 2 for i in donate_argnums if i > 0)
-  context = []  # stack of (scope_fn, repack_fn) while tracing
-
-  @functools.partial(
-    jax.jit,
-    static_argnums=jit_static,
-    static_argnames=static_argnames,
-    donate_argnums=jit_donate,
-    device=device,
-    backend=backend,
-  )
-  def jitted(fingerprint, variable_groups, rng_groups, *args, **kwargs):
-    del fingerprint  # only part of the cache key
-    scope_fn, repack_fn = context[-1]
-    scope = scope_fn(variable_groups, rng_groups)
-    y = fn(scope, *args, **kwargs)
-    return y, repack_fn(scope)
-
-  def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
-    scopes = jax.tree_util.tree_leaves(
-      scope_fn(variable_groups, rng_groups),
-      is_leaf=lambda x: isinstance(x, Scope),
-    )
-    fingerprint = tuple(
-      (
-        _hashable(s.mutable),
-        s.path,
-        _hashable(s.flags),
-        _hashable(s.rng_counters),
-      )
-      for s in scopes
-    )
-    context.append((scope_fn, repack_fn))
-    try:
-      return jitted(
-        fingerprint,
-        variable_groups,
-        _materialize_rngs(rng_groups),
-        *args,
-        **kwargs,
-      )
-    finally:
-      context.pop()
-
-  return pack(
-    inner, (variables,), (variables,), (rngs,), name='jit', enable_kwargs=True
-  )
 
 
 def checkpoint(

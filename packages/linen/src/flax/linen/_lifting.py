@@ -15,7 +15,6 @@ import jax
 from flax import errors
 from flax.core.scope import Scope
 from flax.core.scope import Variable
-from flax.linen import _module_tree
 from flax.linen import module as module_lib
 from flax.linen.module import Module
 
@@ -154,26 +153,6 @@ def _method_specs(module_class, methods, trafo_kwargs):
   return {name: dict(trafo_kwargs) for name in methods}
 
 
-_CACHE_SIZE = 64
-
-
-def _module_key(module):
-  """A hashable key of a Module's configuration, or None.
-
-  Modules holding other Modules are not cached (their identity includes
-  the scopes of one call).
-  """
-  values = tuple(_module_attrs(module).items())
-  if _module_tree.contains_module([v for _, v in values]):
-    return None
-  key = (type(module), values)
-  try:
-    hash(key)
-  except TypeError:
-    return None
-  return key
-
-
 def module_class_lift_transform(
   transform, prefix, module_class, *trafo_args, methods=None, **trafo_kwargs
 ):
@@ -183,11 +162,9 @@ def module_class_lift_transform(
   so instances get automatic names such as ``VmapMLP_0``.
   """
   specs = _method_specs(module_class, methods, trafo_kwargs)
-  cacheable = getattr(transform, '__name__', None) == 'jit'
 
   def create(fn_name, kwargs):
     fn = getattr(module_class, fn_name)
-    cache = {} if cacheable else None
 
     @functools.wraps(fn)
     def wrapped_fn(self, *args, **call_kwargs):
@@ -208,29 +185,8 @@ def module_class_lift_transform(
       scopes, args, call_kwargs, arg_objects = get_module_scopes(
         self, args, call_kwargs
       )
-      key = _module_key(self) if cache is not None and not arg_objects else None
-      if key is None:
-        trafo_fn = transform(core_fn, *trafo_args, **kwargs)
-        return trafo_fn(scopes, *args, **call_kwargs)
-      # Reuse one compiled function per Module configuration; a retrace
-      # runs the current call's core_fn.
-      entry = cache.get(key)
-      if entry is None:
-        current = []
-
-        def cached_core_fn(scopes, *args, **call_kwargs):
-          return current[-1](scopes, *args, **call_kwargs)
-
-        entry = (current, transform(cached_core_fn, *trafo_args, **kwargs))
-        if len(cache) >= _CACHE_SIZE:
-          cache.clear()
-        cache[key] = entry
-      current, trafo_fn = entry
-      current.append(core_fn)
-      try:
-        return trafo_fn(scopes, *args, **call_kwargs)
-      finally:
-        current.pop()
+      trafo_fn = transform(core_fn, *trafo_args, **kwargs)
+      return trafo_fn(scopes, *args, **call_kwargs)
 
     return wrapped_fn
 

@@ -26,6 +26,10 @@ import jax.numpy as jnp
 from flax.core import lift
 from flax.core import meta
 from flax.core.frozen_dict import FrozenDict
+from flax import errors
+from flax.linen import _jit_lifting
+from flax.linen import _lifting
+from flax.linen.module import Module
 from flax.linen._lifting import decorator_lift_transform
 from flax.linen._lifting import get_module_scopes  # noqa: F401
 from flax.linen._lifting import lift_direct_transform
@@ -95,11 +99,25 @@ def jit(
   backend=None,
   methods=None,
 ):
-  """Lifted ``jax.jit``; ``static_argnums`` counts the Module as 0."""
-  return lift_transform(
-    lift.jit,
-    'Jit',
-    target,
+  """Lifted ``jax.jit`` of a Module class or a method.
+
+  ``static_argnums`` counts the Module as argument 0. A jitted method is
+  traced once per Module configuration (the class and field values, also
+  of the Modules it holds), scope paths, mutable collections, and shapes
+  and dtypes of the variables and inputs; PRNG keys are traced data.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import linen as nn
+  >>> class Scale(nn.Module):
+  ...   @nn.jit
+  ...   @nn.compact
+  ...   def __call__(self, x):
+  ...     return x * self.param('s', jax.nn.initializers.ones, ())
+  >>> v = Scale().init(jax.random.key(0), jnp.ones(2))
+  >>> Scale().apply(v, jnp.arange(2.0)).tolist()
+  [0.0, 1.0]
+  """
+  trafo_kwargs = dict(
     variables=variables,
     rngs=rngs,
     static_argnums=static_argnums,
@@ -107,8 +125,18 @@ def jit(
     donate_argnums=donate_argnums,
     device=device,
     backend=backend,
-    methods=methods,
   )
+  if _lifting.is_module_class(target):
+    return _jit_lifting.module_class_jit(
+      target, methods=methods, **trafo_kwargs
+    )
+  if callable(target) and not isinstance(target, Module):
+    if methods is not None:
+      raise ValueError(
+        'Methods should not be provided when transforming a function.'
+      )
+    return _jit_lifting.method_jit(target, **trafo_kwargs)
+  raise errors.TransformTargetError(target)
 
 
 def checkpoint(
