@@ -90,7 +90,9 @@ def test_jitted_method_traces_once_and_keys_are_data():
       return y, jax.random.uniform(self.make_rng('dropout'), y.shape)
 
   x = jnp.ones((1, 3))
-  v = Noisy().init({'params': jax.random.key(0), 'dropout': jax.random.key(1)}, x)
+  v = Noisy().init(
+    {'params': jax.random.key(0), 'dropout': jax.random.key(1)}, x
+  )
   traced = len(TRACES)
   for seed in range(4):
     key = jax.random.key(seed)
