@@ -36,40 +36,14 @@ from jax.nn import silu as silu
 from jax.nn import soft_sign as soft_sign
 from jax.nn import softmax as softmax
 from jax.nn import softplus as softplus
-from jax.nn import standardize as normalize
 from jax.nn import standardize as standardize
 from jax.nn import swish as swish
 from jax.numpy import tanh as tanh
 
-__all__ = [
-  'celu',
-  'elu',
-  'gelu',
-  'glu',
-  'hard_sigmoid',
-  'hard_silu',
-  'hard_swish',
-  'hard_tanh',
-  'identity',
-  'leaky_relu',
-  'log_sigmoid',
-  'log_softmax',
-  'logsumexp',
-  'mish',
-  'normalize',
-  'one_hot',
-  'relu',
-  'relu6',
-  'selu',
-  'sigmoid',
-  'silu',
-  'soft_sign',
-  'softmax',
-  'softplus',
-  'standardize',
-  'swish',
-  'tanh',
-]
+normalize = standardize  # Flax's alias
+
+# Every name imported above, in alphabetical order.
+__all__ = sorted(n for n in globals() if not n.startswith('_'))
 
 # Newer activations, exported when the installed JAX has them.
 for _name in ('sparse_plus', 'sparse_sigmoid', 'squareplus', 'log1mexp'):

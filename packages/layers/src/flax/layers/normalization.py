@@ -100,6 +100,55 @@ def compute_stats(
   return mu, var
 
 
+def layer_stats(layer, x, reduction_axes, mask=None, use_mean: bool = True):
+  """:func:`compute_stats` with the options held by a norm layer.
+
+  Args:
+    layer: a Linen or NNX norm; its ``dtype``, ``axis_name``,
+      ``axis_index_groups`` and ``use_fast_variance`` are used.
+    x: the input.
+    reduction_axes: the axes to reduce.
+    mask: boolean array, True where elements count.
+    use_mean: False for RMSNorm (zero mean, mean-square variance).
+
+  Returns:
+    ``(mean, var)`` with the reduced axes removed.
+  """
+  return compute_stats(
+    x,
+    reduction_axes,
+    layer.dtype,
+    layer.axis_name,
+    layer.axis_index_groups,
+    use_mean=use_mean,
+    use_fast_variance=layer.use_fast_variance,
+    mask=mask,
+  )
+
+
+def batch_norm_axes(ndim: int, axis) -> tuple:
+  """``(feature_axes, reduction_axes)`` of BatchNorm: it reduces every axis
+  but ``axis``."""
+  feature_axes = canonicalize_axes(ndim, axis)
+  return feature_axes, tuple(i for i in range(ndim) if i not in feature_axes)
+
+
+def instance_norm_axes(ndim: int, feature_axes) -> tuple:
+  """``(feature_axes, reduction_axes)`` of InstanceNorm: it reduces every
+  axis but the batch axis 0 and ``feature_axes``.
+
+  Raises:
+    ValueError: if ``feature_axes`` include axis 0.
+  """
+  feature_axes = canonicalize_axes(ndim, feature_axes)
+  if 0 in feature_axes:
+    raise ValueError(
+      'The channel axes cannot include the leading dimension '
+      'as this is assumed to be the batch axis.'
+    )
+  return feature_axes, tuple(i for i in range(1, ndim) if i not in feature_axes)
+
+
 @functools.lru_cache(maxsize=512)
 def feature_shapes(shape: tuple, feature_axes) -> tuple:
   """``(param_shape, broadcast_shape)`` of scale/bias over feature axes."""

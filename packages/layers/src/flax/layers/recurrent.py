@@ -85,3 +85,58 @@ def conv_lstm_gates(gates, c):
   new_c = f * c + jax.nn.sigmoid(i) * jnp.tanh(g)
   new_h = jax.nn.sigmoid(o) * jnp.tanh(new_c)
   return new_c, new_h
+
+
+def bidirectional(
+  forward_rnn,
+  backward_rnn,
+  merge_fn,
+  inputs,
+  initial_carry,
+  return_carry: bool,
+  rng_kwargs,
+  **kwargs,
+):
+  """Runs two RNNs over ``inputs``, the second one reversed, and merges.
+
+  Args:
+    forward_rnn: the RNN run left to right.
+    backward_rnn: the RNN run right to left (its outputs re-reversed).
+    merge_fn: merges the two outputs, leaf by leaf.
+    inputs: the input sequence.
+    initial_carry: ``(forward_carry, backward_carry)`` or None.
+    return_carry: return ``((forward_carry, backward_carry), outputs)``.
+    rng_kwargs: the carry-initializer keyword arguments of each RNN,
+      ``(forward_kwargs, backward_kwargs)``.
+    **kwargs: passed to both RNNs (``seq_lengths``, ``time_major``).
+
+  Returns:
+    The merged outputs, or ``(carries, outputs)`` with ``return_carry``.
+  """
+  if initial_carry is not None:
+    carry_forward, carry_backward = initial_carry
+  else:
+    carry_forward = carry_backward = None
+  forward_kwargs, backward_kwargs = rng_kwargs
+  carry_forward, outputs_forward = forward_rnn(
+    inputs,
+    initial_carry=carry_forward,
+    return_carry=True,
+    reverse=False,
+    **forward_kwargs,
+    **kwargs,
+  )
+  carry_backward, outputs_backward = backward_rnn(
+    inputs,
+    initial_carry=carry_backward,
+    return_carry=True,
+    reverse=True,
+    keep_order=True,
+    **backward_kwargs,
+    **kwargs,
+  )
+  carry = (carry_forward, carry_backward)
+  outputs = jax.tree_util.tree_map(merge_fn, outputs_forward, outputs_backward)
+  if return_carry:
+    return carry, outputs
+  return outputs

@@ -24,17 +24,28 @@ Dtype = Any
 Initializer = initializers.Initializer
 
 
-def _scale_bias(mdl, shape, use_scale, use_bias, feature_axes):
-  """Creates ``scale`` and ``bias`` (in that order) over ``feature_axes``."""
+def _normalize(mdl, x, mean, var, reduction_axes, feature_axes, use_bias):
+  """Creates ``scale`` then ``bias`` (in that order) over ``feature_axes``
+  and normalizes ``x`` with them."""
   param_shape, _ = normalization.feature_shapes(
-    tuple(shape), normalization.canonicalize_axes(len(shape), feature_axes)
+    tuple(x.shape), normalization.canonicalize_axes(x.ndim, feature_axes)
   )
   scale = bias = None
-  if use_scale:
+  if mdl.use_scale:
     scale = mdl.param('scale', mdl.scale_init, param_shape, mdl.param_dtype)
   if use_bias:
     bias = mdl.param('bias', mdl.bias_init, param_shape, mdl.param_dtype)
-  return scale, bias
+  return normalization.normalize(
+    x,
+    mean,
+    var,
+    reduction_axes,
+    feature_axes,
+    scale,
+    bias,
+    dtype=mdl.dtype,
+    epsilon=mdl.epsilon,
+  )
 
 
 class BatchNorm(Module):
@@ -105,8 +116,9 @@ class BatchNorm(Module):
     use_running_average = merge_param(
       'use_running_average', self.use_running_average, use_running_average
     )
-    feature_axes = normalization.canonicalize_axes(x.ndim, self.axis)
-    reduction_axes = tuple(i for i in range(x.ndim) if i not in feature_axes)
+    feature_axes, reduction_axes = normalization.batch_norm_axes(
+      x.ndim, self.axis
+    )
     feature_shape = tuple(x.shape[ax] for ax in feature_axes)
 
     ra_mean = self.variable(
@@ -132,19 +144,8 @@ class BatchNorm(Module):
         m = self.momentum
         ra_mean.value = m * ra_mean.value + (1 - m) * mean
         ra_var.value = m * ra_var.value + (1 - m) * var
-    scale, bias = _scale_bias(
-      self, x.shape, self.use_scale, self.use_bias, feature_axes
-    )
-    return normalization.normalize(
-      x,
-      mean,
-      var,
-      reduction_axes,
-      feature_axes,
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
+    return _normalize(
+      self, x, mean, var, reduction_axes, feature_axes, self.use_bias
     )
 
 
@@ -209,28 +210,15 @@ class LayerNorm(Module):
     Returns:
       Normalized inputs (the same shape as inputs).
     """
-    mean, var = normalization.compute_stats(
-      x,
-      self.reduction_axes,
-      self.dtype,
-      self.axis_name,
-      self.axis_index_groups,
-      use_fast_variance=self.use_fast_variance,
-      mask=mask,
-    )
-    scale, bias = _scale_bias(
-      self, x.shape, self.use_scale, self.use_bias, self.feature_axes
-    )
-    return normalization.normalize(
+    mean, var = normalization.layer_stats(self, x, self.reduction_axes, mask)
+    return _normalize(
+      self,
       x,
       mean,
       var,
       self.reduction_axes,
       self.feature_axes,
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
+      self.use_bias,
     )
 
 
@@ -286,29 +274,11 @@ class RMSNorm(Module):
     Returns:
       Normalized inputs (the same shape as inputs).
     """
-    mean, var = normalization.compute_stats(
-      x,
-      self.reduction_axes,
-      self.dtype,
-      self.axis_name,
-      self.axis_index_groups,
-      use_mean=False,
-      use_fast_variance=self.use_fast_variance,
-      mask=mask,
+    mean, var = normalization.layer_stats(
+      self, x, self.reduction_axes, mask, use_mean=False
     )
-    scale, _ = _scale_bias(
-      self, x.shape, self.use_scale, False, self.feature_axes
-    )
-    return normalization.normalize(
-      x,
-      mean,
-      var,
-      self.reduction_axes,
-      self.feature_axes,
-      scale,
-      None,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
+    return _normalize(
+      self, x, mean, var, self.reduction_axes, self.feature_axes, False
     )
 
 
@@ -388,19 +358,8 @@ class GroupNorm(Module):
       self.use_fast_variance,
       mask,
     )
-    scale, bias = _scale_bias(
-      self, x.shape, self.use_scale, self.use_bias, (x.ndim - 1,)
-    )
-    return normalization.normalize(
-      x,
-      mean,
-      var,
-      stat_axes,
-      (x.ndim - 1,),
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
+    return _normalize(
+      self, x, mean, var, stat_axes, (x.ndim - 1,), self.use_bias
     )
 
 
@@ -458,35 +417,12 @@ class InstanceNorm(Module):
     Returns:
       Normalized inputs (the same shape as inputs).
     """
-    feature_axes = normalization.canonicalize_axes(x.ndim, self.feature_axes)
-    if 0 in feature_axes:
-      raise ValueError(
-        'The channel axes cannot include the leading dimension '
-        'as this is assumed to be the batch axis.'
-      )
-    reduction_axes = tuple(i for i in range(1, x.ndim) if i not in feature_axes)
-    mean, var = normalization.compute_stats(
-      x,
-      reduction_axes,
-      self.dtype,
-      self.axis_name,
-      self.axis_index_groups,
-      use_fast_variance=self.use_fast_variance,
-      mask=mask,
+    feature_axes, reduction_axes = normalization.instance_norm_axes(
+      x.ndim, self.feature_axes
     )
-    scale, bias = _scale_bias(
-      self, x.shape, self.use_scale, self.use_bias, feature_axes
-    )
-    return normalization.normalize(
-      x,
-      mean,
-      var,
-      reduction_axes,
-      feature_axes,
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
+    mean, var = normalization.layer_stats(self, x, reduction_axes, mask)
+    return _normalize(
+      self, x, mean, var, reduction_axes, feature_axes, self.use_bias
     )
 
 

@@ -94,7 +94,63 @@ def _features_of(cell, size):
   return features
 
 
-class LSTMCell(RNNCellBase):
+def _dense(cell, side, hidden, use_bias, **kwargs):
+  """A ``Dense`` factory of the cell on its inputs (``side='i'``,
+  ``kernel_init``) or its hidden state (``'h'``,
+  ``recurrent_kernel_init``)."""
+  return functools.partial(
+    Dense,
+    features=hidden,
+    use_bias=use_bias,
+    kernel_init=cell.kernel_init if side == 'i' else cell.recurrent_kernel_init,
+    dtype=cell.dtype,
+    param_dtype=cell.param_dtype,
+    **kwargs,
+  )
+
+
+class _Cell(RNNCellBase):
+  """The cells of this module: their carry arrays are built alike."""
+
+  @nowrap
+  def _carry_shape(self, input_shape, size):
+    if size is None:
+      batch_dims = tuple(input_shape[:-1])
+    else:
+      batch_dims = tuple(input_shape)
+    return batch_dims + (_features_of(self, size),)
+
+  @_carry_initializer
+  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
+    """Initializes the carry: ``(c, h)`` for the LSTM cells, else one array.
+
+    Args:
+      rng: random number generator passed to ``carry_init`` (split in two
+        for a ``(c, h)`` carry).
+      input_shape: shape of the cell's input, ``(*batch, in_features)``
+        (``(*batch, *spatial, in_features)`` for ConvLSTMCell). In the
+        0.6.10 form ``initialize_carry(rng, batch_dims, size)`` this is the
+        batch shape and ``size`` the hidden size.
+      size: hidden size, ``(*spatial, features)`` for ConvLSTMCell (0.6.10
+        form only).
+      init_fn: carry initializer (0.6.10 form only).
+
+    Returns:
+      The carry; each array is ``(*batch, features)`` (``(*batch,
+      *spatial, features)`` for ConvLSTMCell).
+    """
+    mem_shape = self._carry_shape(input_shape, size)
+    init = init_fn or self.carry_init
+    if self.carry_is_pair:
+      key1, key2 = random.split(rng)
+      return (
+        init(key1, mem_shape, self.param_dtype),
+        init(key2, mem_shape, self.param_dtype),
+      )
+    return init(rng, mem_shape, self.param_dtype)
+
+
+class LSTMCell(_Cell):
   r"""LSTM cell.
 
   .. math::
@@ -163,23 +219,8 @@ class LSTMCell(RNNCellBase):
     """
     c, h = carry
     hidden = h.shape[-1]
-    dense_h = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=True,
-      kernel_init=self.recurrent_kernel_init,
-      bias_init=self.bias_init,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-    )
-    dense_i = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=False,
-      kernel_init=self.kernel_init,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-    )
+    dense_h = _dense(self, 'h', hidden, True, bias_init=self.bias_init)
+    dense_i = _dense(self, 'i', hidden, False)
     i = self.gate_fn(dense_i(name='ii')(inputs) + dense_h(name='hi')(h))
     f = self.gate_fn(dense_i(name='if')(inputs) + dense_h(name='hf')(h))
     g = self.activation_fn(dense_i(name='ig')(inputs) + dense_h(name='hg')(h))
@@ -187,37 +228,6 @@ class LSTMCell(RNNCellBase):
     new_c = f * c + i * g
     new_h = o * self.activation_fn(new_c)
     return (new_c, new_h), new_h
-
-  @_carry_initializer
-  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
-    """Initializes the ``(c, h)`` carry.
-
-    Args:
-      rng: random number generator passed to ``carry_init``.
-      input_shape: shape of the cell's input ``(*batch, in_features)``. In
-        the 0.6.10 form ``initialize_carry(rng, batch_dims, size)`` this is
-        the batch shape and ``size`` the hidden size.
-      size: hidden size (0.6.10 form only).
-      init_fn: carry initializer (0.6.10 form only).
-
-    Returns:
-      The carry ``(c, h)``, each ``(*batch, features)``.
-    """
-    if size is None:
-      batch_dims = tuple(input_shape[:-1])
-    else:
-      batch_dims = tuple(input_shape)
-    mem_shape = batch_dims + (_features_of(self, size),)
-    init = init_fn or self.carry_init
-    key1, key2 = random.split(rng)
-    return (
-      init(key1, mem_shape, self.param_dtype),
-      init(key2, mem_shape, self.param_dtype),
-    )
-
-  @property
-  def num_feature_axes(self) -> int:
-    return 1
 
 
 class _DenseParams(Module):
@@ -312,36 +322,7 @@ class OptimizedLSTMCell(LSTMCell):
     return (new_c, new_h), new_h
 
 
-class _SingleCarryCell(RNNCellBase):
-  """Cells whose carry is one ``(*batch, features)`` array."""
-
-  @_carry_initializer
-  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
-    """Initializes the carry.
-
-    Args:
-      rng: random number generator passed to ``carry_init``.
-      input_shape: shape of the cell's input ``(*batch, in_features)`` (or,
-        in the 0.6.10 form with ``size``, the batch shape).
-      size: hidden size (0.6.10 form only).
-      init_fn: carry initializer (0.6.10 form only).
-
-    Returns:
-      The carry ``(*batch, features)``.
-    """
-    if size is None:
-      batch_dims = tuple(input_shape[:-1])
-    else:
-      batch_dims = tuple(input_shape)
-    mem_shape = batch_dims + (_features_of(self, size),)
-    return (init_fn or self.carry_init)(rng, mem_shape, self.param_dtype)
-
-  @property
-  def num_feature_axes(self) -> int:
-    return 1
-
-
-class GRUCell(_SingleCarryCell):
+class GRUCell(_Cell):
   r"""GRU cell.
 
   .. math::
@@ -402,24 +383,8 @@ class GRUCell(_SingleCarryCell):
     """
     h = carry
     hidden = h.shape[-1]
-    dense_h = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=False,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      kernel_init=self.recurrent_kernel_init,
-      bias_init=self.bias_init,
-    )
-    dense_i = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=True,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      kernel_init=self.kernel_init,
-      bias_init=self.bias_init,
-    )
+    dense_h = _dense(self, 'h', hidden, False, bias_init=self.bias_init)
+    dense_i = _dense(self, 'i', hidden, True, bias_init=self.bias_init)
     r = self.gate_fn(dense_i(name='ir')(inputs) + dense_h(name='hr')(h))
     z = self.gate_fn(dense_i(name='iz')(inputs) + dense_h(name='hz')(h))
     # The reset gate multiplies the hidden transform, so it has a bias.
@@ -430,7 +395,7 @@ class GRUCell(_SingleCarryCell):
     return new_h, new_h
 
 
-class MGUCell(_SingleCarryCell):
+class MGUCell(_Cell):
   r"""Minimal gated unit (MGU) cell (https://arxiv.org/abs/1603.09420).
 
   .. math::
@@ -493,22 +458,8 @@ class MGUCell(_SingleCarryCell):
     """
     h = carry
     hidden = h.shape[-1]
-    dense_h = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=False,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      kernel_init=self.recurrent_kernel_init,
-    )
-    dense_i = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=True,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      kernel_init=self.kernel_init,
-    )
+    dense_h = _dense(self, 'h', hidden, False)
+    dense_i = _dense(self, 'i', hidden, True)
     f = self.gate_fn(
       dense_i(name='if', bias_init=self.forget_bias_init)(inputs)
       + dense_h(name='hf')(h)
@@ -522,7 +473,7 @@ class MGUCell(_SingleCarryCell):
     return new_h, new_h
 
 
-class SimpleCell(_SingleCarryCell):
+class SimpleCell(_Cell):
   r"""Simple (Elman) RNN cell: ``h' = tanh(W_i x + b + W_h h)``.
 
   Parameters: ``i`` (with bias) and ``h`` (no bias).
@@ -572,23 +523,8 @@ class SimpleCell(_SingleCarryCell):
       A tuple with the new carry and the output.
     """
     hidden = carry.shape[-1]
-    dense_h = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=False,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      kernel_init=self.recurrent_kernel_init,
-    )
-    dense_i = functools.partial(
-      Dense,
-      features=hidden,
-      use_bias=True,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      kernel_init=self.kernel_init,
-      bias_init=self.bias_init,
-    )
+    dense_h = _dense(self, 'h', hidden, False)
+    dense_i = _dense(self, 'i', hidden, True, bias_init=self.bias_init)
     new_carry = dense_i(name='i')(inputs) + dense_h(name='h')(carry)
     if self.residual:
       new_carry += carry
@@ -596,7 +532,7 @@ class SimpleCell(_SingleCarryCell):
     return new_carry, new_carry
 
 
-class ConvLSTMCell(RNNCellBase):
+class ConvLSTMCell(_Cell):
   r"""A convolutional LSTM cell.
 
   The input-to-hidden (``ih``) and hidden-to-hidden (``hh``) transforms are
@@ -663,33 +599,14 @@ class ConvLSTMCell(RNNCellBase):
     new_c, new_h = rnn_math.conv_lstm_gates(gates, c)
     return (new_c, new_h), new_h
 
-  @_carry_initializer
-  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
-    """Initializes the ``(c, h)`` carry.
-
-    Args:
-      rng: random number generator passed to ``carry_init``.
-      input_shape: ``(*batch, *spatial, in_features)``; in the 0.6.10 form
-        with ``size`` the batch shape.
-      size: ``(*spatial, features)`` (0.6.10 form only).
-      init_fn: carry initializer (0.6.10 form only).
-
-    Returns:
-      The carry ``(c, h)``, each ``(*batch, *spatial, features)``.
-    """
+  @nowrap
+  def _carry_shape(self, input_shape, size):
     if size is None:
       n = self.num_feature_axes
-      mem_shape = (
+      return (
         tuple(input_shape[:-n]) + tuple(input_shape[-n:-1]) + (self.features,)
       )
-    else:
-      mem_shape = tuple(input_shape) + tuple(size)
-    init = init_fn or self.carry_init
-    key1, key2 = random.split(rng)
-    return (
-      init(key1, mem_shape, self.param_dtype),
-      init(key2, mem_shape, self.param_dtype),
-    )
+    return tuple(input_shape) + tuple(size)
 
   @property
   def num_feature_axes(self) -> int:
@@ -914,37 +831,17 @@ class Bidirectional(Module):
       key_forward, key_backward = random.split(init_key)
     else:
       key_forward = key_backward = None
-    if initial_carry is not None:
-      carry_forward, carry_backward = initial_carry
-    else:
-      carry_forward = carry_backward = None
-
-    carry_forward, outputs_forward = self.forward_rnn(
+    return rnn_math.bidirectional(
+      self.forward_rnn,
+      self.backward_rnn,
+      self.merge_fn,
       inputs,
-      initial_carry=carry_forward,
-      init_key=key_forward,
+      initial_carry,
+      return_carry,
+      ({'init_key': key_forward}, {'init_key': key_backward}),
       seq_lengths=seq_lengths,
-      return_carry=True,
       time_major=time_major,
-      reverse=False,
     )
-    carry_backward, outputs_backward = self.backward_rnn(
-      inputs,
-      initial_carry=carry_backward,
-      init_key=key_backward,
-      seq_lengths=seq_lengths,
-      return_carry=True,
-      time_major=time_major,
-      reverse=True,
-      keep_order=True,
-    )
-    carry = (carry_forward, carry_backward)
-    outputs = jax.tree_util.tree_map(
-      self.merge_fn, outputs_forward, outputs_backward
-    )
-    if return_carry:
-      return carry, outputs
-    return outputs
 
 
 __all__ = [

@@ -56,3 +56,56 @@ def fork_stream(rngs, collection: str):
 
 def variable_metadata(metadata: tp.Mapping[str, tp.Any] | None):
   return dict(metadata) if metadata else {}
+
+
+_NOT_KEPT = frozenset({'self', '__class__', 'rngs', 'keep_rngs'})
+
+
+def keep_args(module, args, **overrides):
+  """Stores a constructor's arguments as attributes, in signature order.
+
+  Args:
+    module: the module being built.
+    args: the constructor's ``locals()``, taken before it binds other
+      names.
+    **overrides: values stored instead of some arguments (e.g. canonical
+      forms), at the arguments' places.
+
+  ``self``, ``rngs``, ``keep_rngs`` and the ``*_metadata`` mappings are not
+  stored, nor the attributes the constructor has already set.
+  """
+  attrs = vars(module)
+  for name, value in args.items():
+    if name in _NOT_KEPT or name.endswith('_metadata') or name in attrs:
+      continue
+    setattr(module, name, overrides.get(name, value))
+
+
+def init_kernel_bias(module, args, kernel_shape, bias_shape, **overrides):
+  """Creates ``kernel`` and ``bias`` Params, then keeps the other arguments.
+
+  Keys are drawn from ``rngs.params()`` for the kernel, then the bias, as
+  Flax does.
+
+  Args:
+    module: the module being built.
+    args: the constructor's ``locals()`` (see :func:`keep_args`); its
+      ``rngs``, ``param_dtype``, ``kernel_init``, ``bias_init``,
+      ``kernel_metadata`` and ``bias_metadata`` are used.
+    kernel_shape: the shape of ``kernel``.
+    bias_shape: the shape of ``bias``; None for no bias (``bias`` is None).
+    **overrides: see :func:`keep_args`.
+  """
+  rngs, dtype = args['rngs'], args['param_dtype']
+  module.kernel = nnx.Param(
+    args['kernel_init'](rngs.params(), kernel_shape, dtype),
+    **args['kernel_metadata'],
+  )
+  if bias_shape is None:
+    module.bias = optional_data(None)
+  else:
+    module.bias = nnx.Param(
+      args['bias_init'](rngs.params(), bias_shape, dtype),
+      **args['bias_metadata'],
+    )
+  keep_args(module, args, **overrides)

@@ -13,6 +13,7 @@ from jax import lax
 from flax import nnx
 from flax.layers import linear as _math
 from flax.layers.nnx import dtypes
+from flax.layers.nnx._utils import init_kernel_bias
 from flax.layers.nnx._utils import optional_data
 from flax.layers.nnx.linear import default_bias_init
 from flax.layers.nnx.linear import default_kernel_init
@@ -24,12 +25,29 @@ canonicalize_padding = _math.canonicalize_padding
 _EMPTY = MappingProxyType({})
 
 
-def _check_mask(mask, kernel_shape):
+def _init_conv(module, args, kernel_shape):
+  """Checks ``mask``, keeps ``kernel_shape``, then creates the params and
+  keeps the constructor arguments (``args``: its ``locals()``)."""
+  mask = args['mask']
   if mask is not None and tuple(mask.shape) != tuple(kernel_shape):
     raise ValueError(
       'Mask needs to have the same shape as weights. '
       f'Shapes are: {mask.shape}, {kernel_shape}'
     )
+  module.kernel_shape = kernel_shape
+  bias_shape = (args['out_features'],) if args['use_bias'] else None
+  init_kernel_bias(
+    module, args, kernel_shape, bias_shape, mask=optional_data(mask)
+  )
+
+
+def _params(module, inputs):
+  """The (masked) kernel and the bias, promoted with ``inputs``."""
+  kernel = module.kernel.value
+  if module.mask is not None:
+    kernel = kernel * module.mask
+  bias = module.bias.value if module.bias is not None else None
+  return module.promote_dtype((inputs, kernel, bias), dtype=module.dtype)
 
 
 class Conv(nnx.Module):
@@ -98,52 +116,20 @@ class Conv(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
     kernel_size = _math.conv_kernel_size(kernel_size)
-    kernel_shape = _math.conv_kernel_shape(
-      kernel_size, in_features, out_features, feature_group_count
+    _init_conv(
+      self,
+      locals(),
+      _math.conv_kernel_shape(
+        kernel_size, in_features, out_features, feature_group_count
+      ),
     )
-    _check_mask(mask, kernel_shape)
-    self.kernel_shape = kernel_shape
-    self.kernel = nnx.Param(
-      kernel_init(rngs.params(), kernel_shape, param_dtype), **kernel_metadata
-    )
-    if use_bias:
-      self.bias = nnx.Param(
-        bias_init(rngs.params(), (out_features,), param_dtype),
-        **bias_metadata,
-      )
-    else:
-      self.bias = optional_data(None)
-    self.in_features = in_features
-    self.out_features = out_features
-    self.kernel_size = kernel_size
-    self.strides = strides
-    self.padding = padding
-    self.input_dilation = input_dilation
-    self.kernel_dilation = kernel_dilation
-    self.feature_group_count = feature_group_count
-    self.use_bias = use_bias
-    self.mask = optional_data(mask)
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.precision = precision
-    self.kernel_init = kernel_init
-    self.bias_init = bias_init
-    self.conv_general_dilated = conv_general_dilated
-    self.promote_dtype = promote_dtype
-    self.preferred_element_type = preferred_element_type
     self._spec = _math.conv_spec(
       kernel_size, strides, padding, input_dilation, kernel_dilation
     )
 
   def __call__(self, inputs: Array) -> Array:
     """Convolves ``inputs`` (any number of batch axes, zero included)."""
-    kernel = self.kernel.value
-    if self.mask is not None:
-      kernel = kernel * self.mask
-    bias = self.bias.value if self.bias is not None else None
-    inputs, kernel, bias = self.promote_dtype(
-      (inputs, kernel, bias), dtype=self.dtype
-    )
+    inputs, kernel, bias = _params(self, inputs)
     conv_fn = self.conv_general_dilated
     if self.preferred_element_type is not None:
       conv_fn = functools.partial(
@@ -221,50 +207,20 @@ class ConvTranspose(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
     kernel_size = _math.conv_kernel_size(kernel_size)
-    kernel_shape = _math.conv_transpose_kernel_shape(
-      kernel_size, in_features, out_features, transpose_kernel
+    _init_conv(
+      self,
+      locals(),
+      _math.conv_transpose_kernel_shape(
+        kernel_size, in_features, out_features, transpose_kernel
+      ),
     )
-    _check_mask(mask, kernel_shape)
-    self.kernel_shape = kernel_shape
-    self.kernel = nnx.Param(
-      kernel_init(rngs.params(), kernel_shape, param_dtype), **kernel_metadata
-    )
-    if use_bias:
-      self.bias = nnx.Param(
-        bias_init(rngs.params(), (out_features,), param_dtype),
-        **bias_metadata,
-      )
-    else:
-      self.bias = optional_data(None)
-    self.in_features = in_features
-    self.out_features = out_features
-    self.kernel_size = kernel_size
-    self.strides = strides
-    self.padding = padding
-    self.kernel_dilation = kernel_dilation
-    self.use_bias = use_bias
-    self.mask = optional_data(mask)
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.precision = precision
-    self.kernel_init = kernel_init
-    self.bias_init = bias_init
-    self.transpose_kernel = transpose_kernel
-    self.promote_dtype = promote_dtype
-    self.preferred_element_type = preferred_element_type
     self._spec = _math.conv_spec(
       kernel_size, strides, padding, 1, kernel_dilation
     )
 
   def __call__(self, inputs: Array) -> Array:
     """Applies the transposed convolution."""
-    kernel = self.kernel.value
-    if self.mask is not None:
-      kernel = kernel * self.mask
-    bias = self.bias.value if self.bias is not None else None
-    inputs, kernel, bias = self.promote_dtype(
-      (inputs, kernel, bias), dtype=self.dtype
-    )
+    inputs, kernel, bias = _params(self, inputs)
     return _math.conv_transpose(
       inputs,
       kernel,

@@ -20,6 +20,8 @@ from flax.layers import linear as _math
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
 from flax.layers.nnx._utils import first_from
+from flax.layers.nnx._utils import init_kernel_bias
+from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import optional_data
 
 Array = jax.Array
@@ -124,29 +126,12 @@ class Linear(nnx.Module):
     kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    kernel_key = rngs.params()
-    self.kernel = nnx.Param(
-      kernel_init(kernel_key, (in_features, out_features), param_dtype),
-      **kernel_metadata,
+    init_kernel_bias(
+      self,
+      locals(),
+      (in_features, out_features),
+      (out_features,) if use_bias else None,
     )
-    if use_bias:
-      bias_key = rngs.params()
-      self.bias = nnx.Param(
-        bias_init(bias_key, (out_features,), param_dtype), **bias_metadata
-      )
-    else:
-      self.bias = optional_data(None)
-    self.in_features = in_features
-    self.out_features = out_features
-    self.use_bias = use_bias
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.precision = precision
-    self.kernel_init = kernel_init
-    self.bias_init = bias_init
-    self.dot_general = dot_general
-    self.promote_dtype = promote_dtype
-    self.preferred_element_type = preferred_element_type
 
   def __call__(self, inputs: Array, out_sharding=None) -> Array:
     """Applies the linear transformation to the last axis of ``inputs``."""
@@ -348,28 +333,9 @@ class Einsum(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
     einsum_str = _math.check_einsum_str(einsum_str)
-    self.kernel = nnx.Param(
-      kernel_init(rngs.params(), tuple(kernel_shape), param_dtype),
-      **kernel_metadata,
-    )
-    if bias_shape is not None:
-      self.bias = nnx.Param(
-        bias_init(rngs.params(), tuple(bias_shape), param_dtype),
-        **bias_metadata,
-      )
-    else:
-      self.bias = optional_data(None)
-    self.einsum_str = einsum_str
-    self.kernel_shape = tuple(kernel_shape)
-    self.bias_shape = None if bias_shape is None else tuple(bias_shape)
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.precision = precision
-    self.kernel_init = kernel_init
-    self.bias_init = bias_init
-    self.promote_dtype = promote_dtype
-    self.einsum_op = einsum_op
-    self.preferred_element_type = preferred_element_type
+    kernel_shape = tuple(kernel_shape)
+    bias_shape = None if bias_shape is None else tuple(bias_shape)
+    init_kernel_bias(self, locals(), kernel_shape, bias_shape)
 
   def __call__(self, inputs: Array, einsum_str: str | None = None) -> Array:
     """Applies the equation (``einsum_str`` overrides the default one)."""
@@ -435,12 +401,7 @@ class Embed(nnx.Module):
       embedding_init(rngs.params(), (num_embeddings, features), param_dtype),
       **embedding_metadata,
     )
-    self.num_embeddings = num_embeddings
-    self.features = features
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.embedding_init = embedding_init
-    self.promote_dtype = promote_dtype
+    keep_args(self, locals())
 
   def __call__(self, inputs: Array) -> Array:
     """Looks up the embeddings of the integer ids in ``inputs``."""

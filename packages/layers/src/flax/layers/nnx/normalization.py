@@ -13,6 +13,7 @@ from flax.layers import normalization as _math
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
 from flax.layers.nnx._utils import first_from
+from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import optional_data
 
 Array = jax.Array
@@ -23,38 +24,42 @@ _zeros = initializers.zeros_init()
 _ones = initializers.ones_init()
 
 
-def _scale_and_bias(
-  module,
-  feature_shape,
-  *,
-  use_scale,
-  use_bias,
-  scale_init,
-  bias_init,
-  param_dtype,
-  rngs,
-  scale_metadata,
-  bias_metadata,
-):
-  # Keys are drawn scale first, then bias, as Flax does.
-  if use_scale:
-    module.scale = nnx.Param(
-      scale_init(rngs.params(), feature_shape, param_dtype), **scale_metadata
-    )
-  else:
-    module.scale = optional_data(None)
-  if use_bias:
-    module.bias = nnx.Param(
-      bias_init(rngs.params(), feature_shape, param_dtype), **bias_metadata
-    )
-  else:
-    module.bias = optional_data(None)
+def _init_norm(module, args):
+  """Creates ``scale`` then ``bias`` (keys drawn in that order, as Flax does)
+  for the ``use_scale`` / ``use_bias`` the norm has, then keeps the other
+  constructor arguments (``args``: its ``locals()``) as attributes."""
+  shape = (args['num_features'],)
+  for name in ('scale', 'bias'):
+    if f'use_{name}' not in args:
+      continue
+    if args[f'use_{name}']:
+      init = args[f'{name}_init']
+      value = nnx.Param(
+        init(args['rngs'].params(), shape, args['param_dtype']),
+        **args[f'{name}_metadata'],
+      )
+    else:
+      value = optional_data(None)
+    setattr(module, name, value)
+  keep_args(module, args)
 
 
-def _values(module):
+def _normalize(module, x, mean, var, reduction_axes, feature_axes, bias=True):
+  """Normalizes with the module's ``scale`` and (unless ``bias`` is False)
+  ``bias``."""
   scale = module.scale.value if module.scale is not None else None
-  bias = module.bias.value if module.bias is not None else None
-  return scale, bias
+  bias = module.bias.value if bias and module.bias is not None else None
+  return _math.normalize(
+    x,
+    mean,
+    var,
+    reduction_axes,
+    feature_axes,
+    scale,
+    bias,
+    dtype=module.dtype,
+    epsilon=module.epsilon,
+  )
 
 
 class BatchNorm(nnx.Module):
@@ -117,36 +122,9 @@ class BatchNorm(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     scale_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    feature_shape = (num_features,)
-    self.mean = nnx.BatchStat(jnp.zeros(feature_shape, jnp.float32))
-    self.var = nnx.BatchStat(jnp.ones(feature_shape, jnp.float32))
-    _scale_and_bias(
-      self,
-      feature_shape,
-      use_scale=use_scale,
-      use_bias=use_bias,
-      scale_init=scale_init,
-      bias_init=bias_init,
-      param_dtype=param_dtype,
-      rngs=rngs,
-      scale_metadata=scale_metadata,
-      bias_metadata=bias_metadata,
-    )
-    self.num_features = num_features
-    self.use_running_average = use_running_average
-    self.axis = axis
-    self.momentum = momentum
-    self.epsilon = epsilon
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.use_bias = use_bias
-    self.use_scale = use_scale
-    self.bias_init = bias_init
-    self.scale_init = scale_init
-    self.axis_name = axis_name
-    self.axis_index_groups = axis_index_groups
-    self.use_fast_variance = use_fast_variance
-    self.promote_dtype = promote_dtype
+    self.mean = nnx.BatchStat(jnp.zeros((num_features,), jnp.float32))
+    self.var = nnx.BatchStat(jnp.ones((num_features,), jnp.float32))
+    _init_norm(self, locals())
 
   def __call__(
     self,
@@ -172,8 +150,7 @@ class BatchNorm(nnx.Module):
       'BatchNorm as either a __call__ argument, class attribute, or '
       'nnx.flag.',
     )
-    feature_axes = _math.canonicalize_axes(x.ndim, self.axis)
-    reduction_axes = tuple(i for i in range(x.ndim) if i not in feature_axes)
+    feature_axes, reduction_axes = _math.batch_norm_axes(x.ndim, self.axis)
     if use_running_average:
       mean, var = self.mean.value, self.var.value
     else:
@@ -189,18 +166,7 @@ class BatchNorm(nnx.Module):
       m = self.momentum
       self.mean.value = m * self.mean.value + (1 - m) * mean
       self.var.value = m * self.var.value + (1 - m) * var
-    scale, bias = _values(self)
-    return _math.normalize(
-      x,
-      mean,
-      var,
-      reduction_axes,
-      feature_axes,
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
-    )
+    return _normalize(self, x, mean, var, reduction_axes, feature_axes)
 
 
 class LayerNorm(nnx.Module):
@@ -255,55 +221,13 @@ class LayerNorm(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     scale_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    _scale_and_bias(
-      self,
-      (num_features,),
-      use_scale=use_scale,
-      use_bias=use_bias,
-      scale_init=scale_init,
-      bias_init=bias_init,
-      param_dtype=param_dtype,
-      rngs=rngs,
-      scale_metadata=scale_metadata,
-      bias_metadata=bias_metadata,
-    )
-    self.num_features = num_features
-    self.epsilon = epsilon
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.use_bias = use_bias
-    self.use_scale = use_scale
-    self.bias_init = bias_init
-    self.scale_init = scale_init
-    self.reduction_axes = reduction_axes
-    self.feature_axes = feature_axes
-    self.axis_name = axis_name
-    self.axis_index_groups = axis_index_groups
-    self.use_fast_variance = use_fast_variance
-    self.promote_dtype = promote_dtype
+    _init_norm(self, locals())
 
   def __call__(self, x: Array, *, mask: Array | None = None) -> Array:
     """Normalizes ``x`` (``mask``: True where elements count)."""
-    mean, var = _math.compute_stats(
-      x,
-      self.reduction_axes,
-      self.dtype,
-      self.axis_name,
-      self.axis_index_groups,
-      use_fast_variance=self.use_fast_variance,
-      mask=mask,
-    )
-    scale, bias = _values(self)
-    return _math.normalize(
-      x,
-      mean,
-      var,
-      self.reduction_axes,
-      self.feature_axes,
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
+    mean, var = _math.layer_stats(self, x, self.reduction_axes, mask)
+    return _normalize(
+      self, x, mean, var, self.reduction_axes, self.feature_axes
     )
 
 
@@ -353,49 +277,15 @@ class RMSNorm(nnx.Module):
     rngs: nnx.Rngs,
     scale_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    if use_scale:
-      self.scale = nnx.Param(
-        scale_init(rngs.params(), (num_features,), param_dtype),
-        **scale_metadata,
-      )
-    else:
-      self.scale = optional_data(None)
-    self.num_features = num_features
-    self.epsilon = epsilon
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.use_scale = use_scale
-    self.scale_init = scale_init
-    self.reduction_axes = reduction_axes
-    self.feature_axes = feature_axes
-    self.axis_name = axis_name
-    self.axis_index_groups = axis_index_groups
-    self.use_fast_variance = use_fast_variance
-    self.promote_dtype = promote_dtype
+    _init_norm(self, locals())
 
   def __call__(self, x: Array, mask: Array | None = None) -> Array:
     """Normalizes ``x`` by its root mean square."""
-    mean, var = _math.compute_stats(
-      x,
-      self.reduction_axes,
-      self.dtype,
-      self.axis_name,
-      self.axis_index_groups,
-      use_mean=False,
-      use_fast_variance=self.use_fast_variance,
-      mask=mask,
+    mean, var = _math.layer_stats(
+      self, x, self.reduction_axes, mask, use_mean=False
     )
-    scale = self.scale.value if self.scale is not None else None
-    return _math.normalize(
-      x,
-      mean,
-      var,
-      self.reduction_axes,
-      self.feature_axes,
-      scale,
-      None,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
+    return _normalize(
+      self, x, mean, var, self.reduction_axes, self.feature_axes, bias=False
     )
 
 
@@ -459,31 +349,7 @@ class GroupNorm(nnx.Module):
       num_features, num_groups, group_size
     )
     self.group_size = num_features // self.num_groups
-    _scale_and_bias(
-      self,
-      (num_features,),
-      use_scale=use_scale,
-      use_bias=use_bias,
-      scale_init=scale_init,
-      bias_init=bias_init,
-      param_dtype=param_dtype,
-      rngs=rngs,
-      scale_metadata=scale_metadata,
-      bias_metadata=bias_metadata,
-    )
-    self.num_features = num_features
-    self.epsilon = epsilon
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.use_bias = use_bias
-    self.use_scale = use_scale
-    self.bias_init = bias_init
-    self.scale_init = scale_init
-    self.reduction_axes = reduction_axes
-    self.axis_name = axis_name
-    self.axis_index_groups = axis_index_groups
-    self.use_fast_variance = use_fast_variance
-    self.promote_dtype = promote_dtype
+    _init_norm(self, locals())
 
   def __call__(self, x: Array, *, mask: Array | None = None) -> Array:
     """Normalizes ``x`` per group of channels."""
@@ -497,18 +363,7 @@ class GroupNorm(nnx.Module):
       use_fast_variance=self.use_fast_variance,
       mask=mask,
     )
-    scale, bias = _values(self)
-    return _math.normalize(
-      x,
-      mean,
-      var,
-      reduction_axes,
-      (x.ndim - 1,),
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
-    )
+    return _normalize(self, x, mean, var, reduction_axes, (x.ndim - 1,))
 
 
 class InstanceNorm(nnx.Module):
@@ -563,59 +418,12 @@ class InstanceNorm(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     scale_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    _scale_and_bias(
-      self,
-      (num_features,),
-      use_scale=use_scale,
-      use_bias=use_bias,
-      scale_init=scale_init,
-      bias_init=bias_init,
-      param_dtype=param_dtype,
-      rngs=rngs,
-      scale_metadata=scale_metadata,
-      bias_metadata=bias_metadata,
-    )
-    self.num_features = num_features
-    self.epsilon = epsilon
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.use_bias = use_bias
-    self.use_scale = use_scale
-    self.bias_init = bias_init
-    self.scale_init = scale_init
-    self.feature_axes = feature_axes
-    self.axis_name = axis_name
-    self.axis_index_groups = axis_index_groups
-    self.use_fast_variance = use_fast_variance
-    self.promote_dtype = promote_dtype
+    _init_norm(self, locals())
 
   def __call__(self, x: Array, *, mask: Array | None = None) -> Array:
     """Normalizes ``x`` per example and channel."""
-    feature_axes = _math.canonicalize_axes(x.ndim, self.feature_axes)
-    if 0 in feature_axes:
-      raise ValueError(
-        'The channel axes cannot include the leading dimension '
-        'as this is assumed to be the batch axis.'
-      )
-    reduction_axes = tuple(i for i in range(1, x.ndim) if i not in feature_axes)
-    mean, var = _math.compute_stats(
-      x,
-      reduction_axes,
-      self.dtype,
-      self.axis_name,
-      self.axis_index_groups,
-      use_fast_variance=self.use_fast_variance,
-      mask=mask,
+    feature_axes, reduction_axes = _math.instance_norm_axes(
+      x.ndim, self.feature_axes
     )
-    scale, bias = _values(self)
-    return _math.normalize(
-      x,
-      mean,
-      var,
-      reduction_axes,
-      feature_axes,
-      scale,
-      bias,
-      dtype=self.dtype,
-      epsilon=self.epsilon,
-    )
+    mean, var = _math.layer_stats(self, x, reduction_axes, mask)
+    return _normalize(self, x, mean, var, reduction_axes, feature_axes)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import typing as tp
 
 import jax
@@ -11,6 +10,7 @@ import jax.numpy as jnp
 from flax import nnx
 from flax.layers import recurrent as _math
 from flax.layers.nnx import initializers
+from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import key_from
 from flax.layers.nnx._utils import optional_data
 from flax.layers.nnx.linear import Linear
@@ -45,6 +45,24 @@ class RNNCellBase(nnx.Module):
   def num_feature_axes(self) -> int:
     """The number of feature axes of the inputs (1 for these cells)."""
     return 1
+
+
+def _linear(cell, side, in_features, out_features, use_bias, rngs):
+  """A ``Linear`` of the cell, on its inputs (``side='i'``, ``kernel_init``)
+  or its hidden state (``'h'``, ``recurrent_kernel_init``); only a biased
+  one gets the cell's ``bias_init``."""
+  kernel_init = cell.kernel_init if side == 'i' else cell.recurrent_kernel_init
+  bias_kwargs = {'bias_init': cell.bias_init} if use_bias else {}
+  return Linear(
+    in_features,
+    out_features,
+    use_bias=use_bias,
+    kernel_init=kernel_init,
+    dtype=cell.dtype,
+    param_dtype=cell.param_dtype,
+    rngs=rngs,
+    **bias_kwargs,
+  )
 
 
 def _keep_rngs(rngs, keep_rngs):
@@ -106,45 +124,14 @@ class LSTMCell(RNNCellBase):
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
   ):
-    self.in_features = in_features
-    self.hidden_features = hidden_features
-    self.gate_fn = gate_fn
-    self.activation_fn = activation_fn
-    self.kernel_init = kernel_init
-    self.recurrent_kernel_init = recurrent_kernel_init
-    self.bias_init = bias_init
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.carry_init = carry_init
-    dense_i = functools.partial(
-      Linear,
-      in_features=in_features,
-      out_features=hidden_features,
-      use_bias=False,
-      kernel_init=kernel_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
+    keep_args(self, locals())
+    hidden = hidden_features
+    self.ii, self.if_, self.ig, self.io = (
+      _linear(self, 'i', in_features, hidden, False, rngs) for _ in range(4)
     )
-    dense_h = functools.partial(
-      Linear,
-      in_features=hidden_features,
-      out_features=hidden_features,
-      use_bias=True,
-      kernel_init=recurrent_kernel_init,
-      bias_init=bias_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
+    self.hi, self.hf, self.hg, self.ho = (
+      _linear(self, 'h', hidden, hidden, True, rngs) for _ in range(4)
     )
-    self.ii = dense_i()
-    self.if_ = dense_i()
-    self.ig = dense_i()
-    self.io = dense_i()
-    self.hi = dense_h()
-    self.hf = dense_h()
-    self.hg = dense_h()
-    self.ho = dense_h()
     self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
 
   def __call__(self, carry, inputs):
@@ -206,35 +193,10 @@ class OptimizedLSTMCell(RNNCellBase):
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
   ):
-    self.in_features = in_features
-    self.hidden_features = hidden_features
-    self.gate_fn = gate_fn
-    self.activation_fn = activation_fn
-    self.kernel_init = kernel_init
-    self.recurrent_kernel_init = recurrent_kernel_init
-    self.bias_init = bias_init
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.carry_init = carry_init
-    self.dense_i = Linear(
-      in_features,
-      4 * hidden_features,
-      use_bias=False,
-      kernel_init=kernel_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
-    )
-    self.dense_h = Linear(
-      hidden_features,
-      4 * hidden_features,
-      use_bias=True,
-      kernel_init=recurrent_kernel_init,
-      bias_init=bias_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
-    )
+    keep_args(self, locals())
+    hidden = hidden_features
+    self.dense_i = _linear(self, 'i', in_features, 4 * hidden, False, rngs)
+    self.dense_h = _linear(self, 'h', hidden, 4 * hidden, True, rngs)
     self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
 
   def __call__(self, carry, inputs):
@@ -297,35 +259,10 @@ class SimpleCell(RNNCellBase):
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
   ):
-    self.in_features = in_features
-    self.hidden_features = hidden_features
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.carry_init = carry_init
-    self.residual = residual
-    self.activation_fn = activation_fn
-    self.kernel_init = kernel_init
-    self.recurrent_kernel_init = recurrent_kernel_init
-    self.bias_init = bias_init
-    self.dense_h = Linear(
-      hidden_features,
-      hidden_features,
-      use_bias=False,
-      kernel_init=recurrent_kernel_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
-    )
-    self.dense_i = Linear(
-      in_features,
-      hidden_features,
-      use_bias=True,
-      kernel_init=kernel_init,
-      bias_init=bias_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
-    )
+    keep_args(self, locals())
+    hidden = hidden_features
+    self.dense_h = _linear(self, 'h', hidden, hidden, False, rngs)
+    self.dense_i = _linear(self, 'i', in_features, hidden, True, rngs)
     self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
 
   def __call__(self, carry, inputs):
@@ -383,35 +320,10 @@ class GRUCell(RNNCellBase):
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
   ):
-    self.in_features = in_features
-    self.hidden_features = hidden_features
-    self.gate_fn = gate_fn
-    self.activation_fn = activation_fn
-    self.kernel_init = kernel_init
-    self.recurrent_kernel_init = recurrent_kernel_init
-    self.bias_init = bias_init
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.carry_init = carry_init
-    self.dense_i = Linear(
-      in_features,
-      3 * hidden_features,
-      use_bias=True,
-      kernel_init=kernel_init,
-      bias_init=bias_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
-    )
-    self.dense_h = Linear(
-      hidden_features,
-      3 * hidden_features,
-      use_bias=False,
-      kernel_init=recurrent_kernel_init,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      rngs=rngs,
-    )
+    keep_args(self, locals())
+    hidden = hidden_features
+    self.dense_i = _linear(self, 'i', in_features, 3 * hidden, True, rngs)
+    self.dense_h = _linear(self, 'h', hidden, 3 * hidden, False, rngs)
     self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
 
   def __call__(self, carry, inputs):
@@ -635,31 +547,14 @@ class Bidirectional(nnx.Module):
       return_carry = self.return_carry
     if time_major is None:
       time_major = self.time_major
-    if initial_carry is not None:
-      initial_carry_forward, initial_carry_backward = initial_carry
-    else:
-      initial_carry_forward = initial_carry_backward = None
-    carry_forward, outputs_forward = self.forward_rnn(
+    return _math.bidirectional(
+      self.forward_rnn,
+      self.backward_rnn,
+      self.merge_fn,
       inputs,
-      initial_carry=initial_carry_forward,
-      rngs=rngs,
+      initial_carry,
+      return_carry,
+      ({'rngs': rngs}, {'rngs': rngs}),
       seq_lengths=seq_lengths,
-      return_carry=True,
       time_major=time_major,
-      reverse=False,
     )
-    carry_backward, outputs_backward = self.backward_rnn(
-      inputs,
-      initial_carry=initial_carry_backward,
-      rngs=rngs,
-      seq_lengths=seq_lengths,
-      return_carry=True,
-      time_major=time_major,
-      reverse=True,
-      keep_order=True,
-    )
-    carry = (carry_forward, carry_backward)
-    outputs = jax.tree.map(self.merge_fn, outputs_forward, outputs_backward)
-    if return_carry:
-      return carry, outputs
-    return outputs
