@@ -381,3 +381,30 @@ def test_merge_reference_into_container_defined_earlier():
   assert m.b.ref is m.a[0] and m.c.ref is m.a[1]
   assert isinstance(m.b.ref, Lin) and m.a[0] is not p.a[0]
   np.testing.assert_allclose(m.b.ref.w.value, p.a[0].w.value)
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_jit_shape_dependent_updates_are_tracked_per_shape(graph):
+  m = Lin(2, 2, 0)
+
+  @nnx.jit(graph=graph)
+  def f(m, x):
+    if x.shape[0] > 1:  # only batches update the bias
+      m.b.value = m.b.value + 1.0
+    else:
+      m.w.value = m.w.value * 0.0
+    return x.sum()
+
+  w0 = np.asarray(m.w.value)
+  f(m, jnp.ones((2, 2)))
+  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
+  np.testing.assert_allclose(m.w.value, w0)
+  f(m, jnp.ones((1, 2)))
+  np.testing.assert_allclose(m.w.value, np.zeros((2, 2)))
+  m.w.value = jnp.ones((2, 2))
+  f(m, jnp.ones((2, 2)))  # cached trace of the first shape
+  np.testing.assert_allclose(m.b.value, [2.0, 2.0])
+  np.testing.assert_allclose(m.w.value, np.ones((2, 2)))
+  f(m, jnp.ones((1, 2)))
+  np.testing.assert_allclose(m.w.value, np.zeros((2, 2)))
+  np.testing.assert_allclose(m.b.value, [2.0, 2.0])

@@ -170,6 +170,8 @@ def run(entries: dict, extra, tree, compile_entry):
     call.is_leaf = _is_node_leaf
     entry = compile_entry(call)
   out, new = entry.fn(*flat)
+  if entry.poly:
+    entry.load(flat)
   written = entry.written
   if entry.changed is not None:
     call = Call()
@@ -235,9 +237,23 @@ class Entry:
   ``written`` (indices of the targets that get new values, or None for all)
   and ``out`` (None when JAX rebuilds the outputs itself, else the
   structure to rebuild them from).
+
+  JAX traces again for new input shapes or dtypes; if such a trace records
+  different facts (code that branches on shapes), the entry becomes
+  *polymorphic* and each call looks its facts up by the abstract values of
+  its inputs.
   """
 
-  __slots__ = ('fn', 'changed', 'out', 'new_sizes', 'written')
+  __slots__ = (
+    'fn',
+    'changed',
+    'out',
+    'new_sizes',
+    'written',
+    'traced',
+    'poly',
+    'by_avals',
+  )
 
   def __init__(self):
     self.fn = None
@@ -245,6 +261,36 @@ class Entry:
     self.out = None
     self.new_sizes = None
     self.written = None
+    self.traced = False
+    self.poly = False
+    self.by_avals = {}
+
+  def _facts(self):
+    return (self.changed, self.out, self.new_sizes, self.written)
+
+  def record(self, flat, facts_before):
+    """Called at the end of a trace, after the facts were set."""
+    facts = self._facts()
+    if self.traced and facts_before != facts:
+      self.poly = True
+    self.traced = True
+    self.by_avals[_avals(flat)] = facts
+
+  def load(self, flat):
+    """Sets the facts recorded for the abstract values of ``flat``."""
+    facts = self.by_avals[_avals(flat)]
+    self.changed, self.out, self.new_sizes, self.written = facts
+
+
+def _avals(flat) -> tuple:
+  out = []
+  for x in flat:
+    try:
+      a = jax.typeof(x)
+      out.append((a.shape, a.dtype, a.weak_type))
+    except TypeError:
+      out.append(type(x))
+  return tuple(out)
 
 
 def _written(node_in, new, donated) -> list | None:
@@ -312,6 +358,7 @@ def make_entry(
       donated.update(range(s - n_others, s - n_others + n))
 
   def inner(*flat):
+    before = entry._facts()
     leaves = [None] * num_leaves
     for j, p in enumerate(sig.others):
       leaves[p] = flat[j]
@@ -345,6 +392,7 @@ def make_entry(
       # No graph structure in the outputs beyond fresh Variables: JAX's
       # own pytree handling rebuilds them.
       entry.out = None
+      entry.record(flat, before)
       return out, new
     out_flat = []
     out_sizes = []
@@ -357,6 +405,7 @@ def make_entry(
         out_flat.append(leaf)
         out_sizes.append(None)
     entry.out = (out_treedef, out_nodes, out_positions, out_sizes)
+    entry.record(flat, before)
     return out_flat, new
 
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)

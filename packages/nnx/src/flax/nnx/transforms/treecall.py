@@ -99,7 +99,7 @@ def run_tree(entries: dict, extra, tree, compile_entry):
     entry = compile_entry(
       _call(key, flat, targets, leaves, treedef, sig, views, _is_node_leaf)
     )
-  return _finish(entry, targets, *entry.fn(*flat))
+  return _finish(entry, targets, flat)
 
 
 def _run_flat(entries: dict, extra, tree, compile_entry):
@@ -121,7 +121,7 @@ def _run_flat(entries: dict, extra, tree, compile_entry):
     entry = compile_entry(
       _call(key, flat, variables, leaves, treedef, sig, (), _is_variable)
     )
-  return _finish(entry, variables, *entry.fn(*flat))
+  return _finish(entry, variables, flat)
 
 
 def _call(key, flat, targets, leaves, treedef, sig, views, is_leaf) -> Call:
@@ -137,7 +137,10 @@ def _call(key, flat, targets, leaves, treedef, sig, views, is_leaf) -> Call:
   return call
 
 
-def _finish(entry, targets, out, new):
+def _finish(entry, targets, flat):
+  out, new = entry.fn(*flat)
+  if entry.poly:
+    entry.load(flat)
   written = entry.written
   if written is None:
     for target, value in zip(targets, new):
@@ -178,6 +181,7 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
     n += size
 
   def inner(*flat):
+    before = entry._facts()
     leaves = [None] * num_leaves
     for j, p in enumerate(sig.others):
       leaves[p] = flat[j]
@@ -203,6 +207,7 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
     entry.written = _written(node_in, new, donated)
     if entry.written is not None:
       new = [new[i] for i in entry.written]
+    entry.record(flat, before)
     return out, new
 
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
