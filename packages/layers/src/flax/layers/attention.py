@@ -25,6 +25,15 @@ from flax.layers.dtypes import promote_dtype
 Array = Any
 
 
+def _einsum(einsum, einsum_dot_general):
+  """``einsum``, or ``jnp.einsum`` (with ``einsum_dot_general`` if given)."""
+  if einsum is not None:
+    return einsum
+  if einsum_dot_general is None:
+    return jnp.einsum
+  return functools.partial(jnp.einsum, _dot_general=einsum_dot_general)
+
+
 def dot_product_attention_weights(
   query,
   key,
@@ -75,11 +84,7 @@ def dot_product_attention_weights(
 
   depth = query.shape[-1]
   query = query / jnp.sqrt(depth).astype(dtype)
-  if einsum is None:
-    if einsum_dot_general is None:
-      einsum = jnp.einsum
-    else:
-      einsum = functools.partial(jnp.einsum, _dot_general=einsum_dot_general)
+  einsum = _einsum(einsum, einsum_dot_general)
   weights = einsum('...qhd,...khd->...hqk', query, key, precision=precision)
   if bias is not None:
     weights = weights + bias
@@ -181,16 +186,8 @@ def dot_product_attention(
     einsum_dot_general=einsum_dot_general,
     einsum=qk_attn_weights_einsum,
   )
-  if attn_weights_value_einsum is None:
-    if einsum_dot_general is None:
-      attn_weights_value_einsum = jnp.einsum
-    else:
-      attn_weights_value_einsum = functools.partial(
-        jnp.einsum, _dot_general=einsum_dot_general
-      )
-  return attn_weights_value_einsum(
-    '...hqk,...khd->...qhd', weights, value, precision=precision
-  )
+  einsum = _einsum(attn_weights_value_einsum, einsum_dot_general)
+  return einsum('...hqk,...khd->...qhd', weights, value, precision=precision)
 
 
 def make_attention_mask(

@@ -460,6 +460,15 @@ def conv_pre_pad(inputs, spec: ConvSpec):
   return jnp.pad(inputs, spec.pre_pad, mode=spec.pre_pad_mode)
 
 
+def check_mask(mask, kernel_shape) -> None:
+  """Raises ValueError unless ``mask`` (or None) has the kernel's shape."""
+  if mask is not None and tuple(mask.shape) != tuple(kernel_shape):
+    raise ValueError(
+      'Mask needs to have the same shape as weights. '
+      f'Shapes are: {mask.shape}, {kernel_shape}'
+    )
+
+
 def conv_kernel_shape(
   kernel_size, in_features: int, features: int, feature_group_count=1
 ) -> tuple:

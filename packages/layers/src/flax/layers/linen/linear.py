@@ -27,6 +27,45 @@ default_kernel_init = initializers.default_kernel_init
 default_embed_init = initializers.default_embed_init
 
 
+def _params(
+  mdl,
+  inputs,
+  kernel_shape,
+  bias_shape,
+  *,
+  kernel_init=None,
+  bias_init=None,
+  mask=None,
+):
+  """Creates ``kernel`` then, with ``use_bias``, ``bias``, and promotes.
+
+  Args:
+    mdl: the layer (its ``kernel_init``, ``bias_init``, ``use_bias``,
+      ``param_dtype`` and ``dtype`` are used).
+    inputs: the input, promoted with the params.
+    kernel_shape: shape of ``kernel``.
+    bias_shape: shape of ``bias``.
+    kernel_init: the kernel initializer (default: ``mdl.kernel_init``).
+    bias_init: the bias initializer (default: ``mdl.bias_init``).
+    mask: multiplied into the kernel, or None.
+
+  Returns:
+    ``(inputs, kernel, bias)`` promoted to ``dtype`` (bias None without
+    ``use_bias``).
+  """
+  if kernel_init is None:
+    kernel_init = mdl.kernel_init
+  if bias_init is None:
+    bias_init = mdl.bias_init
+  kernel = mdl.param('kernel', kernel_init, kernel_shape, mdl.param_dtype)
+  if mask is not None:
+    kernel *= mask
+  bias = None
+  if mdl.use_bias:
+    bias = mdl.param('bias', bias_init, bias_shape, mdl.param_dtype)
+  return promote_dtype(inputs, kernel, bias, dtype=mdl.dtype)
+
+
 def _dot_general(dot_general, dot_general_cls):
   if dot_general_cls is not None:
     return dot_general_cls()
@@ -80,19 +119,9 @@ class Dense(Module):
     Returns:
       The transformed input.
     """
-    kernel = self.param(
-      'kernel',
-      self.kernel_init,
-      (jnp.shape(inputs)[-1], self.features),
-      self.param_dtype,
+    inputs, kernel, bias = _params(
+      self, inputs, (jnp.shape(inputs)[-1], self.features), (self.features,)
     )
-    if self.use_bias:
-      bias = self.param(
-        'bias', self.bias_init, (self.features,), self.param_dtype
-      )
-    else:
-      bias = None
-    inputs, kernel, bias = promote_dtype(inputs, kernel, bias, dtype=self.dtype)
     return linear.dense(
       inputs,
       kernel,
@@ -156,25 +185,17 @@ class DenseGeneral(Module):
     spec = linear.dense_general_spec(
       inputs.shape, self.features, self.axis, self.batch_dims
     )
-    n_features = len(spec.features)
-    kernel = self.param(
-      'kernel',
-      linear.flat_kernel_init(
-        self.kernel_init, spec.n_batch, spec.n_axis, n_features
-      ),
+    n_batch, n_features = spec.n_batch, len(spec.features)
+    inputs, kernel, bias = _params(
+      self,
+      inputs,
       spec.kernel_shape,
-      self.param_dtype,
+      spec.bias_shape,
+      kernel_init=linear.flat_kernel_init(
+        self.kernel_init, n_batch, spec.n_axis, n_features
+      ),
+      bias_init=linear.flat_bias_init(self.bias_init, n_batch, n_features),
     )
-    if self.use_bias:
-      bias = self.param(
-        'bias',
-        linear.flat_bias_init(self.bias_init, spec.n_batch, n_features),
-        spec.bias_shape,
-        self.param_dtype,
-      )
-    else:
-      bias = None
-    inputs, kernel, bias = promote_dtype(inputs, kernel, bias, dtype=self.dtype)
     return linear.dense_general(
       inputs,
       kernel,
@@ -319,25 +340,14 @@ class _Conv(Module):
         math.prod(spec.kernel_size) * in_features,
         self.features,
       )
-    if self.mask is not None and self.mask.shape != kernel_shape:
-      raise ValueError(
-        'Mask needs to have the same shape as weights. '
-        f'Shapes are: {self.mask.shape}, {kernel_shape}'
-      )
-    kernel = self.param(
-      'kernel', self.kernel_init, kernel_shape, self.param_dtype
-    )
-    if self.mask is not None:
-      kernel *= self.mask
-    if self.use_bias:
-      if self.shared_weights:
-        bias_shape = (self.features,)
-      else:
-        bias_shape = out_spatial + (self.features,)
-      bias = self.param('bias', self.bias_init, bias_shape, self.param_dtype)
+    linear.check_mask(self.mask, kernel_shape)
+    if self.shared_weights:
+      bias_shape = (self.features,)
     else:
-      bias = None
-    inputs, kernel, bias = promote_dtype(inputs, kernel, bias, dtype=self.dtype)
+      bias_shape = out_spatial + (self.features,)
+    inputs, kernel, bias = _params(
+      self, inputs, kernel_shape, bias_shape, mask=self.mask
+    )
     if not self.shared_weights:
       return linear.conv_local(
         inputs, kernel, bias, spec, precision=self.precision
@@ -493,23 +503,10 @@ class ConvTranspose(Module):
       self.features,
       self.transpose_kernel,
     )
-    if self.mask is not None and self.mask.shape != kernel_shape:
-      raise ValueError(
-        'Mask needs to have the same shape as weights. '
-        f'Shapes are: {self.mask.shape}, {kernel_shape}'
-      )
-    kernel = self.param(
-      'kernel', self.kernel_init, kernel_shape, self.param_dtype
+    linear.check_mask(self.mask, kernel_shape)
+    inputs, kernel, bias = _params(
+      self, inputs, kernel_shape, (self.features,), mask=self.mask
     )
-    if self.mask is not None:
-      kernel *= self.mask
-    if self.use_bias:
-      bias = self.param(
-        'bias', self.bias_init, (self.features,), self.param_dtype
-      )
-    else:
-      bias = None
-    inputs, kernel, bias = promote_dtype(inputs, kernel, bias, dtype=self.dtype)
     return linear.conv_transpose(
       inputs,
       kernel,

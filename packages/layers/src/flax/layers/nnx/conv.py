@@ -29,11 +29,7 @@ def _init_conv(module, args, kernel_shape):
   """Checks ``mask``, keeps ``kernel_shape``, then creates the params and
   keeps the constructor arguments (``args``: its ``locals()``)."""
   mask = args['mask']
-  if mask is not None and tuple(mask.shape) != tuple(kernel_shape):
-    raise ValueError(
-      'Mask needs to have the same shape as weights. '
-      f'Shapes are: {mask.shape}, {kernel_shape}'
-    )
+  _math.check_mask(mask, kernel_shape)
   module.kernel_shape = kernel_shape
   bias_shape = (args['out_features'],) if args['use_bias'] else None
   init_kernel_bias(
