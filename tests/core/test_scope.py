@@ -147,6 +147,41 @@ def test_param_shape_mismatch():
   assert '"kernel" in "/"' in str(e.value)
 
 
+INIT_CALLS = []
+
+
+def test_param_shape_check_runs_initializer_once_per_config():
+  calls = INIT_CALLS  # a global, so the closures below hold only values
+  calls.clear()
+
+  def make_init(scale, width):
+    # A fresh closure per call, as ``normal(0.02)`` in a compact method.
+    def init_fn(key, shape):
+      INIT_CALLS.append(shape)
+      return scale * jax.random.normal(key, shape[:-1] + (width,))
+
+    return init_fn
+
+  def f(scope, x, width=2):
+    w = scope.param('w', make_init(0.5, width), (x.shape[-1], 2))
+    return x @ w
+
+  x = jnp.ones((1, 3))
+  variables = init(f)(jax.random.PRNGKey(0), x)[1]
+  w = 0.5 * jax.random.normal(reference_key(jax.random.PRNGKey(0), 1), (3, 2))
+  np.testing.assert_allclose(variables['params']['w'], w, rtol=1e-6)
+  calls.clear()
+  for i in range(3):
+    y = apply(f)(variables, x + i)
+    np.testing.assert_allclose(y, (x + i) @ w, rtol=1e-5)
+  # The shape check traced the initializer once, not once per call.
+  assert calls == [(3, 2)]
+  # A closure over other values is another initializer: checked again.
+  with pytest.raises(errors.ScopeParamShapeError, match=r'\(3, 5\)'):
+    apply(f)(variables, x, 5)
+  assert calls == [(3, 2), (3, 2)]
+
+
 def test_param_not_found_and_collection_empty():
   def f(scope):
     return scope.push('sub').param('embed', ones, ())

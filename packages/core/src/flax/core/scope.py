@@ -26,9 +26,11 @@ from typing import Any, Generic, Optional, TypeVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from flax import errors
 from flax.core import tracers
+from flax.core._init_shapes import init_shapes
 from flax.core._filters import (
   CollectionFilter,
   DenyList,
@@ -93,6 +95,16 @@ def _meta():
   return meta
 
 
+def _unbox(value):
+  # Arrays (the common case) hold no boxes: skip the tree walk.
+  if isinstance(value, _ARRAY_TYPES):
+    return value
+  return _meta().unbox(value)
+
+
+_ARRAY_TYPES = (jax.Array, np.ndarray, np.generic, float, int)
+
+
 class Variable(Generic[T]):
   """A handle to one variable of a scope, read and written via ``.value``.
 
@@ -123,7 +135,7 @@ class Variable(Generic[T]):
   def value(self) -> T:
     """The current value (unboxed when ``unbox`` is True)."""
     value = self.scope.get_variable(self.collection, self.name)
-    return _meta().unbox(value) if self.unbox else value
+    return _unbox(value) if self.unbox else value
 
   @value.setter
   def value(self, value: T):
@@ -490,15 +502,12 @@ class Scope:
     self.reserve(name, 'params')
     if self.has_variable('params', name):
       value = self.get_variable('params', name)
-      abs_value = jax.eval_shape(
-        lambda: init_fn(jax.random.PRNGKey(0), *init_args, **init_kwargs)
-      )
-      abs_leaves = jax.tree_util.tree_leaves(abs_value)
+      abs_shapes = init_shapes(init_fn, init_args, init_kwargs)
       leaves = jax.tree_util.tree_leaves(value)
-      for val, abs_val in zip(leaves, abs_leaves):
-        if jnp.shape(val) != jnp.shape(abs_val):
+      for val, abs_shape in zip(leaves, abs_shapes):
+        if jnp.shape(val) != abs_shape:
           raise errors.ScopeParamShapeError(
-            name, self.path_text, jnp.shape(abs_val), jnp.shape(val)
+            name, self.path_text, abs_shape, jnp.shape(val)
           )
     else:
       if not self.is_mutable_collection('params'):
@@ -508,7 +517,7 @@ class Scope:
       value = init_fn(self.make_rng('params'), *init_args, **init_kwargs)
       self.put_variable('params', name, value)
     if unbox:
-      value = _meta().unbox(value)
+      value = _unbox(value)
     return value
 
   # -- rngs -----------------------------------------------------------------

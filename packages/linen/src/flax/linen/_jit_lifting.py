@@ -13,7 +13,6 @@ call state (the automatic-name cursor) are recorded when the body is
 traced and replayed on later calls with the same fingerprint.
 """
 
-import dataclasses
 import functools
 
 from flax.core import lift
@@ -41,13 +40,6 @@ class _Identity:
     return isinstance(other, _Identity) and other.value is self.value
 
 
-@functools.cache
-def _init_field_names(cls) -> tuple:
-  return tuple(
-    f.name for f in dataclasses.fields(cls) if f.init and f.name != 'parent'
-  )
-
-
 def _state_key(state) -> tuple:
   return (
     state.in_compact_method,
@@ -64,7 +56,10 @@ def _fingerprint(x):
     cls = type(x)
     return (
       cls,
-      tuple(_fingerprint(getattr(x, name)) for name in _init_field_names(cls)),
+      tuple(
+        _fingerprint(getattr(x, name))
+        for name in module_lib._config_field_names(cls)
+      ),
     )
   if isinstance(x, Variable):
     return (Variable, x.collection, x.name, x.unbox)
@@ -200,7 +195,10 @@ def _build_class(module_class, methods, trafo_kwargs):
 
       def make_body(arg_objects):
         def body(scopes, *args, **call_kwargs):
-          attrs = {n: getattr(self, n) for n in _init_field_names(type(self))}
+          attrs = {
+            n: getattr(self, n)
+            for n in module_lib._config_field_names(type(self))
+          }
           carrier = module_class(parent=None, **attrs)
           cloned, args, call_kwargs = _lifting.set_module_scopes(
             carrier, args, call_kwargs, scopes, arg_objects

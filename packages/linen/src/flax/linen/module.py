@@ -21,6 +21,7 @@ import enum
 import functools
 import inspect
 import itertools
+import types
 import typing
 from typing import Any, Callable, Optional, Union
 
@@ -36,6 +37,36 @@ from flax.linen import kw_only_dataclasses
 
 context = _context.context
 _ids = itertools.count()
+
+
+# Field values that can hold no Modules and need no freezing.
+_ATOMIC_TYPES = frozenset(
+  {int, float, bool, complex, str, bytes, type(None), types.FunctionType}
+)
+
+
+def _init_field_names(cls) -> tuple:
+  """The names of ``cls``'s ``__init__`` fields, ``parent`` and ``name`` too.
+
+  Computed once per class and kept on the class itself (so classes made
+  on the fly can still be collected).
+  """
+  names = cls.__dict__.get('_flax_init_field_names')
+  if names is None:
+    names = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    type.__setattr__(cls, '_flax_init_field_names', names)
+  return names
+
+
+def _config_field_names(cls) -> tuple:
+  """The ``__init__`` fields of ``cls`` other than ``parent`` and ``name``."""
+  names = cls.__dict__.get('_flax_config_field_names')
+  if names is None:
+    names = tuple(
+      n for n in _init_field_names(cls) if n not in ('parent', 'name')
+    )
+    type.__setattr__(cls, '_flax_config_field_names', names)
+  return names
 
 
 class _Sentinel:
@@ -399,9 +430,7 @@ class Module:
       object.__setattr__(self, 'scope', parent)
     else:
       raise ValueError('parent must be None, Module or Scope')
-    for field in dataclasses.fields(self):
-      if field.name not in ('parent', 'name') and field.init:
-        self._register_submodules(field.name, getattr(self, field.name))
+    self._register_field_submodules()
     self._state.is_initialized = True
 
   def __repr__(self) -> str:
@@ -420,6 +449,12 @@ class Module:
     """
     taken = self.scope.reservations.get(name)
     return bool(taken) and (None in taken or col is None or col in taken)
+
+  def _register_field_submodules(self) -> None:
+    for name in _config_field_names(type(self)):
+      value = getattr(self, name)
+      if type(value) not in _ATOMIC_TYPES:
+        self._register_submodules(name, value)
 
   def _register_submodules(self, name: str, value: Any) -> None:
     """Adopts the Modules inside attribute ``name`` as children."""
@@ -497,9 +532,7 @@ class Module:
       return
     try:
       state.in_setup = True
-      for field in dataclasses.fields(self):
-        if field.name not in ('parent', 'name') and field.init:
-          self._register_submodules(field.name, getattr(self, field.name))
+      self._register_field_submodules()
       if not shallow:
         self.setup()
     finally:
@@ -573,7 +606,7 @@ class Module:
     4
     """
     attrs = {
-      f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init
+      name: getattr(self, name) for name in _init_field_names(type(self))
     }
     attrs.update(parent=parent, **updates)
     if _deep_clone is not False:
