@@ -93,6 +93,101 @@ def test_tabulate_bytes_units():
   assert '1,001,000 (4.0 MB)' in text
 
 
+def _plain_flops(fn, *args):
+  return int(jax.jit(fn).lower(*args).cost_analysis()['flops'])
+
+
+def _cells(line):
+  return [
+    c.strip() for c in line.strip('│┃').split('│' if '│' in line else '┃')
+  ]
+
+
+def test_tabulate_flops_columns():
+  x = jnp.ones((16, 9))
+  text = Foo().tabulate(
+    jax.random.key(0),
+    x,
+    compute_flops=True,
+    compute_vjp_flops=True,
+    console_kwargs={'width': 200},
+  )
+  lines = _lines(text)
+  assert _cells(lines[2]) == [
+    'path',
+    'module',
+    'inputs',
+    'outputs',
+    'flops',
+    'vjp_flops',
+    'params',
+  ]
+  rows = {
+    cells[0]: cells
+    for cells in map(_cells, lines[3:])
+    if len(cells) == 7 and cells[1]  # the first line of each Module row
+  }
+
+  def lin(p, x):
+    return x @ p['kernel'] + p['bias']
+
+  def lin_vjp(p, x):
+    y, bwd = jax.vjp(lin, p, x)
+    return bwd(y)
+
+  def foo(p, x):
+    return lin(p['Lin_1'], lin(p['Lin_0'], x))
+
+  def foo_vjp(p, x):
+    y, bwd = jax.vjp(foo, p, x)
+    return bwd(y)
+
+  p0 = {'kernel': jnp.ones((9, 4)), 'bias': jnp.ones(4)}
+  p1 = {'kernel': jnp.ones((4, 2)), 'bias': jnp.ones(2)}
+  h = jnp.ones((16, 4))
+  # A matmul and a bias add: 2 * 16 * 9 * 4 + 16 * 4.
+  assert rows['Lin_0'][4] == str(_plain_flops(lin, p0, x)) == '1216'
+  assert rows['Lin_1'][4] == str(_plain_flops(lin, p1, h)) == '288'
+  assert rows['Lin_0'][5] == str(_plain_flops(lin_vjp, p0, x))
+  assert rows['Lin_1'][5] == str(_plain_flops(lin_vjp, p1, h))
+  both = {'Lin_0': p0, 'Lin_1': p1}
+  assert rows[''][4] == str(_plain_flops(foo, both, x))
+  assert rows[''][5] == str(_plain_flops(foo_vjp, both, x))
+  assert int(rows[''][5]) > int(rows[''][4])
+  # The totals row leaves the FLOP columns empty.
+  assert _cells(lines[-3])[3:7] == ['Total', '', '', '50 (200 B)']
+  # Asking only for forward FLOPs adds only that column.
+  text = Foo().tabulate(jax.random.key(0), x, compute_flops=True)
+  assert 'vjp_flops' not in text and '│ 1216' in text
+
+
+def test_tabulate_rich_kwargs_and_repeated_calls():
+  class Twice(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      lin = Lin(3)
+      return lin(lin(x))
+
+  x = jnp.ones((1, 3))
+  text = Twice().tabulate(
+    jax.random.key(0),
+    x,
+    table_kwargs={'title': 'Custom', 'show_lines': False},
+    column_kwargs={'justify': 'right'},
+    console_kwargs={'width': 100, 'force_terminal': False},
+  )
+  assert '\x1b[' not in text  # no terminal escapes
+  lines = _lines(text)
+  assert lines[0] == 'Custom'
+  assert not any(line.startswith('├') for line in lines)
+  assert any('│    Lin │' in line for line in lines)  # right-justified columns
+  assert sum('Lin_0' in line for line in lines) == 1  # first call only
+  repeated = _lines(Twice().tabulate(jax.random.key(0), x, show_repeated=True))
+  assert (
+    sum('Lin_0' in line.split('│')[1] for line in repeated if '│' in line) == 2
+  )
+
+
 def test_module_paths():
   paths = Foo().module_paths(jax.random.key(0), jnp.ones((1, 3)))
   assert list(paths) == ['', 'Lin_0', 'Lin_1']

@@ -967,6 +967,8 @@ class Module:
     console_kwargs=None,
     table_kwargs=None,
     column_kwargs=None,
+    compute_flops=False,
+    compute_vjp_flops=False,
     **kwargs,
   ) -> str:
     """Returns a table summarizing this Module (see ``nn.tabulate``)."""
@@ -981,6 +983,8 @@ class Module:
       console_kwargs=console_kwargs,
       table_kwargs=table_kwargs,
       column_kwargs=column_kwargs,
+      compute_flops=compute_flops,
+      compute_vjp_flops=compute_vjp_flops,
     )
     return fn(*args, **kwargs)
 

@@ -91,6 +91,66 @@ def _unique_calls(calls, show_repeated):
   return out
 
 
+# -- FLOPs ----------------------------------------------------------------------
+
+
+def _flops(fn, *args) -> int:
+  """XLA's FLOP estimate of ``fn(*args)`` (lowered, not run)."""
+  cost = jax.jit(fn).lower(*args).cost_analysis()
+  if isinstance(cost, (list, tuple)):
+    cost = cost[0] if cost else None
+  if not cost:
+    return 0
+  return int(cost.get('flops', 0))
+
+
+def _cotangent(y):
+  if jax.dtypes.issubdtype(y.dtype, np.inexact):
+    return y
+  return np.zeros(y.shape, jax.dtypes.float0)
+
+
+def _call_flops(call, variables, rngs, mutable, forward, backward):
+  """Returns ``(flops, vjp_flops)`` of one recorded call (-1: not asked).
+
+  The call is replayed alone: its Module (unbound) is applied to the
+  variables under its path and to its recorded inputs. ``vjp_flops`` is
+  the cost of the forward pass plus the backward pass with respect to
+  the variables and the inputs.
+  """
+  if not forward and not backward:
+    return -1, -1
+  module = call.module.clone(parent=None)
+  sub_vars = {}
+  for col, tree in variables.items():
+    sub = _subtree(tree, call.path)
+    if sub:
+      sub_vars[col] = sub
+  leaves, treedef = jax.tree_util.tree_flatten(call.inputs)
+  positions = [
+    i for i, x in enumerate(leaves) if isinstance(x, jax.ShapeDtypeStruct)
+  ]
+  dynamic = [leaves[i] for i in positions]
+
+  def run(sub_vars, dynamic):
+    full = list(leaves)
+    for i, x in zip(positions, dynamic):
+      full[i] = x
+    args, kwargs = jax.tree_util.tree_unflatten(treedef, full)
+    out = module.apply(
+      sub_vars, *args, rngs=rngs, method=call.method, mutable=mutable, **kwargs
+    )
+    return out if mutable is False else out[0]
+
+  def run_vjp(sub_vars, dynamic):
+    y, bwd = jax.vjp(run, sub_vars, dynamic)
+    return bwd(jax.tree_util.tree_map(_cotangent, y))
+
+  flops = _flops(run, sub_vars, dynamic) if forward else -1
+  vjp_flops = _flops(run_vjp, sub_vars, dynamic) if backward else -1
+  return flops, vjp_flops
+
+
 # -- formatting -----------------------------------------------------------------
 
 
@@ -206,23 +266,39 @@ def _collection_cell(variables, col, call, whole_subtree) -> str:
 
 
 def _render(
-  module, calls, variables, depth, console_kwargs, table_kwargs, column_kwargs
+  module,
+  calls,
+  variables,
+  depth,
+  console_kwargs,
+  table_kwargs,
+  column_kwargs,
+  flops=None,
 ) -> str:
   import rich.console
   import rich.table
   import rich.text
 
   collections = sorted(variables.keys())
-  table = rich.table.Table(
-    show_header=True,
-    show_lines=True,
-    show_footer=False,
-    title=f'{type(module).__name__} Summary',
-    **(table_kwargs or {}),
-  )
-  for name in ('path', 'module', 'inputs', 'outputs', *collections):
+  options = {
+    'show_header': True,
+    'show_lines': True,
+    'show_footer': False,
+    'title': f'{type(module).__name__} Summary',
+  }
+  options.update(table_kwargs or {})
+  table = rich.table.Table(**options)
+  flops = flops or {}
+  flop_columns = []
+  if any(f >= 0 for f, _ in flops.values()):
+    flop_columns.append(0)
+  if any(v >= 0 for _, v in flops.values()):
+    flop_columns.append(1)
+  names = ['path', 'module', 'inputs', 'outputs']
+  names += [('flops', 'vjp_flops')[i] for i in flop_columns]
+  for name in (*names, *collections):
     table.add_column(name, **(column_kwargs or {}))
-  for call in calls:
+  for index, call in enumerate(calls):
     if depth is not None and len(call.path) > depth:
       continue
     cut = depth is not None and len(call.path) == depth
@@ -235,6 +311,7 @@ def _render(
       _inputs_repr(call.inputs),
       _structure_repr(call.outputs),
     ]
+    row += [str(flops[index][i]) for i in flop_columns]
     for col in collections:
       row.append(_collection_cell(variables, col, call, cut))
     table.add_row(*row)
@@ -244,7 +321,10 @@ def _render(
     leaves = jax.tree_util.tree_leaves(variables[col])
     grand.extend(leaves)
     totals.append(_size_repr(leaves))
-  table.add_row('', '', '', rich.text.Text('Total', justify='right'), *totals)
+  blanks = [''] * len(flop_columns)
+  table.add_row(
+    '', '', '', rich.text.Text('Total', justify='right'), *blanks, *totals
+  )
   kwargs = {'force_terminal': True, 'force_jupyter': False}
   kwargs.update(console_kwargs or {})
   console = rich.console.Console(file=io.StringIO(), **kwargs)
@@ -265,6 +345,8 @@ def tabulate(
   console_kwargs=None,
   table_kwargs=None,
   column_kwargs=None,
+  compute_flops: bool = False,
+  compute_vjp_flops: bool = False,
   **kwargs,
 ):
   """Returns ``fn(*args, **kwargs) -> str``, a table summarizing ``module``.
@@ -285,6 +367,13 @@ def tabulate(
       ``{'width': 120}``).
     table_kwargs: passed to ``rich.table.Table``.
     column_kwargs: passed to ``rich.table.Table.add_column``.
+    compute_flops: add a ``flops`` column: XLA's estimate of the FLOPs of
+      each call (the call alone, with its submodules), from
+      ``jax.jit(fn).lower(...).cost_analysis()``. The calls are lowered,
+      never run.
+    compute_vjp_flops: add a ``vjp_flops`` column: the FLOPs of the
+      forward plus the backward pass of each call (gradients with respect
+      to its variables and inputs).
     **kwargs: keyword arguments of ``init`` (e.g. ``method``).
 
   Returns:
@@ -299,6 +388,10 @@ def tabulate(
   >>> text = nn.tabulate(Bias(), jax.random.key(0))(jnp.ones((2, 3)))
   >>> 'Total Parameters: 3 (12 B)' in text
   True
+  >>> text = nn.tabulate(Bias(), jax.random.key(0), compute_flops=True)(
+  ...     jnp.ones((2, 3)))
+  >>> '│ 6     │' in text  # six additions
+  True
   """
   init_kwargs = kwargs
 
@@ -307,6 +400,23 @@ def tabulate(
       module, rngs, mutable, args, {**init_kwargs, **call_kwargs}
     )
     calls = _unique_calls(calls, show_repeated)
+    flops = None
+    if compute_flops or compute_vjp_flops:
+      key_rngs = rngs if isinstance(rngs, Mapping) else {'params': rngs}
+      flops = [
+        _call_flops(
+          call,
+          variables,
+          key_rngs,
+          mutable,
+          compute_flops,
+          compute_vjp_flops,
+        )
+        if depth is None or len(call.path) <= depth
+        else (-1, -1)
+        for call in calls
+      ]
+      flops = dict(enumerate(flops))
     return _render(
       module,
       calls,
@@ -315,6 +425,7 @@ def tabulate(
       console_kwargs,
       table_kwargs,
       column_kwargs,
+      flops,
     )
 
   return table_fn
