@@ -417,6 +417,57 @@ def test_grad_and_value_and_grad():
   np.testing.assert_allclose(gy, lin(p, x), rtol=1e-6)
 
 
+def test_grad_return_structure():
+  class Holder(nn.Module):
+    inner: nn.Module
+
+    def __call__(self, x):
+      return self.inner(x)
+
+  class Model(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      lin = Lin(2)
+      loss = lambda mdl, x: jnp.sum(mdl(x) ** 2)
+      with_aux = lambda mdl, x: (jnp.sum(mdl(x) ** 2), mdl(x))
+      one = nn.grad(loss, lin, x)
+      value, grads = nn.value_and_grad(loss, lin, x)
+      (value2, aux), grads2 = nn.value_and_grad(with_aux, lin, x, has_aux=True)
+      grads3, aux3 = nn.grad(with_aux, lin, x, has_aux=True)
+      # A Module holding another bound Module works too.
+      held = nn.grad(loss, Holder(lin), x)
+      return one, value, grads, value2, aux, grads2, grads3, aux3, held
+
+  x = jnp.arange(3.0)[None]
+  v = Model().init(jax.random.key(0), x)
+  one, value, grads, value2, aux, grads2, grads3, aux3, held = Model().apply(
+    v, x
+  )
+  p = v['params']['Lin_0']
+  y = lin(p, x)
+  expected = 2 * y @ p['kernel'].T  # d/dx sum((x W + b)^2)
+  # Gradients come as a list with one entry per primal, as in Flax.
+  for g in (one, grads, grads2, grads3, held):
+    assert isinstance(g, list) and len(g) == 1
+    np.testing.assert_allclose(g[0], expected, rtol=1e-5)
+  np.testing.assert_allclose(value, jnp.sum(y**2), rtol=1e-6)
+  np.testing.assert_allclose(value2, value, rtol=1e-6)
+  np.testing.assert_allclose(aux, y, rtol=1e-6)
+  np.testing.assert_allclose(aux3, y, rtol=1e-6)
+
+
+def test_grad_needs_scalar_output():
+  class Model(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return nn.grad(lambda mdl, x: mdl(x), Lin(2), x)
+
+  with pytest.raises(
+    ValueError, match=r'scalar-valued outputs. out shape=\(1, 2\)'
+  ):
+    Model().init(jax.random.key(0), jnp.ones((1, 3)))
+
+
 def test_custom_vjp_replaces_gradient():
   class Model(nn.Module):
     @nn.compact

@@ -400,11 +400,34 @@ def value_and_grad(
   variables=True,
   rngs=True,
 ):
-  """Value and gradient of scalar ``fn(mdl, *primals)`` w.r.t. the inputs.
+  """A limited, lifted ``jax.value_and_grad`` of ``fn(mdl, *primals)``.
 
-  Returns ``(out, grads)`` or ``((out, aux), grads)``; ``grads`` has one
-  entry per primal (a single gradient if there is one primal). Variables
-  are not differentiated.
+  Gradients are taken with respect to the inputs ``primals`` only, not the
+  Module's variables (use ``nn.vjp`` for those). ``fn`` must return a
+  scalar (or ``(scalar, aux)`` with ``has_aux``).
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import linen as nn
+  >>> class Scale(nn.Module):
+  ...   @nn.compact
+  ...   def __call__(self, x, y):
+  ...     return self.param('s', jax.nn.initializers.ones, ()) * x * y
+  >>> class Foo(nn.Module):
+  ...   @nn.compact
+  ...   def __call__(self, x, y):
+  ...     z, (x_grad, y_grad) = nn.value_and_grad(
+  ...         lambda mdl, x, y: mdl(x, y), Scale(), x, y)
+  ...     return z, x_grad, y_grad
+  >>> v = Foo().init(jax.random.key(0), 2.0, 3.0)
+  >>> [float(a) for a in Foo().apply(v, 2.0, 3.0)]
+  [6.0, 3.0, 2.0]
+
+  Returns:
+    ``(out, grads)``, or ``((out, aux), grads)`` with ``has_aux``, where
+    ``grads`` is a list holding the gradient of each primal, in order.
+
+  Raises:
+    ValueError: if ``fn``'s output is not a scalar.
   """
   result = vjp(
     fn,
@@ -415,6 +438,7 @@ def value_and_grad(
     vjp_variables=False,
     variables=variables,
     rngs=rngs,
+    multi_scope=True,
   )
   if has_aux:
     out, vjp_fn, aux = result
@@ -425,11 +449,10 @@ def value_and_grad(
       'grad can only work on functions with scalar-valued outputs. '
       f'out shape={jnp.shape(out)}'
     )
-  _, *grads = vjp_fn(jnp.ones_like(out))
-  grads = grads[0] if len(grads) == 1 else tuple(grads)
+  _, *argument_grads = vjp_fn(jnp.ones_like(out))
   if has_aux:
-    return (out, aux), grads
-  return out, grads
+    return (out, aux), argument_grads
+  return out, argument_grads
 
 
 def grad(
@@ -441,11 +464,26 @@ def grad(
   variables=True,
   rngs=True,
 ):
-  """Gradient of scalar ``fn(mdl, *primals)`` w.r.t. the inputs.
+  """A limited, lifted ``jax.grad`` of scalar ``fn(mdl, *primals)``.
 
-  Returns ``grads`` or ``(grads, aux)`` (see ``value_and_grad``).
+  Like :func:`value_and_grad` without the value: gradients with respect to
+  the inputs only.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import linen as nn
+  >>> class Square(nn.Module):
+  ...   @nn.compact
+  ...   def __call__(self, x):
+  ...     (x_grad,) = nn.grad(lambda mdl, x: x * x, self, x)
+  ...     return x_grad
+  >>> float(Square().apply({}, 3.0))
+  6.0
+
+  Returns:
+    ``grads`` (a list with the gradient of each primal), or
+    ``(grads, aux)`` with ``has_aux``.
   """
-  value, grads = value_and_grad(
+  value, argument_grads = value_and_grad(
     fn,
     mdl,
     *primals,
@@ -455,8 +493,8 @@ def grad(
     rngs=rngs,
   )
   if has_aux:
-    return grads, value[1]
-  return grads
+    return argument_grads, value[1]
+  return argument_grads
 
 
 def custom_vjp(
