@@ -1,0 +1,294 @@
+"""Flattening graph nodes: one traversal of a graph into a graphdef node,
+its leaves (Variables and array slots), paths, and structural snapshots.
+
+Used by :mod:`flax.nnx.graphlib` to build the cached flat views of graph
+roots, and by transforms to flatten the objects they rebuild inside.
+"""
+
+import operator
+
+import jax
+import numpy as np
+
+from flax.nnx.pytreelib import M_DATA, Pytree
+from flax.nnx.variablelib import Variable
+
+_ARRAY_TYPES = (jax.Array, np.ndarray)
+
+
+class _Static:
+  """A static value in a graphdef; hashable even when the value is not."""
+
+  __slots__ = ('value',)
+
+  def __init__(self, value):
+    self.value = value
+
+  def __eq__(self, other):
+    if type(other) is not _Static:
+      return False
+    a, b = self.value, other.value
+    if a is b:
+      return True
+    if type(a) is not type(b):
+      return False
+    try:
+      return bool(a == b)
+    except Exception:
+      return False
+
+  def __hash__(self):
+    try:
+      return hash((type(self.value), self.value))
+    except TypeError:
+      return hash(type(self.value))
+
+  def __repr__(self):
+    return repr(self.value)
+
+
+class _Meta:
+  """Frozen snapshot of Variable metadata inside a graphdef."""
+
+  __slots__ = ('items', '_hash')
+
+  def __init__(self, metadata):
+    self.items = dict(metadata)
+    self._hash = None
+
+  def __eq__(self, other):
+    return type(other) is _Meta and self.items == other.items
+
+  def __hash__(self):
+    h = self._hash
+    if h is None:
+      try:
+        h = hash(tuple(sorted(self.items.items())))
+      except TypeError:
+        h = hash(tuple(sorted(self.items)))
+      self._hash = h
+    return h
+
+  def __repr__(self):
+    return repr(self.items)
+
+
+_EMPTY_META = _Meta({})
+
+
+class _ArraySlot:
+  """Write-back location of an array stored directly in a Pytree attribute
+  (possibly inside containers).
+
+  ``snaps`` holds, for each container level below the attribute, the
+  ``(snapshot, position)`` of that container's structural snapshot (or
+  None), so that writing an array keeps the snapshots in sync.
+  """
+
+  __slots__ = ('owner', 'keys', 'snaps')
+
+  def __init__(self, owner, keys, snaps=()):
+    self.owner = owner
+    self.keys = keys
+    self.snaps = snaps
+
+  @property
+  def raw_value(self):
+    x = vars(self.owner)
+    for k in self.keys:
+      x = x[k]
+    return x
+
+  @raw_value.setter
+  def raw_value(self, value):
+    d = vars(self.owner)
+    k0 = self.keys[0]
+    d[k0] = x = _set_in(d[k0], self.keys[1:], value)
+    if self.snaps:
+      for k, snap in zip(self.keys[1:], self.snaps):
+        x = x[k]
+        if snap is not None:
+          snap[0][snap[1]] = x
+
+
+def _set_in(container, keys, value):
+  if not keys:
+    return value
+  k = keys[0]
+  if isinstance(container, list):
+    container[k] = _set_in(container[k], keys[1:], value)
+    return container
+  if isinstance(container, dict):
+    container[k] = _set_in(container[k], keys[1:], value)
+    return container
+  if isinstance(container, tuple):
+    items = list(container)
+    items[k] = _set_in(items[k], keys[1:], value)
+    if hasattr(container, '_fields'):
+      return type(container)(*items)
+    return type(container)(items)
+  raise TypeError(f'Cannot update {type(container).__name__} in place')
+
+
+def _key_of(entry):
+  for attr in ('key', 'idx', 'name'):
+    if hasattr(entry, attr):
+      return getattr(entry, attr)
+  return str(entry)
+
+
+def _sorted_items(d: dict):
+  try:
+    return sorted(d.items())
+  except TypeError:
+    return list(d.items())
+
+
+class _Flattener:
+  """One traversal of one or more roots, sharing reference indices.
+
+  Besides the graphdef it records the leaves (Variables or array slots),
+  their paths, the Pytree nodes (their versions guard cached views) and a
+  snapshot of every mutable container met below a Pytree attribute (lists,
+  dicts, mutable pytrees), so that in-place edits such as ``list.append``
+  invalidate cached views too.
+  """
+
+  def __init__(self, assigned=None, start=0, with_paths=True):
+    self.visited: dict = {}
+    self.assigned = assigned
+    self.counter = start
+    self.nodes: list = []  # (index, object)
+    self.leaves: list = []  # Variables or _ArraySlot
+    self.paths: list = []
+    self.versions: list = []
+    self.containers: list = []
+    self.with_paths = with_paths
+
+  def _index(self, x):
+    i = None
+    if self.assigned is not None:
+      i = self.assigned.get(id(x))
+    if i is None:
+      i = self.counter
+      self.counter += 1
+    self.visited[id(x)] = i
+    self.nodes.append((i, x))
+    return i
+
+  def visit(self, x, path, owner=None, okeys=(), osnaps=()):
+    if isinstance(x, Variable):
+      i = self.visited.get(id(x))
+      if i is not None:
+        return ('r', i)
+      i = self._index(x)
+      self.leaves.append(x)
+      self.paths.append(path)
+      meta = x._var_metadata
+      return ('v', type(x), i, _Meta(meta) if meta else _EMPTY_META)
+    if isinstance(x, Pytree):
+      i = self.visited.get(id(x))
+      if i is not None:
+        return ('r', i)
+      i = self._index(x)
+      self.versions.append(x)
+      d = vars(x)
+      attrs = tuple(
+        (k, self.visit(v, path + (k,), x, (k,))) for k, v in _sorted_items(d)
+      )
+      return ('n', type(x), i, attrs, frozenset(x._pytree__m[M_DATA]))
+    if isinstance(x, _ARRAY_TYPES):
+      self.leaves.append(_ArraySlot(owner, okeys, osnaps))
+      self.paths.append(path)
+      return ('a',)
+    tx = type(x)
+    if tx is list:
+      snap = list(x)
+      self.containers.append(('l', x, snap))
+      return (
+        'l',
+        tx,
+        tuple(
+          self.visit(v, path + (j,), owner, okeys + (j,), osnaps + ((snap, j),))
+          for j, v in enumerate(x)
+        ),
+      )
+    if tx is tuple:
+      return (
+        'l',
+        tx,
+        tuple(
+          self.visit(v, path + (j,), owner, okeys + (j,), osnaps + (None,))
+          for j, v in enumerate(x)
+        ),
+      )
+    if tx is dict:
+      keys = list(x)
+      vals = list(x.values())
+      self.containers.append(('d', x, keys, vals))
+      pos = {id(k): j for j, k in enumerate(keys)}
+      items = _sorted_items(x)
+      return (
+        'd',
+        tuple(k for k, _ in items),
+        tuple(
+          self.visit(
+            v,
+            path + (k,),
+            owner,
+            okeys + (k,),
+            osnaps + ((vals, pos[id(k)]),),
+          )
+          for k, v in items
+        ),
+      )
+    if x is None or isinstance(x, (str, int, float, bool, type)):
+      return ('s', _Static(x))
+    if not jax.tree_util.all_leaves([x]):
+      kv, treedef = jax.tree_util.tree_flatten_with_path(
+        x, is_leaf=lambda y: y is not x
+      )
+      if any(isinstance(v, (Variable, Pytree) + _ARRAY_TYPES) for _, v in kv):
+        if not isinstance(x, tuple):
+          self.containers.append(('p', x, treedef, [v for _, v in kv]))
+        return (
+          'p',
+          treedef,
+          tuple(
+            self.visit(
+              v,
+              path + (_key_of(p[0]),),
+              owner,
+              okeys + (_key_of(p[0]),),
+              osnaps + (None,),
+            )
+            for p, v in kv
+          ),
+        )
+    return ('s', _Static(x))
+
+
+def _containers_unchanged(containers) -> bool:
+  """Whether every recorded container still holds the same objects."""
+  is_ = operator.is_
+  for c in containers:
+    kind, x = c[0], c[1]
+    if kind == 'l':
+      snap = c[2]
+      if len(x) != len(snap) or not all(map(is_, x, snap)):
+        return False
+    elif kind == 'd':
+      keys, vals = c[2], c[3]
+      if (
+        len(x) != len(keys)
+        or not all(map(is_, x, keys))
+        or not all(map(is_, x.values(), vals))
+      ):
+        return False
+    else:
+      children, treedef = jax.tree_util.tree_flatten(
+        x, is_leaf=lambda y: y is not x
+      )
+      if treedef != c[2] or not all(map(is_, children, c[3])):
+        return False
+  return True
