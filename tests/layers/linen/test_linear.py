@@ -226,7 +226,7 @@ def test_conv_local():
   # features are ordered (in_features, window).
   patch = np.transpose(np.asarray(x)[:, 1:4, :], (0, 2, 1)).reshape(2, -1)
   np.testing.assert_allclose(y[:, 1], patch @ k[1] + b[1], rtol=1e-4, atol=1e-5)
-  with pytest.raises(NotImplementedError, match='feature_group_count'):
+  with pytest.raises(ValueError, match='feature_group_count'):
     nn.ConvLocal(4, (3,), feature_group_count=3).init(KEY, x)
 
 

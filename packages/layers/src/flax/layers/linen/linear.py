@@ -299,7 +299,8 @@ class _Conv(Module):
 
   @property
   def shared_weights(self) -> bool:
-    raise NotImplementedError
+    """Whether one kernel is shared by every position (Conv: yes)."""
+    return True
 
   @compact
   def __call__(self, inputs: Array) -> Array:
@@ -329,9 +330,11 @@ class _Conv(Module):
       )
     else:
       if self.feature_group_count != 1:
-        raise NotImplementedError(
+        raise ValueError(
           '`lax.conv_general_dilated_local` does not support '
-          f'`feature_group_count != 1`, got `{self.feature_group_count}`.'
+          f'`feature_group_count != 1`, got `{self.feature_group_count}`; '
+          'use ConvLocal with feature_group_count=1, or Conv for grouped '
+          'convolutions.'
         )
       out_spatial = linear.conv_local_output_spatial(
         inputs.shape, self.features, spec
