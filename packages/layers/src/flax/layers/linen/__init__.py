@@ -62,13 +62,13 @@ from flax.layers.linen.pooling import avg_pool as avg_pool
 from flax.layers.linen.pooling import max_pool as max_pool
 from flax.layers.linen.pooling import min_pool as min_pool
 from flax.layers.linen.pooling import pool as pool
-from flax.layers.linen.recurrent import Bidirectional as Bidirectional
+from flax.layers.linen.rnn import Bidirectional as Bidirectional
 from flax.layers.linen.recurrent import ConvLSTMCell as ConvLSTMCell
 from flax.layers.linen.recurrent import GRUCell as GRUCell
 from flax.layers.linen.recurrent import LSTMCell as LSTMCell
 from flax.layers.linen.recurrent import MGUCell as MGUCell
 from flax.layers.linen.recurrent import OptimizedLSTMCell as OptimizedLSTMCell
-from flax.layers.linen.recurrent import RNN as RNN
+from flax.layers.linen.rnn import RNN as RNN
 from flax.layers.linen.recurrent import RNNCellBase as RNNCellBase
 from flax.layers.linen.recurrent import SimpleCell as SimpleCell
 from flax.layers.linen.stochastic import Dropout as Dropout

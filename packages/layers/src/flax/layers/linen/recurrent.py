@@ -7,14 +7,12 @@ and keeps the cell's parameters under ``cell``.
 """
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 from jax import random
 
-from flax.core.frozen_dict import FrozenDict
 from flax.layers import initializers
 from flax.layers import recurrent as rnn_math
 from flax.layers.activations import sigmoid, tanh
@@ -22,7 +20,6 @@ from flax.layers.dtypes import promote_dtype
 from flax.layers.linen.linear import Conv, Dense, default_kernel_init
 from flax.layers.recurrent import flip_sequences as flip_sequences
 from flax.linen import Module, compact, nowrap
-from flax.linen import scan as _scan
 
 Array = Any
 Carry = Any
@@ -614,235 +611,10 @@ class ConvLSTMCell(_Cell):
     return (1 if isinstance(ks, int) else len(ks)) + 1
 
 
-class RNN(Module):
-  """Runs a cell over a sequence with ``nn.scan``.
-
-  Inputs are ``(*batch, time, *features)`` (``(time, *batch, *features)``
-  with ``time_major``); outputs keep that layout. The cell's parameters are
-  shared across time steps and live under ``cell``.
-
-  Example::
-
-    >>> import jax, jax.numpy as jnp
-    >>> import flax.linen as nn
-    >>> x = jnp.ones((10, 50, 32))  # (batch, time, features)
-    >>> lstm = nn.RNN(nn.LSTMCell(64))
-    >>> variables = lstm.init(jax.random.key(0), x)
-    >>> lstm.apply(variables, x).shape  # (batch, time, cell_size)
-    (10, 50, 64)
-
-  Attributes:
-    cell: an instance of :class:`RNNCellBase`.
-    cell_size: hidden size for cells built without ``features`` (0.6.10
-      form, e.g. ``RNN(LSTMCell(), cell_size=64)``).
-    time_major: whether time is the first axis.
-    return_carry: return ``(carry, outputs)`` instead of ``outputs``.
-    reverse: process the sequence from the end (padding stays at the end).
-    keep_order: with ``reverse``, re-reverse the outputs.
-    unroll: steps unrolled per scan iteration.
-    variable_axes: collections scanned over time.
-    variable_broadcast: collections shared over time (``'params'``).
-    variable_carry: collections carried over time.
-    split_rngs: rng streams split per step.
-  """
-
-  cell: RNNCellBase
-  time_major: bool = False
-  return_carry: bool = False
-  reverse: bool = False
-  keep_order: bool = False
-  unroll: int = 1
-  variable_axes: Mapping[Any, Any] = FrozenDict()
-  variable_broadcast: Any = 'params'
-  variable_carry: Any = False
-  split_rngs: Mapping[Any, bool] = FrozenDict({'params': False})
-  cell_size: Any = None
-
-  def __call__(
-    self,
-    inputs,
-    *,
-    initial_carry=None,
-    init_key=None,
-    seq_lengths=None,
-    return_carry: bool | None = None,
-    time_major: bool | None = None,
-    reverse: bool | None = None,
-    keep_order: bool | None = None,
-  ):
-    """Applies the RNN to the inputs.
-
-    Args:
-      inputs: the input sequence.
-      initial_carry: the initial carry; if None it is built by
-        ``cell.initialize_carry``.
-      init_key: PRNG key for ``initialize_carry`` (default
-        ``random.key(0)``).
-      seq_lengths: ``(*batch,)`` valid lengths; the returned carry is the
-        one after each sequence's last valid step (outputs past it are not
-        zeroed).
-      return_carry, time_major, reverse, keep_order: override the
-        attributes.
-
-    Returns:
-      The outputs, or ``(carry, outputs)`` with ``return_carry``.
-    """
-    if return_carry is None:
-      return_carry = self.return_carry
-    if time_major is None:
-      time_major = self.time_major
-    if reverse is None:
-      reverse = self.reverse
-    if keep_order is None:
-      keep_order = self.keep_order
-
-    n_feature = self.cell.num_feature_axes
-    time_axis = 0 if time_major else inputs.ndim - (n_feature + 1)
-    if time_axis < 0:
-      time_axis += inputs.ndim
-    if time_major:
-      batch_dims = inputs.shape[1:-n_feature]
-    else:
-      batch_dims = inputs.shape[:time_axis]
-
-    if reverse:
-      inputs = jax.tree_util.tree_map(
-        lambda x: flip_sequences(x, seq_lengths, len(batch_dims), time_major),
-        inputs,
-      )
-
-    if initial_carry is None:
-      if init_key is None:
-        init_key = random.key(0)
-      if self.cell_size is not None:
-        carry = self.cell.initialize_carry(
-          init_key, tuple(batch_dims), self.cell_size
-        )
-      else:
-        input_shape = inputs.shape[:time_axis] + inputs.shape[time_axis + 1 :]
-        carry = self.cell.initialize_carry(init_key, input_shape)
-    else:
-      carry = initial_carry
-
-    slice_carry = seq_lengths is not None and return_carry
-
-    def scan_fn(cell, carry, x):
-      carry, y = cell(carry, x)
-      # With seq_lengths the carries are stacked to pick each sequence's
-      # last valid one afterwards.
-      if slice_carry:
-        return carry, (carry, y)
-      return carry, y
-
-    scan = _scan(
-      scan_fn,
-      in_axes=time_axis,
-      out_axes=(0, time_axis) if slice_carry else time_axis,
-      unroll=self.unroll,
-      variable_axes=self.variable_axes,
-      variable_broadcast=self.variable_broadcast,
-      variable_carry=self.variable_carry,
-      split_rngs=self.split_rngs,
-    )
-    scan_output = scan(self.cell, carry, inputs)
-
-    if slice_carry:
-      _, (carries, outputs) = scan_output
-      carry = rnn_math.select_last_carry(carries, seq_lengths)
-    else:
-      carry, outputs = scan_output
-
-    if reverse and keep_order:
-      outputs = jax.tree_util.tree_map(
-        lambda x: flip_sequences(x, seq_lengths, len(batch_dims), time_major),
-        outputs,
-      )
-
-    if return_carry:
-      return carry, outputs
-    return outputs
-
-
-def _concatenate(a: Array, b: Array) -> Array:
-  """Concatenates two arrays along the last dimension."""
-  return jnp.concatenate([a, b], axis=-1)
-
-
-class Bidirectional(Module):
-  """Processes the input in both directions and merges the results.
-
-  Example::
-
-    >>> import jax, jax.numpy as jnp
-    >>> import flax.linen as nn
-    >>> layer = nn.Bidirectional(nn.RNN(nn.GRUCell(4)), nn.RNN(nn.GRUCell(4)))
-    >>> x = jnp.ones((2, 3, 5))
-    >>> variables = layer.init(jax.random.key(0), x)
-    >>> layer.apply(variables, x).shape
-    (2, 3, 8)
-
-  Attributes:
-    forward_rnn: the RNN run left to right.
-    backward_rnn: the RNN run right to left (outputs re-reversed).
-    merge_fn: merges the two outputs (default: concatenate on the last
-      axis, forward first).
-    time_major: whether time is the first axis.
-    return_carry: return ``((forward_carry, backward_carry), outputs)``.
-  """
-
-  forward_rnn: Module
-  backward_rnn: Module
-  merge_fn: Callable[[Array, Array], Array] = _concatenate
-  time_major: bool = False
-  return_carry: bool = False
-
-  def __call__(
-    self,
-    inputs,
-    *,
-    initial_carry=None,
-    init_key=None,
-    seq_lengths=None,
-    return_carry: bool | None = None,
-    time_major: bool | None = None,
-    reverse: bool | None = None,
-    keep_order: bool | None = None,
-  ):
-    """Applies both RNNs and merges their outputs.
-
-    Args:
-      inputs: the input sequence.
-      initial_carry: ``(forward_carry, backward_carry)`` or None.
-      init_key: PRNG key split between the two carries' initializers.
-      seq_lengths: ``(*batch,)`` valid lengths.
-      return_carry: overrides the attribute.
-      time_major: overrides the attribute.
-      reverse: unused (each direction is fixed).
-      keep_order: unused (the backward outputs are always re-reversed).
-
-    Returns:
-      The merged outputs, or ``(carries, outputs)`` with ``return_carry``.
-    """
-    if time_major is None:
-      time_major = self.time_major
-    if return_carry is None:
-      return_carry = self.return_carry
-    if init_key is not None:
-      key_forward, key_backward = random.split(init_key)
-    else:
-      key_forward = key_backward = None
-    return rnn_math.bidirectional(
-      self.forward_rnn,
-      self.backward_rnn,
-      self.merge_fn,
-      inputs,
-      initial_carry,
-      return_carry,
-      ({'init_key': key_forward}, {'init_key': key_backward}),
-      seq_lengths=seq_lengths,
-      time_major=time_major,
-    )
-
+# RNN and Bidirectional live in flax.layers.linen.rnn; import them last so that
+# the cells above exist when that module imports RNNCellBase from here.
+from flax.layers.linen.rnn import Bidirectional as Bidirectional  # noqa: E402
+from flax.layers.linen.rnn import RNN as RNN  # noqa: E402
 
 __all__ = [
   'Bidirectional',
