@@ -158,12 +158,16 @@ def _memoized(build, target, methods, trafo_kwargs):
   ``nn.jit(Cls)`` is often written inside a compact method, so it runs on
   every call; handing back the same object keeps its compiled functions.
   """
-  key = (
-    build,
-    _Identity(target),
-    _fingerprint(methods),
-    _fingerprint(trafo_kwargs),
-  )
+  try:
+    key = (build, target, methods, tuple(trafo_kwargs.items()))
+    hash(key)
+  except TypeError:
+    key = (
+      build,
+      _Identity(target),
+      _fingerprint(methods),
+      _fingerprint(trafo_kwargs),
+    )
   result = _transformed.get(key)
   if result is None:
     if len(_transformed) >= _CACHE_SIZE * 4:
