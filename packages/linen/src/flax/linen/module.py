@@ -23,7 +23,7 @@ import inspect
 import itertools
 import types
 import typing
-from typing import Any, Callable, Optional, Union
+from typing import Any, Optional, Union
 
 import jax
 
@@ -33,6 +33,18 @@ from flax.core.scope import DenyList
 from flax.core.frozen_dict import FrozenDict
 from flax.linen import _context
 from flax.linen import _module_tree
+from flax.linen import _module_variables
+from flax.linen._method_wrapping import _COPY_PICKLE_NAMES
+from flax.linen._method_wrapping import _UNWRAPPED
+from flax.linen._method_wrapping import _derive_profiling_name
+from flax.linen._method_wrapping import _get_fn_name
+from flax.linen._method_wrapping import _wrap_descriptor_once
+from flax.linen._method_wrapping import (
+  capture_call_intermediates as capture_call_intermediates,
+)
+from flax.linen._method_wrapping import compact as compact
+from flax.linen._method_wrapping import nowrap as nowrap
+from flax.linen._method_wrapping import wrap_method_once
 from flax.linen import kw_only_dataclasses
 
 context = _context.context
@@ -134,177 +146,10 @@ class _ModuleInternalState:
 _uninitialized_state = _ModuleInternalState()
 
 
-# -- decorators ---------------------------------------------------------------
-
-
-def compact(fun: Callable) -> Callable:
-  """Marks the one method of a Module that may define submodules inline.
-
-  >>> import jax, jax.numpy as jnp
-  >>> from flax import linen as nn
-  >>> class Bias(nn.Module):
-  ...   @nn.compact
-  ...   def __call__(self, x):
-  ...     return x + self.param('b', jax.nn.initializers.zeros, x.shape)
-  >>> Bias().init(jax.random.key(0), jnp.ones(2))['params']['b'].shape
-  (2,)
-  """
-  fun.compact = True
-  return fun
-
-
-def nowrap(fun: Callable) -> Callable:
-  """Marks a Module method as a plain helper.
-
-  A ``nowrap`` method is not wrapped with the Module's state handling (no
-  lazy setup, no named scope), so it can be called on unbound Modules and
-  from ``setup``.
-
-  >>> from flax import linen as nn
-  >>> class M(nn.Module):
-  ...   features: int
-  ...   @nn.nowrap
-  ...   def twice(self):
-  ...     return 2 * self.features
-  >>> M(3).twice()
-  6
-  """
-  fun.nowrap = True
-  return fun
-
-
-def _get_fn_name(fn) -> str:
-  if isinstance(fn, functools.partial):
-    return _get_fn_name(fn.func)
-  return getattr(fn, '__name__', 'unnamed_function')
-
-
-def _derive_profiling_name(module, fn) -> str:
-  fn_name = _get_fn_name(fn)
-  suffix = f'.{fn_name}' if fn_name != '__call__' else ''
-  return f'{module.name or type(module).__name__}{suffix}'
-
-
-def wrap_method_once(fun: Callable) -> Callable:
-  """Wraps a Module method with lazy setup and call-state handling."""
-  if getattr(fun, 'method_handler_wrapped', False):
-    return fun
-
-  @functools.wraps(fun)
-  def wrapped_module_method(*args, **kwargs):
-    if args and isinstance(args[0], Module):
-      return args[0]._call_wrapped_method(fun, args[1:], kwargs)
-    return fun(*args, **kwargs)
-
-  wrapped_module_method.method_handler_wrapped = True
-  return wrapped_module_method
-
-
-class _DescriptorWrapper:
-  """Turns AttributeErrors raised inside a property into a clear error."""
-
-  def __init__(self, wrapped):
-    self.wrapped = wrapped
-    self.__doc__ = getattr(wrapped, '__doc__', None)
-
-  def __set_name__(self, owner, name):
-    if hasattr(self.wrapped, '__set_name__'):
-      self.wrapped.__set_name__(owner, name)
-
-  def __get__(self, obj, objtype=None):
-    if obj is None:
-      return self.wrapped.__get__(obj, objtype)
-    try:
-      return self.wrapped.__get__(obj, objtype)
-    except AttributeError as e:
-      raise errors.DescriptorAttributeError() from e
-
-  def __getattr__(self, name):
-    return getattr(self.wrapped, name)
-
-
-class _DataDescriptorWrapper(_DescriptorWrapper):
-  def __set__(self, obj, value):
-    self.wrapped.__set__(obj, value)
-
-  def __delete__(self, obj):
-    self.wrapped.__delete__(obj)
-
-
-def _wrap_descriptor_once(descriptor):
-  if isinstance(descriptor, _DescriptorWrapper):
-    return descriptor
-  if hasattr(descriptor, '__set__'):
-    return _DataDescriptorWrapper(descriptor)
-  return _DescriptorWrapper(descriptor)
-
-
-# Methods that are never wrapped.
-_UNWRAPPED = frozenset(
-  {
-    '__eq__',
-    '__repr__',
-    '__init__',
-    '__hash__',
-    '__post_init__',
-    '__getattr__',
-    '__setattr__',
-    '__delattr__',
-    '__getattribute__',
-    '__getstate__',
-    '__setstate__',
-    '__copy__',
-    '__deepcopy__',
-    '__reduce__',
-    '__init_subclass__',
-    '__class_getitem__',
-    '__dir__',
-    '__new__',
-    '__lt__',
-    '__le__',
-    '__gt__',
-    '__ge__',
-    '__ne__',
-    '__str__',
-    '__format__',
-    '__sizeof__',
-    '__reduce_ex__',
-    '__subclasshook__',
-  }
-)
-# Attributes Python looks up on copy/pickle; never trigger setup for them.
-_COPY_PICKLE_NAMES = frozenset(
-  {
-    '__getstate__',
-    '__setstate__',
-    '__getnewargs_ex__',
-    '__reduce__',
-    '__reduce_ex__',
-    '__copy__',
-    '__deepcopy__',
-    '__getnewargs__',
-  }
-)
-
-
-def capture_call_intermediates(module, method_name: str) -> bool:
-  """Default ``capture_intermediates`` filter: every ``__call__`` output."""
-  del module
-  return method_name == '__call__'
-
-
-def _sow_init():
-  return ()
-
-
-def _sow_reduce(xs, x):
-  return (*xs, x)
-
-
 ParentType = Union['Module', Any, _Sentinel, None]
 
 
-class Module:
+class Module(_module_variables.VariableMethods):
   """Base class of all Linen neural-network layers.
 
   Subclasses are dataclasses: annotated class attributes are the
@@ -791,171 +636,6 @@ class Module:
       return self.init(rngs, *args, method=method, mutable=mutable, **kwargs)
 
     return partial_eval.lazy_init(fn)(rngs, *args, **kwargs)
-
-  # -- variables ---------------------------------------------------------------
-
-  @property
-  def variables(self):
-    """The variables of this Module, ``{collection: {...}}``."""
-    if self.scope is None:
-      raise ValueError("Can't access variables on unbound modules")
-    return self.scope.variables()
-
-  @property
-  def path(self):
-    """The path of this Module from the root, a tuple of names."""
-    if self.scope is None:
-      raise ValueError("Can't access module paths on unbound modules.")
-    return self.scope.path
-
-  def _require_scope(self, what):
-    if self.scope is None:
-      raise ValueError(f"Can't {what} on unbound modules")
-    return self.scope
-
-  def variable(
-    self,
-    col: str,
-    name: str,
-    init_fn=None,
-    *init_args,
-    unbox: bool = True,
-    **init_kwargs,
-  ):
-    """Declares and returns a ``Variable`` of collection ``col``.
-
-    ``init_fn(*init_args)`` gives the initial value (no PRNG key is passed;
-    call ``self.make_rng`` in it if needed). ``.value`` reads and writes.
-    """
-    if not self._initialization_allowed:
-      raise ValueError(
-        'Variables must be initialized in `setup()` or in a method '
-        'wrapped in `@compact`'
-      )
-    scope = self._require_scope('declare variables')
-    if self._name_taken(name, col):
-      raise errors.NameInUseError('variable', name, type(self).__name__)
-    v = scope.variable(
-      col, name, init_fn, *init_args, unbox=unbox, **init_kwargs
-    )
-    self._state.children[name] = col
-    return v
-
-  def param(
-    self,
-    name: str,
-    init_fn: Callable,
-    *init_args,
-    unbox: bool = True,
-    **init_kwargs,
-  ):
-    """Declares and returns a parameter (collection ``'params'``).
-
-    On first use the value is ``init_fn(self.make_rng('params'),
-    *init_args)``; later the stored value is returned (after checking that
-    its shape matches what ``init_fn`` would give).
-    """
-    if not self._initialization_allowed:
-      raise ValueError(
-        'Parameters must be initialized in `setup()` or in a method '
-        'wrapped in `@compact`'
-      )
-    scope = self._require_scope('declare parameters')
-    if self._name_taken(name, 'params'):
-      raise errors.NameInUseError('param', name, type(self).__name__)
-    v = scope.param(name, init_fn, *init_args, unbox=unbox, **init_kwargs)
-    self._state.children[name] = 'params'
-    return v
-
-  def has_variable(self, col: str, name: str) -> bool:
-    """Whether variable ``name`` of collection ``col`` exists."""
-    return self._require_scope('check for variables').has_variable(col, name)
-
-  def is_mutable_collection(self, col: str) -> bool:
-    """Whether collection ``col`` may be changed in this call."""
-    return self._require_scope('check mutability').is_mutable_collection(col)
-
-  def has_rng(self, name: str) -> bool:
-    """Whether PRNG stream ``name`` is available."""
-    return self._require_scope('query PRNG names').has_rng(name)
-
-  def make_rng(self, name: str = 'params'):
-    """Returns a new PRNG key from stream ``name``.
-
-    Every call gives a different key, derived deterministically from the
-    stream's root key, the Module path and a per-Module counter.
-    """
-    return self._require_scope('use RNG').make_rng(name)
-
-  def is_initializing(self) -> bool:
-    """True while running under ``init``."""
-    scope = self._require_scope('check if running under init()')
-    return scope.get_flag('initializing', False)
-
-  def get_variable(self, col: str, name: str, default=None):
-    """Returns the value of a variable, or ``default`` if it is missing."""
-    return self._require_scope('retrieve variables').get_variable(
-      col, name, default
-    )
-
-  def put_variable(self, col: str, name: str, value) -> None:
-    """Sets the value of a variable (its collection must be mutable)."""
-    scope = self._require_scope('set variables')
-    scope.put_variable(col, name, value)
-
-  def sow(
-    self, col: str, name: str, value, reduce_fn=_sow_reduce, init_fn=_sow_init
-  ) -> bool:
-    """Stores an intermediate value in collection ``col``.
-
-    By default the values of repeated calls accumulate in a tuple. Nothing
-    is stored (and ``False`` is returned) when ``col`` is not mutable.
-
-    >>> import jax, jax.numpy as jnp
-    >>> from flax import linen as nn
-    >>> class M(nn.Module):
-    ...   def __call__(self, x):
-    ...     self.sow('intermediates', 'h', x * 2)
-    ...     return x
-    >>> _, state = M().apply({}, jnp.ones(2), mutable=['intermediates'])
-    >>> state['intermediates']['h']
-    (Array([2., 2.], dtype=float32),)
-    """
-    if self.scope is None:
-      raise ValueError("Can't store intermediates on unbound modules")
-    scope = self.scope
-    if not scope.is_mutable_collection(col):
-      return False
-    if scope.has_variable(col, name):
-      xs = scope.get_variable(col, name)
-    else:
-      scope.reserve(name, col)
-      self._state.children[name] = col
-      xs = init_fn()
-    scope.put_variable(col, name, reduce_fn(xs, value))
-    return True
-
-  def perturb(self, name: str, value, collection: str = 'perturbations'):
-    """Adds a zero-valued variable to ``value`` so that its gradient can be
-    taken (the gradient of the intermediate ``value``)."""
-    if self.scope is None:
-      raise ValueError("Can't store perturbations on unbound modules")
-    scope = self.scope
-    if scope.is_mutable_collection(collection):
-      if not scope.has_variable(collection, name):
-        scope.reserve(name, collection)
-        self._state.children[name] = collection
-        zeros = jax.tree_util.tree_map(jax.numpy.zeros_like, value)
-        scope.put_variable(collection, name, zeros)
-    if collection in scope.root.variables():
-      if not scope.has_variable(collection, name):
-        raise ValueError(
-          f'Perturbation collection {collection} present, but missing '
-          f'perturbation variable {name}'
-        )
-      old = scope.get_variable(collection, name)
-      value = jax.tree_util.tree_map(jax.numpy.add, value, old)
-    return value
 
   def tabulate(
     self,
