@@ -408,3 +408,48 @@ def test_jit_shape_dependent_updates_are_tracked_per_shape(graph):
   f(m, jnp.ones((1, 2)))
   np.testing.assert_allclose(m.w.value, np.zeros((2, 2)))
   np.testing.assert_allclose(m.b.value, [2.0, 2.0])
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_jit_output_structure_per_input_shape(graph):
+  @nnx.jit(graph=graph)
+  def f(x):
+    if x.shape[0] > 1:
+      return {'sum': x.sum(), 'p': nnx.Param(x, tag='big')}
+    return (x * 3, nnx.BatchStat(x + 1))
+
+  for _ in range(2):
+    big = f(jnp.ones(2))
+    small = f(jnp.ones(1))
+    assert sorted(big) == ['p', 'sum'] and big['p'].tag == 'big'
+    assert type(big['p']) is nnx.Param
+    np.testing.assert_allclose(big['sum'], 2.0)
+    assert isinstance(small, tuple) and type(small[1]) is nnx.BatchStat
+    np.testing.assert_allclose(small[0], [3.0])
+    np.testing.assert_allclose(small[1].value, [2.0])
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_jit_optimizer_state_of_variables_round_trips(graph):
+  m = Lin(2, 2, 0)
+  params = nnx.state(m, nnx.Param)
+  mu = jax.tree.map(jnp.zeros_like, params)
+
+  @nnx.jit(graph=graph)
+  def f(m, mu, count):
+    g = nnx.state(m, nnx.Param)
+    mu = jax.tree.map(lambda a, b: 0.5 * a + b, mu, g)
+    m.b.value = m.b.value - 1.0
+    return mu, count + 1
+
+  expect = np.zeros((2, 2))
+  count = jnp.zeros((), jnp.int32)
+  for i in range(3):
+    old_mu = mu
+    mu, count = f(m, mu, count)
+    expect = 0.5 * expect + np.asarray(m.w.value)
+    assert type(mu) is nnx.State and type(mu['w']) is nnx.Param
+    assert mu['w'] is not old_mu['w']
+    np.testing.assert_allclose(mu['w'].value, expect, rtol=1e-6)
+    np.testing.assert_allclose(m.b.value, [-(i + 1.0)] * 2)
+  assert int(count) == 3

@@ -33,6 +33,7 @@ _flatten = jax.tree_util.tree_flatten
 _is_node_leaf = is_graph_node_leaf
 _is_variable = Variable.__instancecheck__
 _MAX_ENTRIES = 512
+TreeDef = type(jax.tree_util.tree_structure(None))
 
 
 def _getter(positions):
@@ -185,8 +186,9 @@ def run(entries: dict, extra, tree, compile_entry):
   else:
     for i, value in zip(written, new):
       _set(targets[i], 'raw_value', value)
-  if entry.out is None:
-    return out
+  out_tree = entry.out
+  if type(out_tree) is TreeDef:
+    return out_tree.unflatten(out)
   call = Call()
   call.leaves = leaves
   call.sig = sig
@@ -235,8 +237,9 @@ class Entry:
   ``changed`` (new graph nodes of roots whose structure changed, in target
   order, or None), ``new_sizes`` (values per root, target order),
   ``written`` (indices of the targets that get new values, or None for all)
-  and ``out`` (None when JAX rebuilds the outputs itself, else the
-  structure to rebuild them from).
+  and ``out`` (the pytree structure of the flat outputs when they hold no
+  graph nodes but fresh Variables, else the graph structure to rebuild them
+  from).
 
   JAX traces again for new input shapes or dtypes; if such a trace records
   different facts (code that branches on shapes), the entry becomes
@@ -389,11 +392,12 @@ def make_entry(
     out_static, out_leaves = ig.flatten_out(out)
     out_treedef, out_nodes, out_positions = out_static
     if all(node[0] == 'v' for node in out_nodes):
-      # No graph structure in the outputs beyond fresh Variables: JAX's
-      # own pytree handling rebuilds them.
-      entry.out = None
+      # No graph structure in the outputs beyond fresh Variables: the
+      # outputs leave as a flat list of arrays and their pytree structure
+      # rebuilds them outside (cheaper than a structured jit output).
+      out_flat, entry.out = _flatten(out)
       entry.record(flat, before)
-      return out, new
+      return out_flat, new
     out_flat = []
     out_sizes = []
     for leaf in out_leaves:

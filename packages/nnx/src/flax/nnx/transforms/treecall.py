@@ -138,7 +138,7 @@ def _call(key, flat, targets, leaves, treedef, sig, views, is_leaf) -> Call:
 
 
 def _finish(entry, targets, flat):
-  out, new = entry.fn(*flat)
+  out_flat, new = entry.fn(*flat)
   if entry.poly:
     entry.load(flat)
   written = entry.written
@@ -148,13 +148,14 @@ def _finish(entry, targets, flat):
   else:
     for i, value in zip(written, new):
       _set(targets[i], 'raw_value', value)
-  return out
+  return entry.out.unflatten(out_flat)
 
 
 def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
   """Compiles a tree-mode call: Variables (standalone or in Pytrees) are
   rebuilt fresh inside, their final values come back (arrays held by
-  Pytrees do not), the outputs are plain pytrees."""
+  Pytrees do not), the outputs are plain pytrees (returned flat, with
+  their structure kept in ``entry.out``)."""
   entry = Entry()
   treedef = call.treedef
   sig = call.sig
@@ -207,8 +208,10 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
     entry.written = _written(node_in, new, donated)
     if entry.written is not None:
       new = [new[i] for i in entry.written]
+    # A flat list of arrays leaves the jit; the structure rebuilds it.
+    out_flat, entry.out = _flatten(out)
     entry.record(flat, before)
-    return out, new
+    return out_flat, new
 
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
   return entry
