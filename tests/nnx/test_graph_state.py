@@ -108,6 +108,25 @@ def test_state_repr_sorted_nested():
   assert 'value=(2, 3)' in text
 
 
+def test_state_pytree_keys_sorted_and_kept_exactly():
+  class Key(str):
+    pass
+
+  for _ in range(2):  # the second round hits cached key orders
+    a = nnx.State({'b': jnp.ones(1), 'a': jnp.zeros(1)})
+    assert jax.tree_util.tree_structure(a).node_data()[1] == ('a', 'b')
+    ints = jax.tree.map(lambda x: x + 1, nnx.State({1: 1.0, 0: 2.0}))
+    bools = jax.tree.map(lambda x: x + 1, nnx.State({True: 1.0, False: 2.0}))
+    assert [type(k) for k in bools] == [bool, bool]
+    assert [type(k) for k in ints] == [int, int]
+    assert dict(ints) == {0: 3.0, 1: 2.0}
+    mixed = jax.tree.map(lambda x: x, nnx.State({'x': 1, 2: 2}))
+    assert list(mixed) == [2, 'x']
+    jax.tree.map(lambda x: x, nnx.State({'a': 1}))  # caches the order of 'a'
+    custom = jax.tree.map(lambda x: x, nnx.State({Key('a'): 1}))
+    assert type(next(iter(custom))) is Key
+
+
 def test_filters():
   m = MLP(nnx.Rngs(0))
   s = nnx.state(m, nnx.PathContains('w'))

@@ -7,6 +7,7 @@
 ((2,), (2,))
 """
 
+import operator
 import typing as tp
 from collections.abc import MutableMapping
 
@@ -382,23 +383,39 @@ def _state_flatten_with_keys(state):
   )
 
 
+# Insertion-ordered key tuple -> (that tuple, sorted key tuple). A hit is
+# used only when the keys are the very same objects (so equal-but-different
+# keys, e.g. ``1`` and ``True``, never share an entry).
+_SORTED: dict = {}
+
+
 def _state_flatten(state):
   mapping = state._raw
   if mapping is None:
     mapping = state._mapping
-  types = set(map(type, mapping))
-  if len(types) == 1 and (str in types or int in types):
-    keys = tuple(sorted(mapping))
+  order = tuple(mapping)
+  hit = _SORTED.get(order)
+  if hit is not None and all(map(_is, hit[0], order)):
+    keys = hit[1]
   else:
-    keys = tuple(sorted(mapping, key=_sort_key))
+    keys = _sorted_keys(mapping)
+    if len(_SORTED) >= 4096:
+      _SORTED.clear()
+    _SORTED[order] = (order, keys)
   return tuple(map(mapping.__getitem__, keys)), keys
 
 
 def _state_unflatten(keys, children):
-  state = object.__new__(State)
-  object.__setattr__(state, '_raw', dict(zip(keys, children)))
-  object.__setattr__(state, '_flat', None)
+  state = _new(State)
+  _set_raw(state, dict(zip(keys, children)))
+  _set_flat(state, None)
   return state
+
+
+_is = operator.is_
+_new = object.__new__
+_set_raw = State.__dict__['_raw'].__set__
+_set_flat = State.__dict__['_flat'].__set__
 
 
 def _sort_key(k):

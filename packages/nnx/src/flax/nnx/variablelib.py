@@ -92,25 +92,26 @@ class _VarAux:
 _EMPTY_AUX: dict = {}  # Variable type -> aux data for empty metadata
 
 
-def _aux(var):
-  meta = var._var_metadata
-  if meta:
-    return _VarAux(type(var), meta)
-  t = type(var)
+def _aux_for(t):
   aux = _EMPTY_AUX.get(t)
   if aux is None:
     aux = _EMPTY_AUX[t] = _VarAux(t, {})
   return aux
 
 
+def _aux(var):
+  meta = var._var_metadata
+  if meta:
+    return _VarAux(type(var), meta)
+  return _aux_for(type(var))
+
+
 def _var_flatten(var):
   meta = var._var_metadata
   if meta:
     return (var.raw_value,), _VarAux(type(var), meta)
-  aux = _EMPTY_AUX.get(type(var))
-  if aux is None:
-    aux = _aux(var)
-  return (var.raw_value,), aux
+  # Set on every registered Variable type by ``_register``.
+  return (var.raw_value,), var._var_empty_aux
 
 
 _VALUE_KEY = (jax.tree_util.GetAttrKey('value'),)
@@ -121,14 +122,22 @@ def _var_flatten_with_keys(var):
 
 
 def _var_unflatten(aux, children):
-  var = object.__new__(aux.type)
-  object.__setattr__(var, 'raw_value', children[0])
+  var = _new(aux.type)
+  _set_raw(var, children[0])
   meta = aux.metadata
-  object.__setattr__(var, '_var_metadata', dict(meta) if meta else {})
+  _set_meta(var, dict(meta) if meta else {})
   return var
 
 
+_new = object.__new__
+# Slot setters of Variable (bound after the class is defined below); they
+# skip ``Variable.__setattr__`` and the attribute lookup of
+# ``object.__setattr__``.
+_set_raw = _set_meta = None
+
+
 def _register(cls):
+  cls._var_empty_aux = _aux_for(cls)
   jax.tree_util.register_pytree_with_keys(
     cls, _var_flatten_with_keys, _var_unflatten, _var_flatten
   )
@@ -593,6 +602,8 @@ for _name in ('lt', 'le', 'gt', 'ge'):
 del _name, _op
 
 _register(Variable)
+_set_raw = Variable.__dict__['raw_value'].__set__
+_set_meta = Variable.__dict__['_var_metadata'].__set__
 
 
 class Param(Variable[A]):

@@ -139,13 +139,12 @@ def run(entries: dict, extra, tree, compile_entry):
       targets.extend(slots)
     if len(views) == 1:
       graphdefs = views[0].graphdef
-      if variables and not (
-        graphlib.view_ids(views[0]).isdisjoint(map(id, variables))
-        and (
-          len(variables) == 1 or len(set(map(id, variables))) == len(variables)
-        )
-      ):
-        return NOT_FAST
+      if variables:
+        ids = set(map(id, variables))
+        if len(ids) != len(variables) or not ids.isdisjoint(
+          graphlib.view_ids(views[0])
+        ):
+          return NOT_FAST
     else:
       graphdefs = tuple(v.graphdef for v in views)
       if not _disjoint(variables, views):
