@@ -73,8 +73,9 @@ def run_tree(entries: dict, extra, tree, compile_entry):
   views = ()
   if sig.pytrees:
     views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
-    if not all(map(_tree_ok, views)):
-      return _run_flat(entries, extra, tree, compile_entry)
+    for v in views:
+      if v.tree_ok is not True and not _tree_ok(v):
+        return _run_flat(entries, extra, tree, compile_entry)
   flat = list(sig.get_others(leaves))
   variables = sig.get_vars(leaves)
   flat.extend(map(_raw, variables))
@@ -84,9 +85,18 @@ def run_tree(entries: dict, extra, tree, compile_entry):
       slots = v.leaves
       flat.extend(map(_raw, slots))
       targets.extend(slots)
-    if not _disjoint(variables, views):
-      return NOT_FAST
-    graphdefs = tuple(v.graphdef for v in views)
+    if len(views) == 1:
+      graphdefs = (views[0].graphdef,)
+      if variables:
+        ids = set(map(id, variables))
+        if len(ids) != len(variables) or not ids.isdisjoint(
+          graphlib.view_ids(views[0])
+        ):
+          return NOT_FAST
+    else:
+      graphdefs = tuple(v.graphdef for v in views)
+      if not _disjoint(variables, views):
+        return NOT_FAST
   else:
     targets = variables
     if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
