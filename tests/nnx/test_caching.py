@@ -453,3 +453,16 @@ def test_jit_optimizer_state_of_variables_round_trips(graph):
     np.testing.assert_allclose(mu['w'].value, expect, rtol=1e-6)
     np.testing.assert_allclose(m.b.value, [-(i + 1.0)] * 2)
   assert int(count) == 3
+
+
+def test_jit_fresh_output_variable_shared_between_outputs():
+  @nnx.jit
+  def f(x):
+    p = nnx.Param(x * 2)
+    return p, [p], nnx.State({'a': p}), nnx.Param(x)
+
+  for _ in range(2):
+    a, b, s, other = f(jnp.ones(2))
+    assert a is b[0] and a is s['a'] and other is not a
+    np.testing.assert_allclose(a.value, [2.0, 2.0])
+    np.testing.assert_allclose(other.value, [1.0, 1.0])
