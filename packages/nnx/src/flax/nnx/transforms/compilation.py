@@ -120,8 +120,7 @@ class JitWrapped:
     self._fast_jit_kwargs = dict(
       keep_unused=keep_unused, device=device, backend=backend, inline=inline
     )
-    self._graph_jitted = jax.jit(
-      self._graph_inner,
+    jit_kwargs = dict(
       static_argnums=(0,),
       donate_argnums=tuple(i + 1 for i in donate_argnums),
       donate_argnames=tuple(
@@ -137,23 +136,8 @@ class JitWrapped:
       backend=backend,
       inline=inline,
     )
-    self._tree_jitted = jax.jit(
-      self._tree_inner,
-      static_argnums=(0,),
-      donate_argnums=tuple(i + 1 for i in donate_argnums),
-      donate_argnames=tuple(
-        n for n in donate_argnames if n not in static_argnames
-      )
-      or None,
-      in_shardings=_shift(in_shardings),
-      out_shardings=(out_shardings, None)
-      if out_shardings is not None
-      else None,
-      keep_unused=keep_unused,
-      device=device,
-      backend=backend,
-      inline=inline,
-    )
+    self._graph_jitted = jax.jit(self._graph_inner, **jit_kwargs)
+    self._tree_jitted = jax.jit(self._tree_inner, **jit_kwargs)
 
   def __get__(self, obj, objtype=None):
     if obj is None:
