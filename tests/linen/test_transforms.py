@@ -600,3 +600,29 @@ def test_jit_class_reuses_compiled_function():
   v3 = JT(3).init(jax.random.key(0), x)
   np.testing.assert_allclose(JT(3).apply(v3, x), [[3.0, 3.0, 3.0]])
   assert traces[-1] == 3
+
+
+def test_jvp_rejects_modules_bound_elsewhere():
+  class Inner(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return x * self.param('w', jax.nn.initializers.ones, x.shape)
+
+  class Wrapper(nn.Module):
+    inner: nn.Module
+
+    @nn.compact
+    def __call__(self, x):
+      return nn.jvp(
+        lambda mdl, x: mdl.inner(x), self, (x,), (jnp.ones_like(x),), {}
+      )
+
+  class Outer(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      inner = Inner()
+      inner(x)
+      return Wrapper(inner)(x)
+
+  with pytest.raises(TypeError, match='lift one Module only.*2 bound Modules'):
+    Outer().init(jax.random.key(0), jnp.ones(3))

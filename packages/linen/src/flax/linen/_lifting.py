@@ -231,9 +231,11 @@ def decorator_lift_transform(
     scopes, args, kwargs, arg_objects = get_module_scopes(self, args, kwargs)
     if not multi_scope:
       if len(scopes) != 1:
-        raise NotImplementedError(
-          'This transform does not support Modules that hold other bound '
-          'Modules as attributes or take them as arguments.'
+        raise TypeError(
+          'nn.jvp and nn.custom_vjp lift one Module only, but this call reaches '
+          f'{len(scopes)} bound Modules (Modules held as attributes of, or '
+          'passed as arguments to, the transformed function). Create the '
+          'inner Modules inside the transformed Module instead.'
         )
       scopes = scopes[0]
     return trafo_fn(scopes, *args, **kwargs)
