@@ -206,3 +206,68 @@ def test_jax_utils_on_four_devices():
   )
   assert result.returncode == 0, result.stderr
   assert result.stdout.strip() == 'OK'
+
+
+def _numpy_scan_axis(xs, axis):
+  """Running sums along ``axis`` of ``xs`` (a plain NumPy loop)."""
+  moved = np.moveaxis(xs, axis, 0)
+  carry = np.zeros(moved.shape[1:], xs.dtype)
+  outs = []
+  for x in moved:
+    carry = carry + x
+    outs.append(carry)
+  return carry, np.moveaxis(np.stack(outs), 0, axis)
+
+
+@pytest.mark.parametrize('axis', [0, 1, -1])
+def test_scan_in_dim_single_axis(axis):
+  xs = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+  init = np.zeros(np.delete(xs.shape, axis % 3), np.float32)
+  carry, ys = jax_utils.scan_in_dim(
+    lambda c, x: (c + x, c + x), init, xs, axis=axis
+  )
+  want_carry, want_ys = _numpy_scan_axis(xs, axis % 3)
+  np.testing.assert_allclose(carry, want_carry)
+  np.testing.assert_allclose(ys, want_ys)
+  assert ys.shape == xs.shape
+
+
+def test_scan_in_dim_several_axes_is_nested_loop():
+  xs = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+
+  def body(c, x):
+    return c * 2.0 + x, c
+
+  carry, ys = jax_utils.scan_in_dim(body, np.zeros(3, np.float32), xs, (2, 0))
+  # Reference: axis 2 is the outer loop, axis 0 the inner one.
+  c = np.zeros(3, np.float32)
+  want = np.zeros_like(xs)
+  for k in range(4):
+    for i in range(2):
+      want[i, :, k] = c
+      c = c * 2.0 + xs[i, :, k]
+  np.testing.assert_allclose(carry, c)
+  np.testing.assert_allclose(ys, want)
+
+
+def test_scan_in_dim_keepdims_and_pytrees():
+  xs = {
+    'a': np.ones((4, 2), np.float32),
+    'b': np.arange(4.0, dtype=np.float32)[:, None]
+    * np.ones((4, 3), np.float32),
+  }
+  shapes = []
+
+  def body(c, x):
+    shapes.append((x['a'].shape, x['b'].shape))
+    return c + x['b'].sum(), {'s': x['a'] * 2.0}
+
+  carry, ys = jax_utils.scan_in_dim(body, 0.0, xs, axis=0, keepdims=True)
+  assert shapes[0] == ((1, 2), (1, 3))
+  np.testing.assert_allclose(carry, 3.0 * (0 + 1 + 2 + 3))
+  np.testing.assert_allclose(ys['s'], np.full((4, 2), 2.0))
+
+
+def test_scan_in_dim_needs_an_axis():
+  with pytest.raises(ValueError, match='at least one axis'):
+    jax_utils.scan_in_dim(lambda c, x: (c, x), 0.0, np.ones(3), axis=())

@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Iterable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
@@ -23,6 +24,7 @@ __all__ = [
   'pmean',
   'prefetch_to_device',
   'replicate',
+  'scan_in_dim',
   'unreplicate',
 ]
 
@@ -255,3 +257,82 @@ def pad_shard_unpad(
     return out if static_return else jax.tree.map(unpad, out)
 
   return wrapper
+
+
+def _scan_leading(body_fn, init, xs, depth, unroll):
+  """``lax.scan`` over the ``depth`` leading axes of ``xs``, outermost first."""
+  if depth == 1:
+    return lax.scan(body_fn, init, xs, unroll=unroll)
+
+  def outer(carry, x):
+    return _scan_leading(body_fn, carry, x, depth - 1, unroll)
+
+  return lax.scan(outer, init, xs, unroll=unroll)
+
+
+def scan_in_dim(
+  body_fn, init, xs, axis=(0,), unroll: int = 1, keepdims: bool = False
+):
+  """``lax.scan`` along any axes of ``xs`` (several axes scan as nested loops).
+
+  ``body_fn(carry, x) -> (carry, y)`` sees one slice of every leaf of ``xs``
+  at a time: with ``keepdims=False`` the scanned axes are removed from ``x``
+  (and must be absent from ``y``); with ``keepdims=True`` they stay, with
+  size 1. The outputs ``ys`` are stacked back along the same axes. With
+  several axes the first one is the outermost loop.
+
+  >>> import jax.numpy as jnp
+  >>> from flax import jax_utils
+  >>> xs = jnp.arange(6.0).reshape(2, 3)
+  >>> carry, ys = jax_utils.scan_in_dim(
+  ...     lambda c, x: (c + x, c + x), jnp.zeros(2), xs, axis=1)
+  >>> carry
+  Array([ 3., 12.], dtype=float32)
+  >>> ys
+  Array([[ 0.,  1.,  3.],
+         [ 3.,  7., 12.]], dtype=float32)
+
+  Args:
+    body_fn: the loop body, ``(carry, x) -> (carry, y)``.
+    init: the initial carry.
+    xs: a pytree of arrays to scan over.
+    axis: an axis or a tuple of axes of every leaf of ``xs``.
+    unroll: passed on to ``lax.scan``.
+    keepdims: keep the scanned axes (size 1) in the body's inputs and
+      outputs.
+
+  Returns:
+    ``(final carry, ys)``.
+  """
+  axes = tuple(axis) if isinstance(axis, Iterable) else (axis,)
+  if not axes:
+    raise ValueError('scan_in_dim needs at least one axis to scan over.')
+  n = len(axes)
+
+  def to_front(x):
+    # Scanned axes first, in the given order, the others after in order.
+    positive = [a % x.ndim for a in axes]
+    rest = [d for d in range(x.ndim) if d not in positive]
+    return jnp.transpose(x, positive + rest)
+
+  def from_front(x):
+    ndim = x.ndim
+    positive = [a % ndim for a in axes]
+    rest = [d for d in range(ndim) if d not in positive]
+    order = positive + rest
+    inverse = [order.index(d) for d in range(ndim)]
+    return jnp.transpose(x, inverse)
+
+  def body(carry, x):
+    if keepdims:
+      x = jax.tree_util.tree_map(
+        lambda a: from_front(jnp.reshape(a, (1,) * n + a.shape)), x
+      )
+    carry, y = body_fn(carry, x)
+    if keepdims:
+      y = jax.tree_util.tree_map(lambda a: to_front(a)[(0,) * n], y)
+    return carry, y
+
+  xs = jax.tree_util.tree_map(to_front, xs)
+  carry, ys = _scan_leading(body, init, xs, n, unroll)
+  return carry, jax.tree_util.tree_map(from_front, ys)
