@@ -37,6 +37,10 @@ def test_unknown_flag():
   config = Config()
   with pytest.raises(LookupError, match="Unrecognized config option: 'x'"):
     config.update('x', True)
+  with pytest.raises(AttributeError, match="Unrecognized config option: 'y'"):
+    config.y
+  assert not hasattr(config, 'flax_not_a_flag')
+  assert getattr(config, 'flax_not_a_flag', 'default') == 'default'
 
 
 def test_environment_variables(monkeypatch):

@@ -182,7 +182,11 @@ class Config:
     # that a plugin adds.
     if name.startswith('_'):
       raise AttributeError(name)
-    self._lookup(name)
+    try:
+      self._lookup(name)
+    except LookupError as e:
+      # getattr(config, name, default) and hasattr() expect AttributeError.
+      raise AttributeError(str(e)) from None
     return self._values[name]
 
   def __setattr__(self, name, value):
