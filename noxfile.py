@@ -74,11 +74,16 @@ def _local(package, extras=()):
   return f'./packages/{package}{suffix}'
 
 
+def _refresh_flags(packages):
+  """uv flags that rebuild our packages instead of reusing cached wheels."""
+  return [f for p in packages for f in ('--refresh-package', f'flax-{p}')]
+
+
 def _fresh(session, packages):
-  """Flags making uv rebuild our packages instead of reusing cached wheels."""
+  """``_refresh_flags`` when the session installs with uv (pip has none)."""
   if session.venv_backend != 'uv':
     return []
-  return [f for p in packages for f in ('--refresh-package', f'flax-{p}')]
+  return _refresh_flags(packages)
 
 
 def _install(session, package, extras=()):
@@ -221,7 +226,6 @@ def _venv_with(session, name, distributions, wheel_dir):
   uv = (sys.executable, '-m', 'uv')
   session.run(*uv, 'venv', '-q', '--allow-existing', str(env), external=True)
   python = str(env / 'bin' / 'python')
-  refresh = [f for p in PACKAGES for f in ('--refresh-package', f'flax-{p}')]
   session.run(
     *uv,
     'pip',
@@ -232,7 +236,7 @@ def _venv_with(session, name, distributions, wheel_dir):
     '--find-links',
     str(wheel_dir),
     *distributions,
-    *refresh,
+    *_refresh_flags(PACKAGES),
     external=True,
   )
   return python
