@@ -5,6 +5,7 @@ CI matrix can be generated from it.
 """
 
 import json
+import os
 import pathlib
 import sys
 import tomllib
@@ -29,6 +30,7 @@ nox.options.sessions = [
   *(f'tests-{p}' for p in PACKAGES),
   'plugins',
   'integration',
+  'conformance',
   'isolation',
   'wheels',
   'lint',
@@ -93,6 +95,12 @@ def _install(session, package, extras=()):
   session.install(*args, *TEST_TOOLS, *_fresh(session, packages))
 
 
+# Flax's own CI settings: implicit rank promotion is an error, and so is
+# every warning (pytest's filterwarnings in pyproject.toml, plus -W here for
+# what happens outside a test).
+CI_ENV = {'JAX_NUMPY_RANK_PROMOTION': 'raise', 'JAX_PLATFORMS': 'cpu'}
+
+
 def _pytest(session, *paths):
   session.run(
     'python',
@@ -100,7 +108,21 @@ def _pytest(session, *paths):
     'pytest',
     *paths,
     '-q',
+    '-W',
+    'error',
     *session.posargs,
+    env=CI_ENV,
+  )
+
+
+def _doctests(session, package, *flags):
+  """Runs the docstring examples of ``flax-<package>``."""
+  session.run(
+    'python',
+    str(ROOT / 'tests' / 'run_doctests.py'),
+    package,
+    *flags,
+    env=CI_ENV,
   )
 
 
@@ -108,10 +130,11 @@ def _make_tests_session(package):
   def tests(session):
     _install(session, package, ('test',))
     _pytest(session, f'tests/{package}')
+    _doctests(session, package)
 
   tests.__doc__ = (
-    f'Run tests/{package} with only flax-{package} and its declared '
-    f'dependencies installed.'
+    f'Run tests/{package} and the docstring examples of flax-{package} with '
+    f'only flax-{package} and its declared dependencies installed.'
   )
   return nox.session(name=f'tests-{package}', tags=['tests'])(tests)
 
@@ -134,6 +157,71 @@ def integration(session):
   _install_all(session)
   session.install('-r', str(ROOT / 'examples' / 'requirements.txt'))
   _pytest(session, 'tests/integration')
+  for package in PACKAGES:
+    _doctests(session, package, '--strict')
+
+
+REFERENCE = 'flax==0.12.8'
+# Installed beside the reference at the versions the project's session has,
+# so that differences are Flax's, not its dependencies'.
+PINNED = ('jax', 'jaxlib', 'numpy', 'optax', 'orbax-checkpoint', 'msgpack')
+REFERENCE_EXTRAS = ('rich', 'treescope', 'pyyaml')
+CONFORMANCE = ROOT / 'tests' / 'conformance'
+
+
+def _reference_python(session):
+  """A virtualenv with the reference Flax, built once under ``.nox/``."""
+  given = os.environ.get('FLAX_REFERENCE_PYTHON')
+  if given:
+    return given
+  code = (
+    'import importlib.metadata as m; '
+    f'print(" ".join(f"{{d}}=={{m.version(d)}}" for d in {PINNED!r}))'
+  )
+  pins = session.run('python', '-c', code, silent=True).split()
+  wanted = sorted([REFERENCE, *pins, *REFERENCE_EXTRAS])
+  env = ROOT / '.nox' / '_reference-flax-0.12.8'
+  python = env / 'bin' / 'python'
+  stamp = env / 'requirements.txt'
+  if python.exists() and stamp.exists():
+    if stamp.read_text().split() == wanted:
+      return str(python)
+  uv = (sys.executable, '-m', 'uv')
+  session.run(*uv, 'venv', '-q', '--clear', str(env), external=True)
+  session.run(
+    *uv,
+    'pip',
+    'install',
+    '-q',
+    '--python',
+    str(python),
+    *wanted,
+    external=True,
+  )
+  stamp.write_text('\n'.join(wanted) + '\n')
+  return str(python)
+
+
+@nox.session(tags=['tests'])
+def conformance(session):
+  """Scenarios run under Flax 0.12.8 and the project, compared; API ratchet.
+
+  ``nox -s conformance -- -k nnx/`` runs a subset (runner options after
+  ``--``).
+  """
+  _install_all(session)
+  session.install('optax', 'orbax-checkpoint', 'rich', 'treescope')
+  reference = _reference_python(session)
+  session.run(
+    'python',
+    str(CONFORMANCE / 'runner.py'),
+    '--reference',
+    reference,
+    '--cache',
+    str(ROOT / '.nox' / 'conformance-cache'),
+    *(session.posargs or ('--min-scenarios', '60')),
+  )
+  session.run('python', str(CONFORMANCE / 'api_ratchet.py'))
 
 
 FIXTURES = ROOT / 'tests' / 'plugins' / 'fixtures'
