@@ -22,7 +22,7 @@ def test_dense_names_shapes_and_values():
   y, variables = init(core_nn.dense)(KEY, x, 4)
   assert shapes(variables) == {'params': {'bias': (4,), 'kernel': (3, 4)}}
   p = variables['params']
-  np.testing.assert_allclose(y, x @ p['kernel'] + p['bias'], rtol=1e-6)
+  np.testing.assert_allclose(y, x @ p['kernel'] + p['bias'][None], rtol=1e-6)
   np.testing.assert_allclose(p['bias'], 0.0)
   # lecun_normal: std ~ 1/sqrt(fan_in), kernel drawn with the first key
   h = int.from_bytes(hashlib.sha1(b'\x01').digest()[:4], 'big')
@@ -41,7 +41,7 @@ def test_dense_general():
   k, b = v['params']['kernel'], v['params']['bias']
   assert k.shape == (3, 4, 5, 6) and b.shape == (5, 6)
   np.testing.assert_allclose(
-    y, jnp.einsum('bij,ijkl->bkl', x, k) + b, rtol=1e-5
+    y, jnp.einsum('bij,ijkl->bkl', x, k) + b[None], rtol=1e-5
   )
   with pytest.raises(ValueError):
     init(core_nn.dense_general)(KEY, x, 3, batch_dims=(0,))
@@ -55,7 +55,9 @@ def test_conv_matches_lax():
   ref = jax.lax.conv_general_dilated(
     x, k, (2, 2), 'VALID', dimension_numbers=('NHWC', 'HWIO', 'NHWC')
   )
-  np.testing.assert_allclose(y, ref + v['params']['bias'], rtol=1e-5)
+  np.testing.assert_allclose(
+    y, ref + v['params']['bias'][None, None, None], rtol=1e-5
+  )
   y1, v1 = init(core_nn.conv)(KEY, jnp.ones((1, 5, 2)), 3, 2)
   assert v1['params']['kernel'].shape == (2, 2, 3) and y1.shape == (1, 5, 3)
   with pytest.raises(ValueError, match='feature_group_count'):
@@ -92,7 +94,9 @@ def test_batch_norm_statistics_and_running_average():
   }
   # No running-stat update while initializing.
   np.testing.assert_allclose(v['batch_stats']['mean'], 0.0)
-  ref = (x - x.mean(0)) / jnp.sqrt(x.var(0) + 1e-5)
+  ref = (x - x.mean(0, keepdims=True)) / jnp.sqrt(
+    x.var(0, keepdims=True) + 1e-5
+  )
   np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
   y, state = apply(core_nn.batch_norm, mutable='batch_stats')(v, x)
   np.testing.assert_allclose(

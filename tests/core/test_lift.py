@@ -28,7 +28,7 @@ def reference_key(root, *items):
 def dense(scope, x, features=2):
   w = scope.param('kernel', normal, (x.shape[-1], features))
   b = scope.param('bias', jax.nn.initializers.zeros, (features,))
-  return x @ w + b
+  return x @ w + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
 
 def shapes(tree):
@@ -237,7 +237,7 @@ def test_scan_stacked_params():
   k, b = variables['params']['kernel'], variables['params']['bias']
   h, ref_ys = c0, []
   for i in range(4):
-    h = jnp.tanh(h @ k[i] + b[i] + xs[i])
+    h = jnp.tanh(h @ k[i] + b[i][None] + xs[i])
     ref_ys.append(h.sum())
   np.testing.assert_allclose(c, h, rtol=1e-5)
   np.testing.assert_allclose(ys, jnp.stack(ref_ys), rtol=1e-5)
@@ -322,7 +322,7 @@ def test_remat_scan_shapes_and_values():
   h = x
   for i in range(10):
     for j in range(10):
-      h = h @ p['kernel'][i, j] + p['bias'][i, j]
+      h = h @ p['kernel'][i, j] + p['bias'][i, j][None]
   np.testing.assert_allclose(y, h, rtol=1e-4)
 
 

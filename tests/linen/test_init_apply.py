@@ -22,7 +22,7 @@ class Lin(nn.Module):
       'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
     )
     b = self.param('bias', jax.nn.initializers.normal(), (self.features,))
-    return x @ k + b
+    return x @ k + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
 
 class MLP(nn.Module):
@@ -65,8 +65,8 @@ def test_apply_matches_plain_jax():
   x = jnp.arange(6.0).reshape(2, 3)
   v = MLP().init(jax.random.key(1), x)
   p = v['params']
-  h = jnp.tanh(x @ p['Lin_0']['kernel'] + p['Lin_0']['bias'])
-  expected = h @ p['Lin_1']['kernel'] + p['Lin_1']['bias']
+  h = jnp.tanh(x @ p['Lin_0']['kernel'] + p['Lin_0']['bias'][None])
+  expected = h @ p['Lin_1']['kernel'] + p['Lin_1']['bias'][None]
   np.testing.assert_allclose(MLP().apply(v, x), expected, rtol=1e-6)
 
 
@@ -275,8 +275,8 @@ def test_traceable_under_jax_transforms():
   p = v['params']
 
   def plain_loss(p):
-    h = jnp.tanh(x @ p['Lin_0']['kernel'] + p['Lin_0']['bias'])
-    return jnp.sum((h @ p['Lin_1']['kernel'] + p['Lin_1']['bias']) ** 2)
+    h = jnp.tanh(x @ p['Lin_0']['kernel'] + p['Lin_0']['bias'][None])
+    return jnp.sum((h @ p['Lin_1']['kernel'] + p['Lin_1']['bias'][None]) ** 2)
 
   expected = jax.grad(plain_loss)(p)
   jax.tree_util.tree_map(

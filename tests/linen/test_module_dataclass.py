@@ -22,7 +22,8 @@ class Affine(nn.Module):
     k = self.param('kernel', self.kernel_init, (x.shape[-1], self.features))
     y = x @ k
     if self.use_bias:
-      y = y + self.param('bias', jax.nn.initializers.zeros, (self.features,))
+      b = self.param('bias', jax.nn.initializers.zeros, (self.features,))
+      y = y + jnp.broadcast_to(b, y.shape)
     return y
 
 

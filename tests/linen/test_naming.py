@@ -17,13 +17,14 @@ class Lin(nn.Module):
       'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
     )
     b = self.param('bias', jax.nn.initializers.zeros, (self.features,))
-    return x @ k + b
+    return x @ k + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
 
 class Other(nn.Module):
   @nn.compact
   def __call__(self, x):
-    return x + self.param('b', jax.nn.initializers.zeros, x.shape[-1:])
+    b = self.param('b', jax.nn.initializers.zeros, x.shape[-1:])
+    return x + jnp.broadcast_to(b, x.shape)
 
 
 def shapes(tree):

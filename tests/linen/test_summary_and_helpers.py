@@ -19,7 +19,7 @@ class Lin(nn.Module):
       'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
     )
     b = self.param('bias', jax.nn.initializers.zeros, (self.features,))
-    return x @ k + b
+    return x @ k + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
 
 class Foo(nn.Module):
@@ -129,7 +129,8 @@ def test_tabulate_flops_columns():
   }
 
   def lin(p, x):
-    return x @ p['kernel'] + p['bias']
+    b = p['bias']
+    return x @ p['kernel'] + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
   def lin_vjp(p, x):
     y, bwd = jax.vjp(lin, p, x)

@@ -18,7 +18,7 @@ class Lin(nn.Module):
       'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
     )
     b = self.param('bias', jax.nn.initializers.normal(), (self.features,))
-    return x @ k + b
+    return x @ k + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
 
 def shapes(tree):
@@ -26,7 +26,8 @@ def shapes(tree):
 
 
 def lin(p, x):
-  return x @ p['kernel'] + p['bias']
+  b = p['bias']
+  return x @ p['kernel'] + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
 
 # -- vmap -----------------------------------------------------------------------
@@ -283,7 +284,8 @@ def test_remat_scan_stacks_levels():
   class Step(nn.Module):
     @nn.compact
     def __call__(self, x):
-      return x + self.param('b', jax.nn.initializers.ones, x.shape[-1:])
+      b = self.param('b', jax.nn.initializers.ones, x.shape[-1:])
+      return x + jnp.broadcast_to(b, x.shape)
 
   class Model(nn.Module):
     @nn.compact
@@ -314,7 +316,7 @@ def test_map_variables_masks_kernel():
   p = v['params']['Map_variablesLin_0']
   y = CausalLin().apply(v, x)
   np.testing.assert_allclose(
-    y, x @ jnp.triu(p['kernel']) + p['bias'], rtol=1e-6
+    y, x @ jnp.triu(p['kernel']) + p['bias'][None], rtol=1e-6
   )
 
 

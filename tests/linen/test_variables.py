@@ -26,7 +26,7 @@ def test_variable_running_mean():
         ra_mean.value = self.decay * ra_mean.value + (
           1.0 - self.decay
         ) * jnp.mean(x, axis=0)
-      return x - ra_mean.value + bias
+      return x - ra_mean.value[None] + bias[None]
 
   m = BiasAdderWithRunningMean()
   x = jnp.ones((10, 5))

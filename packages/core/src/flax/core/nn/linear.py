@@ -19,6 +19,11 @@ def _canonicalize_tuple(x):
   return tuple(x) if isinstance(x, Sequence) else (x,)
 
 
+def _add_trailing(y, b):
+  """Adds ``b`` to the trailing axes of ``y`` without implicit rank promotion."""
+  return y + jnp.reshape(b, (1,) * (y.ndim - b.ndim) + b.shape)
+
+
 def dense(
   scope: Scope,
   inputs,
@@ -49,7 +54,8 @@ def dense(
     precision=precision,
   )
   if bias:
-    y = y + jnp.asarray(scope.param('bias', bias_init, (features,)), dtype)
+    b = jnp.asarray(scope.param('bias', bias_init, (features,)), dtype)
+    y = _add_trailing(y, b)
   return y
 
 
@@ -102,7 +108,7 @@ def dense_general(
       return jnp.reshape(bias_init(rng, (n_out,), dtype), shape)
 
     b = jnp.asarray(scope.param('bias', bias_init_wrap, features), dtype)
-    y = y + b
+    y = _add_trailing(y, b)
   return y
 
 
@@ -163,7 +169,8 @@ def conv(
     precision=precision,
   )
   if bias:
-    y = y + jnp.asarray(scope.param('bias', bias_init, (features,)), dtype)
+    b = jnp.asarray(scope.param('bias', bias_init, (features,)), dtype)
+    y = _add_trailing(y, b)
   return y
 
 
@@ -202,7 +209,8 @@ def conv_transpose(
     precision=precision,
   )
   if bias:
-    y = y + jnp.asarray(scope.param('bias', bias_init, (features,)), dtype)
+    b = jnp.asarray(scope.param('bias', bias_init, (features,)), dtype)
+    y = _add_trailing(y, b)
   return y
 
 

@@ -15,12 +15,21 @@ def _axes(axis, ndim):
   return tuple(a % ndim for a in axis)
 
 
-def _affine(scope, y, feature_shape, dtype, bias, scale, bias_init, scale_init):
+def _affine(
+  scope, y, feature_shape, dtype, bias, scale, bias_init, scale_init, bshape
+):
+  """Applies ``scale``/``bias`` params, reshaped to ``bshape`` explicitly."""
   if scale:
-    y = y * jnp.asarray(scope.param('scale', scale_init, feature_shape), dtype)
+    s = scope.param('scale', scale_init, feature_shape)
+    y = y * jnp.reshape(jnp.asarray(s, dtype), bshape)
   if bias:
-    y = y + jnp.asarray(scope.param('bias', bias_init, feature_shape), dtype)
+    b = scope.param('bias', bias_init, feature_shape)
+    y = y + jnp.reshape(jnp.asarray(b, dtype), bshape)
   return y
+
+
+def _last_axis_shape(x):
+  return (1,) * (x.ndim - 1) + (x.shape[-1],)
 
 
 def batch_norm(
@@ -75,8 +84,16 @@ def batch_norm(
     var.reshape(stats_shape) + epsilon
   )
   y = _affine(
-    scope, y, feature_shape, dtype, bias, scale, bias_init, scale_init
-  ).reshape(y.shape)
+    scope,
+    y,
+    feature_shape,
+    dtype,
+    bias,
+    scale,
+    bias_init,
+    scale_init,
+    stats_shape,
+  )
   return jnp.asarray(y, dtype)
 
 
@@ -103,7 +120,15 @@ def layer_norm(
   var = jnp.mean(lax.square(x - mean), axis=-1, keepdims=True)
   y = (x - mean) * lax.rsqrt(var + epsilon)
   y = _affine(
-    scope, y, (x.shape[-1],), dtype, bias, scale, bias_init, scale_init
+    scope,
+    y,
+    (x.shape[-1],),
+    dtype,
+    bias,
+    scale,
+    bias_init,
+    scale_init,
+    _last_axis_shape(x),
   )
   return jnp.asarray(y, dtype)
 
@@ -136,5 +161,15 @@ def group_norm(
   mean = jnp.mean(grouped, axis=axes, keepdims=True)
   var = jnp.mean(lax.square(grouped - mean), axis=axes, keepdims=True)
   y = ((grouped - mean) * lax.rsqrt(var + epsilon)).reshape(x.shape)
-  y = _affine(scope, y, (channels,), dtype, bias, scale, bias_init, scale_init)
+  y = _affine(
+    scope,
+    y,
+    (channels,),
+    dtype,
+    bias,
+    scale,
+    bias_init,
+    scale_init,
+    _last_axis_shape(x),
+  )
   return jnp.asarray(y, dtype)
