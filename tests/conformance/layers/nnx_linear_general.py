@@ -1,0 +1,10 @@
+"""NNX nnx.LinearGeneral: state tree and outputs for a fixed seed."""
+
+import jax.numpy as jnp
+import report
+from flax import nnx
+
+model = nnx.LinearGeneral(4, (2, 3), rngs=nnx.Rngs(0))
+x = jnp.ones((2, 4))
+report.tree('state', nnx.state(model))
+report.array('y', model(x))

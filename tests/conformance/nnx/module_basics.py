@@ -1,0 +1,31 @@
+"""NNX Module: attributes, iter_graph paths, train/eval, clone."""
+
+import jax.numpy as jnp
+import report
+from flax import nnx
+
+
+class MLP(nnx.Module):
+  def __init__(self, rngs):
+    self.layers = nnx.List(
+      [nnx.Linear(3, 4, rngs=rngs), nnx.Linear(4, 2, rngs=rngs)]
+    )
+    self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+  def __call__(self, x):
+    x = self.dropout(nnx.relu(self.layers[0](x)))
+    return self.layers[1](x)
+
+
+model = MLP(nnx.Rngs(0))
+report.value(
+  'iter-graph-paths',
+  ['/'.join(map(str, p)) for p, _ in nnx.iter_graph(model)],
+)
+model.eval()
+report.value('deterministic', model.dropout.deterministic)
+x = jnp.ones((2, 3))
+report.array('eval-out', model(x))
+clone = nnx.clone(model)
+report.array('clone-out', clone(x))
+report.tree('params', nnx.state(model, nnx.Param))
