@@ -90,7 +90,9 @@ def test_matches_plain_msgpack_for_a_large_mixed_tree():
   tree['big'] = rng.integers(0, 255, size=70000, dtype=np.uint8)
   tree['nd'] = rng.normal(size=(2, 3, 4, 5))
   tree['noncontig'] = np.arange(24.0).reshape(4, 6)[:, ::2]
-  assert serialization.msgpack_serialize(tree) == reference_packb(tree)
+  assert serialization.msgpack_serialize(tree, in_place=True) == (
+    reference_packb(tree)
+  )
 
 
 def test_ext_sizes_around_msgpack_boundaries():
@@ -103,7 +105,9 @@ def test_ext_sizes_around_msgpack_boundaries():
 
 def test_maps_and_lists_with_many_entries():
   tree = {str(i): [0] * 20 for i in range(70000)}
-  assert serialization.msgpack_serialize(tree) == reference_packb(tree)
+  assert serialization.msgpack_serialize(tree, in_place=True) == (
+    reference_packb(tree)
+  )
 
 
 @pytest.mark.parametrize(
@@ -182,7 +186,9 @@ def test_empty_and_zero_dim_arrays():
 def test_chunked_arrays(monkeypatch):
   monkeypatch.setattr(serialization, 'MAX_CHUNK_SIZE', 40)
   arr = np.arange(30, dtype=np.float32).reshape(5, 6)  # 120 bytes
-  data = serialization.msgpack_serialize({'w': arr, 'small': np.arange(3)})
+  data = serialization.msgpack_serialize(
+    {'w': arr, 'small': np.arange(3)}, in_place=True
+  )
   raw = msgpack.unpackb(data, raw=False)
   chunked = raw['w']
   assert chunked['__msgpack_chunked_array__'] is True
@@ -251,3 +257,14 @@ def test_in_place_does_not_change_the_input():
   tree = {'w': jnp.ones(3)}
   serialization.msgpack_serialize(tree, in_place=True)
   assert isinstance(tree['w'], jax.Array)
+
+
+def test_copy_sorts_dict_keys_and_in_place_keeps_their_order():
+  tree = {'b': {'z': 1, 'y': [{'q': 1, 'p': 2}]}, 'a': None}
+  assert serialization.msgpack_serialize(tree).hex() == (
+    '82a161c0a16282a1799182a17002a17101a17a01'
+  )
+  assert serialization.msgpack_serialize({'b': 1, 'a': 2}, in_place=True) == (
+    bytes.fromhex('82a16201a16102')
+  )
+  assert list(tree) == ['b', 'a']  # the input is left as it was

@@ -260,10 +260,28 @@ def msgpack_serialize(pytree, in_place: bool = False) -> bytes:
 
   Args:
     pytree: a state dict (see ``to_state_dict``).
-    in_place: accepted for compatibility; the input is never modified.
+    in_place: when False (the default) the tree is copied first, and the
+      copy's dicts have their keys in sorted order, as a pytree copy does;
+      when True the tree is written as it is, keys in insertion order
+      (what ``to_bytes`` does). The input is never modified either way.
 
   Returns:
     The msgpack bytes.
   """
-  del in_place
+  if not in_place:
+    pytree = _sorted_copy(pytree)
   return b''.join(encode_pieces(pytree))
+
+
+def _sorted_copy(tree):
+  """``tree`` with every plain dict's keys sorted (lists keep their order)."""
+  if type(tree) is dict:
+    items = [(k, _sorted_copy(v)) for k, v in tree.items()]
+    try:
+      items.sort(key=lambda kv: kv[0])
+    except TypeError:  # keys that do not compare keep insertion order
+      pass
+    return dict(items)
+  if type(tree) in (list, tuple):
+    return type(tree)(_sorted_copy(v) for v in tree)
+  return tree
