@@ -137,3 +137,18 @@ def test_huge_declared_lengths_do_not_allocate():
 def test_non_string_map_keys_are_refused():
   with pytest.raises(MsgpackDecodeError):
     serialization.msgpack_restore(msgpack.packb({1: 2}))
+
+
+def test_decode_error_is_a_msgpack_format_and_stack_error():
+  import msgpack
+
+  from flax import serialization
+
+  for bad in (b'\xc1\xc1\xc1', b'\x91' * 100000):
+    try:
+      serialization.msgpack_restore(bad)
+    except msgpack.exceptions.FormatError as e:
+      assert isinstance(e, ValueError)
+      assert isinstance(e, msgpack.exceptions.StackError)
+    else:
+      raise AssertionError(f'{bad[:4]!r} decoded')

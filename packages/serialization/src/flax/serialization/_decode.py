@@ -18,11 +18,14 @@ _NUMERIC_KINDS = _encode.NUMERIC_KINDS
 _EXTRA_DTYPES = _encode.EXTRA_DTYPES
 
 
-class MsgpackDecodeError(ValueError):
+class MsgpackDecodeError(
+  msgpack.exceptions.FormatError, msgpack.exceptions.StackError
+):
   """Bytes that are not a valid Flax msgpack encoding.
 
   Raised for truncated, corrupted or hostile input; the message says what is
-  wrong.
+  wrong. It is a ``ValueError`` and one of msgpack's own decode errors
+  (``FormatError``, ``StackError``), so handlers written for either catch it.
   """
 
 
