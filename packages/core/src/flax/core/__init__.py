@@ -45,6 +45,9 @@ _LAZY = {
   'intersect_filters': 'scope',
   'subtract_filters': 'scope',
   'group_collections': 'scope',
+  # tracers
+  'check_trace_level': 'tracers',
+  'current_trace': 'tracers',
   # lift
   'broadcast': 'axes_scan',
   'pack': 'lift',
@@ -74,6 +77,7 @@ _SUBMODULES = (
   'tracers',
   'partial_eval',
   'state_dict',
+  'spmd',
 )
 
 

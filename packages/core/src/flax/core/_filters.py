@@ -59,6 +59,30 @@ def in_filter(filter_like: Filter, col: str) -> bool:
   raise errors.InvalidFilterError(filter_like)
 
 
+def is_filter_empty(filter_like: Filter) -> bool:
+  """Returns whether ``filter_like`` matches no collection at all.
+
+  >>> from flax.core.scope import DenyList, is_filter_empty
+  >>> is_filter_empty(False), is_filter_empty([]), is_filter_empty('params')
+  (True, True, False)
+  >>> is_filter_empty(DenyList(True))
+  True
+
+  Raises:
+    InvalidFilterError: if ``filter_like`` is not a filter.
+  """
+  if isinstance(filter_like, str):
+    return False
+  if isinstance(filter_like, bool):
+    return not filter_like
+  if isinstance(filter_like, DenyList):
+    deny = filter_like.deny
+    return isinstance(deny, bool) and deny
+  if isinstance(filter_like, Collection):
+    return not filter_like
+  raise errors.InvalidFilterError(filter_like)
+
+
 def filter_to_set(x: Filter) -> set:
   """Converts a finite filter into the set of names it matches.
 

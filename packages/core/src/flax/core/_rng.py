@@ -7,6 +7,7 @@ read as a big-endian ``uint32``, are folded into the root key with
 ``jax.random.fold_in``.
 """
 
+import dataclasses
 import functools
 import hashlib
 from collections.abc import Sequence
@@ -52,6 +53,7 @@ def _fold_in_static(rng: PRNGKey, data: Sequence[PRNGFoldable]) -> PRNGKey:
   return jax.random.fold_in(rng, jnp.uint32(hash_int))
 
 
+@dataclasses.dataclass(slots=True)
 class LazyRng:
   """A PRNG key together with static items still to be folded into it.
 
@@ -59,16 +61,23 @@ class LazyRng:
   creating child scopes costs nothing. ``LazyRng`` is a pytree whose only
   leaf is the root key; the suffix is static.
 
+  >>> import jax
+  >>> from flax.core.scope import LazyRng
+  >>> rng = LazyRng.create(jax.random.key(0), 'dense', 1)
+  >>> rng.suffix, rng.replace(suffix=()).suffix
+  (('dense', 1), ())
+
   Attributes:
     rng: the root key.
     suffix: a tuple of strings and ints.
   """
 
-  __slots__ = ('rng', 'suffix')
+  rng: PRNGKey
+  suffix: tuple[PRNGFoldable, ...]
 
-  def __init__(self, rng: PRNGKey, suffix: Sequence[PRNGFoldable] = ()):
-    self.rng = rng
-    self.suffix = tuple(suffix)
+  def replace(self, **changes) -> 'LazyRng':
+    """Returns a copy with the given fields replaced."""
+    return dataclasses.replace(self, **changes)
 
   def as_jax_rng(self) -> PRNGKey:
     """Returns the key with the suffix folded in."""
@@ -85,23 +94,21 @@ class LazyRng:
     """Returns an equivalent ``LazyRng`` with the suffix folded in."""
     return LazyRng(self.as_jax_rng(), ())
 
-  def __repr__(self):
-    return f'LazyRng(rng={self.rng!r}, suffix={self.suffix!r})'
 
-
+# The static data is the tuple of static fields, ``(suffix,)``.
 def _flatten_lazy_rng(x):
-  return ((jax.tree_util.GetAttrKey('rng'), x.rng),), x.suffix
+  return ((jax.tree_util.GetAttrKey('rng'), x.rng),), (x.suffix,)
 
 
-def _unflatten_lazy_rng(suffix, children):
-  return LazyRng(children[0], suffix)
+def _unflatten_lazy_rng(static, children):
+  return LazyRng(children[0], static[0])
 
 
 jax.tree_util.register_pytree_with_keys(
   LazyRng,
   _flatten_lazy_rng,
   _unflatten_lazy_rng,
-  flatten_func=lambda x: ((x.rng,), x.suffix),
+  flatten_func=lambda x: ((x.rng,), (x.suffix,)),
 )
 
 

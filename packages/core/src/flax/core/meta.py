@@ -38,6 +38,7 @@ __all__ = [
   'Partitioned',
   'add_axis',
   'get_global_mesh',
+  'global_mesh_defined',
   'get_partition_spec',
   'get_sharding',
   'is_axis_metadata',
@@ -163,6 +164,17 @@ def get_global_mesh():
   return None if physical.empty else physical
 
 
+def global_mesh_defined() -> bool:
+  """Whether a mesh is set for the context with ``jax.set_mesh``.
+
+  >>> import jax
+  >>> from flax.core import meta
+  >>> meta.global_mesh_defined()
+  False
+  """
+  return not jax.sharding.get_abstract_mesh().empty
+
+
 def _spec_axes(spec):
   for entry in spec:
     if isinstance(entry, str):
@@ -263,6 +275,28 @@ class Partitioned(struct.PyTreeNode, AxisMetadata[A]):
   def get_partition_spec(self) -> PartitionSpec:
     """``PartitionSpec(*names)``."""
     return PartitionSpec(*self.names)
+
+  def to_nnx_metadata(self) -> dict[str, Any]:
+    """The box as NNX Variable metadata (``out_sharding`` holds the names).
+
+    >>> from flax.core import meta
+    >>> meta.Partitioned(1, ('data',)).to_nnx_metadata()
+    {'value': 1, 'mesh': None, 'out_sharding': ('data',)}
+    """
+    return {'value': self.value, 'mesh': self.mesh, 'out_sharding': self.names}
+
+  @classmethod
+  def from_nnx_metadata(cls, metadata: dict[str, Any]) -> 'Partitioned[Any]':
+    """Builds the box from NNX Variable metadata (see ``to_nnx_metadata``).
+
+    Raises:
+      KeyError: if ``value`` or ``out_sharding`` is missing.
+    """
+    return cls(
+      metadata['value'],
+      metadata['out_sharding'],
+      mesh=metadata.get('mesh'),
+    )
 
   def get_sharding(self, mesh) -> NamedSharding:
     """The ``NamedSharding`` of the value on ``mesh``."""

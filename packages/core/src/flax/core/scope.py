@@ -40,6 +40,7 @@ from flax.core._filters import (
   group_collections,
   in_filter,
   intersect_filters,
+  is_filter_empty,
   subtract_filters,
   union_filters,
 )
@@ -67,6 +68,7 @@ __all__ = [
   'in_filter',
   'init',
   'intersect_filters',
+  'is_filter_empty',
   'lazy_init',
   'subtract_filters',
   'union_filters',
@@ -77,10 +79,48 @@ Array = jax.Array
 VariableDict = Mapping[str, Any]
 MutableVariableDict = dict
 
+
+class _Sentinel:
+  """A unique marker object with a readable repr."""
+
+  def __init__(self, name: str):
+    self._name = name
+
+  def __repr__(self):
+    return self._name
+
+  def __reduce__(self):
+    return (_sentinel_by_name, (self._name,))
+
+
 # Key of a child's counters inside its parent's ``rng_counters`` dict.
-_CHILD_RNG_TOKEN = '__child_rng_counters__'
+child_rng_token = _Sentinel('child_rng_token')
+_CHILD_RNG_TOKEN = child_rng_token
+# Default of ``Scope.get_flag``: no default given.
+no_flag = _Sentinel('no_flag')
+
+
+def _sentinel_by_name(name):
+  return {'child_rng_token': child_rng_token, 'no_flag': no_flag}[name]
+
 
 _ = (_fold_in_static, filter_to_set, group_collections)  # re-exported
+
+
+def __getattr__(name):
+  # Names Flax's scope module also offers, resolved lazily to keep imports
+  # light: FrozenDict helpers, the id factory and the config object.
+  if name in ('FrozenDict', 'freeze', 'unfreeze'):
+    return getattr(_frozen_dict(), name)
+  if name == 'uuid':
+    from flax.ids import uuid
+
+    return uuid
+  if name == 'config':
+    from flax import config
+
+    return config
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def _frozen_dict():
@@ -123,9 +163,7 @@ class Variable(Generic[T]):
     unbox: whether ``.value`` strips metadata boxes (``AxisMetadata``).
   """
 
-  def __init__(
-    self, scope: 'Scope', collection: str, name: str, unbox: bool = True
-  ):
+  def __init__(self, scope: 'Scope', collection: str, name: str, unbox: bool):
     self.scope = scope
     self.collection = collection
     self.name = name
@@ -262,9 +300,26 @@ class Scope:
     finally:
       self.invalidate()
 
-  def get_flag(self, key: str, default: Any = None) -> Any:
-    """Returns the value of the flag ``key`` or ``default``."""
-    return self.flags.get(key, default)
+  def get_flag(self, key: str, default: Any = no_flag) -> Any:
+    """Returns the value of the flag ``key`` or ``default``.
+
+    As in Flax 0.12.8, a missing flag without a ``default`` gives back (not
+    raises) a ``ValueError`` instance naming the flag.
+
+    >>> from flax.core import Scope
+    >>> scope = Scope({}, flags={'initializing': True})
+    >>> scope.get_flag('initializing'), scope.get_flag('train', False)
+    (True, False)
+    """
+    if key in self.flags:
+      return self.flags[key]
+    if default is no_flag:
+      return ValueError(f'Flag {key} not present on scope.')
+    return default
+
+  def has_flag(self, key: str) -> bool:
+    """Returns whether the flag ``key`` is set on this scope."""
+    return key in self.flags
 
   def rewound(self, rewind_rngs: bool = False) -> 'Scope':
     """Returns a fresh scope over the same variables with no reservations.
@@ -315,6 +370,78 @@ class Scope:
     if taken and (None in taken or col is None or col in taken):
       raise ValueError(f'Duplicate use of scope name: "{name}"')
     self.reservations[name].add(col)
+
+  def name_reserved(self, name: str, col: Optional[str] = None) -> bool:
+    """Returns whether ``name`` is already taken for collection ``col``.
+
+    A name taken by a child scope, or asked for with ``col=None``, counts
+    as taken for every collection.
+
+    >>> from flax.core import Scope
+    >>> scope = Scope({})
+    >>> scope.reserve('kernel', 'params')
+    >>> scope.name_reserved('kernel'), scope.name_reserved('kernel', 'cache')
+    (True, False)
+    """
+    taken = self.reservations.get(name)
+    if not taken:
+      return False
+    return col is None or None in taken or col in taken
+
+  def child(
+    self,
+    fn: Callable[..., Any],
+    name: Optional[str] = None,
+    prefix: Optional[str] = None,
+    named_call: bool = True,
+    **partial_kwargs,
+  ) -> Callable[..., Any]:
+    """Wraps ``fn(scope, *args)`` so that it runs in a new child scope.
+
+    The child is created now; every call of the returned function runs
+    ``fn`` on a rewound copy of it (fresh name reservations, PRNG counters
+    continuing), so calling it twice reuses the same variables.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from flax.core import init
+    >>> def dense(scope, x, features):
+    ...   w = scope.param('kernel', jax.nn.initializers.ones, (2, features))
+    ...   return x @ w
+    >>> def mlp(scope, x):
+    ...   h = scope.child(dense)(x, 2)
+    ...   return scope.child(dense, 'out')(h, features=1)
+    >>> y, variables = init(mlp)(jax.random.key(0), jnp.ones((1, 2)))
+    >>> sorted(variables['params'])
+    ['dense_0', 'out']
+
+    Args:
+      fn: the function to run; its first argument is the child scope.
+      name: the child's name; by default ``prefix`` plus a counter.
+      prefix: the prefix of an automatic name; by default ``fn``'s
+        ``__name__`` followed by ``'_'`` (empty when it has none).
+      named_call: when the ``flax_profile`` flag is on, run ``fn`` under a
+        ``jax.named_scope`` of the child's name.
+      **partial_kwargs: keyword arguments bound to every call of ``fn``.
+
+    Returns:
+      A function taking the remaining arguments of ``fn``.
+    """
+    if name is None and prefix is None:
+      fn_name = getattr(fn, '__name__', None)
+      prefix = f'{fn_name}_' if fn_name else ''
+    scope = self.push(name, prefix=prefix or '')
+    scope_name = scope.name
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+      kwargs = {**partial_kwargs, **kwargs}
+      fresh = scope.rewound()
+      if named_call and _profile_enabled():
+        with jax.named_scope(scope_name):
+          return fn(fresh, *args, **kwargs)
+      return fn(fresh, *args, **kwargs)
+
+    return wrapper
 
   def push(
     self, name: Optional[str] = None, prefix: str = '', reuse: bool = False
@@ -544,6 +671,12 @@ class Scope:
     self._validate_trace_level()
     self.rng_counters[name] += 1
     return LazyRng.create(self.rngs[name], self.rng_counters[name]).as_jax_rng()
+
+
+def _profile_enabled() -> bool:
+  from flax import config
+
+  return config.flax_profile
 
 
 def _maybe_freeze(xs):

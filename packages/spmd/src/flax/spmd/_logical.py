@@ -130,6 +130,29 @@ class LogicallyPartitioned(meta.Partitioned):
 
   rules: Any = struct.field(default=None, pytree_node=False)
 
+  def to_nnx_metadata(self) -> dict[str, Any]:
+    """The box as NNX Variable metadata (names, mesh and sharding rules)."""
+    metadata = super().to_nnx_metadata()
+    metadata['sharding_rules'] = self.rules
+    return metadata
+
+  @classmethod
+  def from_nnx_metadata(
+    cls, metadata: dict[str, Any]
+  ) -> 'LogicallyPartitioned':
+    """Builds the box from NNX Variable metadata (see ``to_nnx_metadata``).
+
+    Raises:
+      KeyError: if ``value``, ``out_sharding`` or ``sharding_rules`` is
+        missing.
+    """
+    return cls(
+      metadata['value'],
+      metadata['out_sharding'],
+      mesh=metadata.get('mesh'),
+      rules=metadata['sharding_rules'],
+    )
+
   def unbox(self, apply_constraint: bool = True) -> Any:
     """Returns the value, constrained by its logical names if possible."""
     if not apply_constraint:

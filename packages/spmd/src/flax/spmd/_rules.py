@@ -11,14 +11,18 @@ P('data', None, 'model')
 """
 
 import collections
-import contextlib
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
+
+# The rules in effect live in flax.core.spmd (one per-thread state shared by
+# every API that reads them).
+from flax.core.spmd import get_logical_axis_rules as get_logical_axis_rules
+from flax.core.spmd import logical_axis_rules as logical_axis_rules
+from flax.core.spmd import set_logical_axis_rules as set_logical_axis_rules
 
 __all__ = [
   'get_logical_axis_rules',
@@ -30,56 +34,6 @@ __all__ = [
 ]
 
 LogicalRules = Sequence[tuple[str, Any]]
-
-
-class _Rules(threading.local):
-  """Per-thread rules; a new thread starts from the global rules."""
-
-  def __init__(self):
-    self.stack = []
-
-
-_global_rules: list = [()]
-_local = _Rules()
-
-
-def set_logical_axis_rules(rules: LogicalRules) -> None:
-  """Sets the logical axis rules.
-
-  Outside any ``logical_axis_rules`` block this sets the global rules (seen
-  by every thread); inside one it replaces the block's rules until the block
-  ends.
-  """
-  stack = _local.stack
-  if stack:
-    stack[-1] = rules
-  else:
-    _global_rules[0] = rules
-
-
-def get_logical_axis_rules() -> LogicalRules:
-  """The rules in effect: of the innermost ``logical_axis_rules`` block, else
-  the global ones (``()`` when never set)."""
-  stack = _local.stack
-  return stack[-1] if stack else _global_rules[0]
-
-
-@contextlib.contextmanager
-def logical_axis_rules(rules: LogicalRules):
-  """Uses ``rules`` as the logical axis rules inside a ``with`` block.
-
-  >>> from flax import spmd
-  >>> with spmd.logical_axis_rules((('batch', 'data'),)):
-  ...   spmd.get_logical_axis_rules()
-  (('batch', 'data'),)
-  >>> spmd.get_logical_axis_rules()
-  ()
-  """
-  _local.stack.append(rules)
-  try:
-    yield
-  finally:
-    _local.stack.pop()
 
 
 class _Unassigned:
