@@ -22,6 +22,7 @@ _PROVIDERS = {
   'cursor': 'flax-core',
   'errors': 'flax-core',
   'ids': 'flax-core',
+  'io': 'flax-core',
   'plugins': 'flax-core',
   'struct': 'flax-core',
   'traceback_util': 'flax-core',
