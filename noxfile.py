@@ -31,6 +31,7 @@ nox.options.sessions = [
   'plugins',
   'integration',
   'conformance',
+  'multihost',
   'isolation',
   'wheels',
   'lint',
@@ -159,6 +160,14 @@ def integration(session):
   _pytest(session, 'tests/integration')
   for package in PACKAGES:
     _doctests(session, package, '--strict')
+
+
+@nox.session(tags=['tests'])
+def multihost(session):
+  """2 processes x 4 CPU devices on jax.distributed: training, checkpoints."""
+  _install_all(session)
+  session.install('optax', 'orbax-checkpoint')
+  _pytest(session, 'tests/multihost')
 
 
 REFERENCE = 'flax==0.12.8'

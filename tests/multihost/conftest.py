@@ -1,0 +1,6 @@
+"""Makes ``launch`` importable from the multihost tests."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
