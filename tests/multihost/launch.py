@@ -69,8 +69,13 @@ def _env(process_id, processes, devices, coordinator):
   return env
 
 
-def launch(task, workdir, processes=2, devices=4, timeout=240.0):
+def launch(
+  task, workdir, processes=2, devices=4, timeout=240.0, only=None, env=None
+):
   """Runs ``task`` in ``processes`` processes; returns their results.
+
+  ``only`` starts just those process ids (to test a missing peer or
+  coordinator); ``env`` adds environment variables.
 
   Raises:
     LaunchError: a process exited with an error (the others are stopped), or
@@ -78,7 +83,8 @@ def launch(task, workdir, processes=2, devices=4, timeout=240.0):
   """
   coordinator = f'localhost:{free_port()}'
   logs, procs = [], []
-  for pid in range(processes):
+  started = range(processes) if only is None else only
+  for pid in started:
     log = tempfile.TemporaryFile('w+')
     logs.append(log)
     procs.append(
@@ -87,7 +93,7 @@ def launch(task, workdir, processes=2, devices=4, timeout=240.0):
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
-        env=_env(pid, processes, devices, coordinator),
+        env={**_env(pid, processes, devices, coordinator), **(env or {})},
       )
     )
   deadline = time.monotonic() + timeout
@@ -117,15 +123,16 @@ def launch(task, workdir, processes=2, devices=4, timeout=240.0):
     log.seek(0)
     outputs.append(log.read())
     log.close()
+  ids = list(started)
   if failure is not None:
     raise LaunchError(
-      f'{task}: process {failure} of {processes} exited with status '
+      f'{task}: process {ids[failure]} of {processes} exited with status '
       f'{procs[failure].returncode}; stopped the others. Its output:\n'
       + _tail(outputs[failure])
     )
   return [
     ProcessResult(i, p.returncode, out)
-    for i, (p, out) in enumerate(zip(procs, outputs))
+    for i, p, out in zip(ids, procs, outputs)
   ]
 
 

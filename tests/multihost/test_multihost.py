@@ -78,3 +78,17 @@ def test_checkpoint_moves_between_process_counts(
 def test_a_dead_process_stops_the_run_with_its_output(tmp_path):
   with pytest.raises(LaunchError, match=r'process 1 of 2 exited with status 3'):
     launch('die', tmp_path, 2, 4, timeout=120)
+
+
+def test_an_unreachable_coordinator_fails_within_the_timeout(tmp_path):
+  # Only process 1 starts: nobody serves the coordinator's port.
+  with pytest.raises(LaunchError, match=r'process 1 of 2 exited'):
+    launch(
+      'nnx-train',
+      tmp_path,
+      2,
+      4,
+      timeout=120,
+      only=[1],
+      env={'MH_INIT_TIMEOUT': '5'},
+    )

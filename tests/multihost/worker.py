@@ -26,7 +26,7 @@ if NUM_PROCESSES > 1:
     os.environ['MH_COORDINATOR'],
     num_processes=NUM_PROCESSES,
     process_id=PROCESS_ID,
-    initialization_timeout=60,
+    initialization_timeout=int(os.environ.get('MH_INIT_TIMEOUT', '60')),
   )
 
 import jax.numpy as jnp  # noqa: E402
