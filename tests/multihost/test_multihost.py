@@ -92,3 +92,12 @@ def test_an_unreachable_coordinator_fails_within_the_timeout(tmp_path):
       only=[1],
       env={'MH_INIT_TIMEOUT': '5'},
     )
+
+
+def test_replicate_uses_each_process_local_devices(tmp_path):
+  results = [r.result for r in launch('jax-utils', tmp_path, 2, 4)]
+  assert [r['process_index'] for r in results] == [0, 1]
+  for r in results:
+    assert r['shape'] == [4, 3]
+    assert r['on_local_devices'] is True
+    assert r['unreplicated'] == [0.0, 1.0, 2.0]

@@ -9,7 +9,8 @@ and the others' must agree).
 Tasks: ``nnx-train`` / ``linen-train`` (5 steps), ``nnx-save`` /
 ``linen-save`` (3 steps, then a checkpoint in WORKDIR), ``nnx-resume`` /
 ``linen-resume`` (restore the checkpoint into an abstract sharded target,
-then 2 more steps), ``die`` (process 1 exits in the middle of the run).
+then 2 more steps), ``jax-utils`` (replicate/unreplicate on local devices),
+``die`` (process 1 exits in the middle of the run).
 """
 
 import json
@@ -223,6 +224,23 @@ def linen_task(task, workdir):
   }
 
 
+def jax_utils_task():
+  """Replication helpers work on this process's local devices."""
+  from flax import jax_utils
+
+  replicated = jax_utils.replicate({'w': jnp.arange(3.0)})
+  local = sorted(d.id for d in jax.local_devices())
+  return {
+    'process_index': jax.process_index(),
+    'shape': list(replicated['w'].shape),
+    'on_local_devices': sorted(
+      d.id for d in replicated['w'].sharding.device_set
+    )
+    == local,
+    'unreplicated': jax_utils.unreplicate(replicated)['w'].tolist(),
+  }
+
+
 def main():
   task, workdir = sys.argv[1], os.path.abspath(sys.argv[2])
   if task == 'die':
@@ -232,6 +250,8 @@ def main():
     x, _ = global_batch()
     print(float(jax.jit(jnp.sum)(x)), flush=True)
     result = {}
+  elif task == 'jax-utils':
+    result = jax_utils_task()
   elif task.startswith('nnx'):
     result = nnx_task(task, workdir)
   else:
