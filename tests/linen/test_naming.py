@@ -1,5 +1,6 @@
 """Submodule naming: per-class counters, setup attributes, adoption."""
 
+import flax
 import jax
 import jax.numpy as jnp
 import pytest
@@ -124,14 +125,18 @@ def test_module_field_is_adopted_under_field_name():
   assert model.backbone.parent is None and model.backbone.name is None
 
 
-def test_adopted_module_keeps_explicit_name():
+def test_adopted_module_takes_field_name_unless_preserved():
   class Head(nn.Module):
     backbone: nn.Module
 
     def __call__(self, x):
       return self.backbone(x)
 
+  # By default the field name wins (flax_preserve_adopted_names=False).
   params = init(Head(Lin(5, name='trunk')), jnp.ones((1, 2)))['params']
+  assert list(params) == ['backbone']
+  with flax.config.temp_flip_flag('preserve_adopted_names', True):
+    params = init(Head(Lin(5, name='trunk')), jnp.ones((1, 2)))['params']
   assert list(params) == ['trunk']
 
 
