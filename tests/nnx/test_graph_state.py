@@ -212,3 +212,25 @@ def test_call_and_split_rngs():
   with nnx.split_rngs(rngs, splits=4):
     assert rngs.default.key.value.shape == (4,)
   assert rngs.default.key.value.shape == ()
+
+
+def test_state_saves_through_flax_serialization_keeping_variable_types():
+  import jax.numpy as jnp
+
+  from flax import nnx
+  from flax.core import state_dict
+
+  model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  sd = state_dict.to_state_dict(nnx.state(model))
+  assert sorted(sd) == ['bias', 'kernel']
+  assert sd['kernel'].shape == (2, 3)
+  target = nnx.state(nnx.Linear(2, 3, rngs=nnx.Rngs(1)))
+  restored = state_dict.from_state_dict(target, sd)
+  assert type(restored['kernel']) is nnx.Param
+  assert jnp.array_equal(restored['kernel'][...], model.kernel[...])
+  try:
+    state_dict.from_state_dict(target, {'kernel': sd['kernel']})
+  except ValueError as e:
+    assert 'bias' in str(e)
+  else:
+    raise AssertionError('a missing key restored')

@@ -1,8 +1,8 @@
 """Plugin of the flax-serialization distribution.
 
 It registers the built-in ``msgpack`` checkpoint backend and the state-dict
-handlers of ``jax.tree_util.Partial`` and ``flax.nnx.State`` (loaded only
-when such an object is serialized).
+handler of ``jax.tree_util.Partial`` (loaded only when such an object is
+serialized). flax-nnx registers the one of ``nnx.State`` itself.
 """
 
 from flax.plugins import Backend
@@ -22,10 +22,5 @@ def flax_state_handlers():
       'jax.tree_util:Partial',
       'flax.serialization._handlers:partial_to_state_dict',
       'flax.serialization._handlers:partial_from_state_dict',
-    ),
-    StateHandler(
-      'flax.nnx.statelib:State',
-      'flax.serialization._handlers:nnx_state_to_state_dict',
-      'flax.serialization._handlers:nnx_state_from_state_dict',
     ),
   ]
