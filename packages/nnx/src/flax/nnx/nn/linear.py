@@ -9,6 +9,8 @@ if hasattr(_m, '__all__'):
 del _m
 
 # Flax keeps the convolutions in this module.
-from flax.layers.nnx.conv import Conv as Conv  # noqa: E402
-from flax.layers.nnx.conv import ConvTranspose as ConvTranspose  # noqa: E402
-from flax.layers.nnx.conv import canonicalize_padding  # noqa: E402,F401
+_conv = _require('flax.layers.nnx.conv', 'flax-layers')
+Conv = _conv.Conv
+ConvTranspose = _conv.ConvTranspose
+canonicalize_padding = _conv.canonicalize_padding
+del _conv
