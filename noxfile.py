@@ -357,24 +357,36 @@ def isolation(session):
     python = _venv_with(session, package, [f'flax-{p}' for p in wanted], out)
     session.run(
       python,
+      '-W',
+      'error',
       str(tests / 'isolation_check.py'),
       package,
       json.dumps(siblings(package)),
       external=True,
+      env=CI_ENV,
     )
   for name, packages in COMBOS.items():
     python = _venv_with(
       session, f'combo-{name}', [f'flax-{p}' for p in packages], out
     )
-    session.run(python, str(tests / 'isolation_combos.py'), name, external=True)
+    session.run(
+      python,
+      '-W',
+      'error',
+      str(tests / 'isolation_combos.py'),
+      name,
+      external=True,
+      env=CI_ENV,
+    )
 
 
 @nox.session
 def lint(session):
-  """ruff: lint rules plus 2-space indent and single quotes (format)."""
+  """ruff (lint rules, 2-space indent, single quotes) and the import scan."""
   session.install('ruff')
   session.run('ruff', 'check', '.')
   session.run('ruff', 'format', '--check', '.')
+  session.run('python', str(ROOT / 'tests' / 'import_scan.py'))
 
 
 @nox.session
