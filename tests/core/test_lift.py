@@ -95,13 +95,17 @@ def test_pack_unlifted_collection_is_unavailable():
   assert y is None
 
 
-def test_pack_rejects_kwargs_unless_enabled():
+def test_pack_drops_kwargs_with_a_warning_unless_enabled():
   def wrapper(scope_fn, repack_fn, variable_groups, rng_groups, **kw):
     scope = scope_fn(variable_groups, rng_groups)
     return kw, repack_fn(scope)
 
-  with pytest.raises(ValueError, match='kwargs are not supported'):
-    apply(lambda s: lift.pack(wrapper, (), (), ())(s, a=1))({})
+  with pytest.warns(
+    RuntimeWarning,
+    match='kwargs are not supported in None, so "a, b" is\\(are\\) ignored',
+  ):
+    out = apply(lambda s: lift.pack(wrapper, (), (), ())(s, a=1, b=2))({})
+  assert out == {}
   out = apply(
     lambda s: lift.pack(wrapper, (), (), (), enable_kwargs=True)(s, a=1)
   )({})

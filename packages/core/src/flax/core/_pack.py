@@ -8,6 +8,7 @@ the original scopes. See the design note "Lifted transformations".
 
 import collections
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
@@ -128,7 +129,8 @@ def pack(
       collections outside all of them are immutable inside ``fn``.
     rng_filters: filters of the PRNG-stream groups given to ``fn``.
     name: the transform's name, shown in debug paths (``vmap(Dense_0)``).
-    enable_kwargs: pass keyword arguments through to ``fn``.
+    enable_kwargs: pass keyword arguments through to ``fn``; otherwise
+      they are dropped with a ``RuntimeWarning``.
 
   Returns:
     A function ``(scope_tree, *args, **kwargs) -> y``.
@@ -137,10 +139,15 @@ def pack(
   @functools.wraps(fn)
   def wrapper(scope_tree, *args, **kwargs):
     if not enable_kwargs and kwargs:
-      raise ValueError(
-        f'kwargs are not supported in {name}, so {list(kwargs)} would be '
-        'ignored; pass them as positional arguments.'
+      # As in Flax 0.12.8: keyword arguments do not go through this
+      # transform; they are dropped with a warning.
+      warnings.warn(
+        f'kwargs are not supported in {name}, so '
+        f'"{", ".join(kwargs)}" is(are) ignored',
+        RuntimeWarning,
+        stacklevel=2,
       )
+      kwargs = {}
     flat_scopes, treedef = jax.tree_util.tree_flatten(
       scope_tree, is_leaf=lambda x: isinstance(x, Scope)
     )
