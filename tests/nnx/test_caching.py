@@ -24,7 +24,7 @@ class Lin(nnx.Module):
 
 class Stack(nnx.Module):
   def __init__(self, n):
-    self.layers = [Lin(2, 2, i) for i in range(n)]
+    self.layers = nnx.data([Lin(2, 2, i) for i in range(n)])
 
   def __call__(self, x):
     for layer in self.layers:
@@ -59,7 +59,7 @@ def test_list_append_invalidates_state_and_jit():
 def test_dict_mutation_invalidates():
   class M(nnx.Module):
     def __init__(self):
-      self.params = {'a': nnx.Param(jnp.array(1.0))}
+      self.params = nnx.data({'a': nnx.Param(jnp.array(1.0))})
 
   m = M()
   assert sorted(nnx.state(m).flat_state().paths) == [('params', 'a')]
@@ -90,8 +90,8 @@ def test_arrays_in_containers_write_back_without_retrace():
 
   class M(nnx.Module):
     def __init__(self):
-      self.stats = [jnp.zeros(2), (jnp.ones(2),)]
-      self.table = {'n': jnp.array(0)}
+      self.stats = nnx.data([jnp.zeros(2), (jnp.ones(2),)])
+      self.table = nnx.data({'n': jnp.array(0)})
 
   @nnx.jit
   def step(m):
@@ -254,7 +254,7 @@ def test_merge_rebuilds_static_containers_and_references():
     def __init__(self):
       self.a = Inner()
       self.b = self.a  # shared
-      self.items = [nnx.BatchStat(jnp.ones(1)), {'k': self.a.v}]
+      self.items = nnx.data([nnx.BatchStat(jnp.ones(1)), {'k': self.a.v}])
       self.raw = jnp.full((2,), 4.0)
       self.name = 'outer'
 
@@ -372,7 +372,7 @@ def test_merge_reference_into_container_defined_earlier():
   class Parent(nnx.Module):
     def __init__(self):
       shared = Lin(1, 1, 0)
-      self.a = [shared, nnx.Param(jnp.ones(1))]
+      self.a = nnx.data([shared, nnx.Param(jnp.ones(1))])
       self.b = Child(shared)
       self.c = Child(self.a[1])
 

@@ -34,15 +34,28 @@ from flax.nnx.graphlib import split as split
 from flax.nnx.graphlib import state as state
 from flax.nnx.graphlib import update as update
 from flax.nnx.graphlib import variables as variables
-from flax.nnx.graphlib import view as view
+from flax.nnx.containers import Dict as Dict
+from flax.nnx.containers import List as List
 from flax.nnx.module import Module as Module
 from flax.nnx.module import iter_children as iter_children
+from flax.nnx.module import iter_module_children as iter_module_children
 from flax.nnx.module import iter_modules as iter_modules
 from flax.nnx.module import set_attributes as set_attributes
+from flax.nnx.pytreelib import Data as Data
 from flax.nnx.pytreelib import Object as Object
 from flax.nnx.pytreelib import Pytree as Pytree
+from flax.nnx.pytreelib import Static as Static
+from flax.nnx.pytreelib import check_pytree as check_pytree
 from flax.nnx.pytreelib import data as data
+from flax.nnx.pytreelib import dataclass as dataclass
+from flax.nnx.pytreelib import has_data as has_data
+from flax.nnx.pytreelib import is_data as is_data
+from flax.nnx.pytreelib import register_data_type as register_data_type
 from flax.nnx.pytreelib import static as static
+from flax.nnx.views import capture as capture
+from flax.nnx.views import view as view
+from flax.nnx.views import view_info as view_info
+from flax.nnx.views import with_attributes as with_attributes
 from flax.nnx.rnglib import RngCount as RngCount
 from flax.nnx.rnglib import RngKey as RngKey
 from flax.nnx.rnglib import Rngs as Rngs
@@ -78,6 +91,7 @@ graph = graphlib
 # Names whose modules load on first access (transforms pull in most of the
 # import time of flax.nnx beyond JAX itself).
 _LAZY = {
+  'TrainState': ('flax.nnx.helpers', 'TrainState'),
   'Carry': ('flax.nnx.transforms.types', 'Carry'),
   'DiffState': ('flax.nnx.transforms.types', 'DiffState'),
   'PARTITION_NAME': ('flax.nnx.spmd', 'PARTITION_NAME'),
@@ -161,7 +175,28 @@ def _plugin_namespace():
   return _plugin_hooks
 
 
+# Submodules that load on first access (``nnx.helpers``, ``nnx.compat``...).
+_SUBMODULES = {
+  'compat': 'flax.nnx.compat',
+  'deprecations': 'flax.nnx.deprecations',
+  'helpers': 'flax.nnx.helpers',
+  'ids': 'flax.nnx.ids',
+  'object': 'flax.nnx.pytreelib',
+  'pytreelib': 'flax.nnx.pytreelib',
+  'reprlib': 'flax.nnx.reprlib',
+  'tracers': 'flax.nnx.tracers',
+  'visualization': 'flax.nnx.visualization',
+}
+
+
 def __getattr__(name):
+  module_name = _SUBMODULES.get(name)
+  if module_name is not None:
+    import importlib
+
+    value = importlib.import_module(module_name)
+    globals()[name] = value
+    return value
   target = _LAZY.get(name)
   if target is not None:
     import importlib
@@ -173,4 +208,4 @@ def __getattr__(name):
 
 
 def __dir__():
-  return sorted(set(_plugin_namespace()[1]()) | set(_LAZY))
+  return sorted(set(_plugin_namespace()[1]()) | set(_LAZY) | set(_SUBMODULES))

@@ -13,24 +13,46 @@
 
 import typing as tp
 
-from flax.nnx import filterlib, graphlib
-from flax.nnx.pytreelib import Pytree
+from flax.nnx import filterlib
+from flax.nnx._common import resolve_graph
+from flax.nnx.pytreelib import Pytree, PytreeMeta
+from flax.nnx.statelib import State as State
 from flax.nnx.variablelib import (
   Perturbation,
   Variable,
   variable_type_from_name,
 )
 
+A = tp.TypeVar('A')
+PathParts = tuple
 
-def _append(prev, curr):
-  return (*prev, curr)
+
+@tp.runtime_checkable
+class Key(tp.Hashable, tp.Protocol):
+  """A key of a graph node's child: an attribute name or an index."""
+
+  def __lt__(self, value: tp.Any, /) -> bool: ...
 
 
-def _empty():
+def tuple_reduce(xs, x):
+  """The default ``reduce_fn`` of :meth:`Module.sow`: appends to a tuple."""
+  return (*xs, x)
+
+
+def tuple_init():
+  """The default ``init_fn`` of :meth:`Module.sow`: an empty tuple."""
   return ()
 
 
-class Module(Pytree):
+_append = tuple_reduce
+_empty = tuple_init
+
+
+class ModuleMeta(PytreeMeta):
+  """Metaclass of Module."""
+
+
+class Module(Pytree, metaclass=ModuleMeta):
   """Base class for all neural network modules.
 
   Layers and models subclass it and assign submodules and Variables as
@@ -100,12 +122,20 @@ class Module(Pytree):
     return iter_children(self)
 
   def set_attributes(
-    self, *filters, raise_if_not_found: bool = True, **attributes
+    self,
+    *filters,
+    raise_if_not_found: bool = True,
+    graph: bool | None = None,
+    **attributes,
   ) -> None:
     """Sets ``attributes`` on this and the nested Modules that match the
     filters and have them."""
     set_attributes(
-      self, *filters, raise_if_not_found=raise_if_not_found, **attributes
+      self,
+      *filters,
+      raise_if_not_found=raise_if_not_found,
+      graph=graph,
+      **attributes,
     )
 
   def train(self, **attributes) -> None:
@@ -127,26 +157,65 @@ class Module(Pytree):
     )
 
 
-def iter_modules(module) -> tp.Iterator[tuple[tuple, Module]]:
-  """Yields ``(path, module)`` for every Module in ``module``."""
-  for path, value in graphlib.iter_graph(module):
-    if isinstance(value, Module):
-      yield path, value
+def _children(node, graph: bool):
+  from flax.nnx.pytreelib import _sort_key, data_names
+
+  d = vars(node)
+  keys = d if graph else data_names(node)
+  for k in sorted(keys, key=_sort_key):
+    yield k, d[k]
 
 
-def iter_children(module) -> tp.Iterator[tuple[str, Module]]:
-  """Yields ``(name, module)`` for the direct child Modules of ``module``."""
-  for key, value in graphlib.iter_children(module):
+def _walk_modules(node, graph: bool, path, seen):
+  if id(node) in seen:
+    return
+  seen.add(id(node))
+  for key, value in _children(node, graph):
+    if isinstance(value, Pytree):
+      yield from _walk_modules(value, graph, (*path, key), seen)
+    elif graph and type(value) in (list, tuple, dict):
+      items = value.items() if type(value) is dict else enumerate(value)
+      for k, v in items:
+        if isinstance(v, Pytree):
+          yield from _walk_modules(v, graph, (*path, key, k), seen)
+  if isinstance(node, Module):
+    yield path, node
+
+
+def iter_modules(
+  module, /, *, graph: bool | None = None
+) -> tp.Iterator[tuple[PathParts, Module]]:
+  """Yields ``(path, module)`` for every Module in ``module``, children
+  first, keys sorted, each Module once (``graph=False``: only through data
+  attributes, as JAX sees the tree)."""
+  yield from _walk_modules(module, resolve_graph(graph), (), set())
+
+
+def iter_children(
+  node, /, *, graph: bool | None = None
+) -> tp.Iterator[tuple[Key, tp.Any]]:
+  """Yields ``(key, child)`` for the direct child Modules of ``node``,
+  keys sorted."""
+  for key, value in _children(node, resolve_graph(graph)):
     if isinstance(value, Module):
       yield key, value
 
 
-def set_attributes(node, *filters, raise_if_not_found=True, **attributes):
+iter_module_children = iter_children
+
+
+def set_attributes(
+  node,
+  *filters,
+  raise_if_not_found=True,
+  graph: bool | None = None,
+  **attributes,
+):
   """Sets attributes on the nested Modules of ``node`` that match
   ``filters`` (all Modules if none) and already have them."""
   remaining = set(attributes)
   predicates = tuple(map(filterlib.to_predicate, filters or (True,)))
-  for path, module in iter_modules(node):
+  for path, module in iter_modules(node, graph=graph):
     for predicate in predicates:
       if predicate(path, module):
         for name, value in attributes.items():

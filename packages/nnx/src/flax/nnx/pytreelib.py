@@ -3,8 +3,15 @@
 A Pytree is a regular mutable Python object with reference semantics. In
 graph mode NNX traverses its attributes (sorted by name); in tree mode it is
 also a JAX pytree whose children are its *data* attributes (Variables,
-arrays, other Pytrees, or containers of them) and whose other attributes
-are static.
+arrays, other Pytrees) and whose other attributes are static.
+
+Every attribute gets a status, data or static, the first time it is set:
+``nnx.data(...)`` / ``nnx.static(...)`` on assignment, a class annotation
+(``nnx.Data[...]`` / ``nnx.Static[...]``), a dataclass field with
+``metadata={'static': ...}``, or else the value itself (:func:`is_data`).
+The status sticks until the attribute is deleted. A static attribute may not
+hold data: assigning an array to it, or a list holding arrays, raises a
+``ValueError`` (use ``nnx.data``, ``nnx.List`` or ``nnx.Dict``).
 
 >>> from flax import nnx
 >>> import jax, jax.numpy as jnp
@@ -16,62 +23,279 @@ are static.
 [2.0, 2.0]
 """
 
+import dataclasses
 import typing as tp
 
 import jax
 import numpy as np
 
+from flax.nnx import reprlib
 from flax.nnx._common import (
   EPOCH,
+  MISSING,
   GraphNodeBase,
+  Missing,
   trace_context_error,
   trace_state,
 )
-from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import Variable as Variable
+
+A = tp.TypeVar('A')
+T = tp.TypeVar('T')
+
+#: Annotation of a class attribute that is always data: ``x: nnx.Data[int]``.
+Data = tp.Annotated[A, '__data__']
+#: Annotation of a class attribute that is always static.
+Static = tp.Annotated[A, '__static__']
 
 
-class _Marker:
-  __slots__ = ('value',)
+class AttributeStatus(tp.NamedTuple):
+  """Whether an attribute is data, and whether that was set explicitly."""
 
-  def __init__(self, value):
-    self.value = value
-
-
-class _DataMarker(_Marker):
-  pass
+  is_data: bool
+  explicit: bool
 
 
-class _StaticMarker(_Marker):
-  pass
+# -- data / static markers -----------------------------------------------------
 
 
-def data(value):
-  """Marks an attribute value as data (a pytree child in tree mode)."""
-  return _DataMarker(value)
+def _field(value, static: bool, kwargs):
+  metadata = dict(kwargs.pop('metadata', None) or {})
+  metadata['nnx_value'] = value
+  metadata['static'] = static
+  return dataclasses.field(metadata=metadata, **kwargs)
 
 
-def static(value):
-  """Marks an attribute value as static (pytree aux data in tree mode)."""
-  return _StaticMarker(value)
+def data(value: tp.Any = MISSING, /, **kwargs) -> tp.Any:
+  """Marks an attribute as data (a pytree child in tree mode).
+
+  Wrap a value on assignment (``self.x = nnx.data(3)``), or use it as a class
+  attribute / dataclass field default (``x: int = nnx.data()``; keyword
+  arguments go to :func:`dataclasses.field`).
+
+  >>> from flax import nnx
+  >>> import jax
+  >>> class Counter(nnx.Pytree):
+  ...   def __init__(self):
+  ...     self.count = nnx.data(0)
+  >>> jax.tree.leaves(Counter())
+  [0]
+  """
+  return _field(value, False, kwargs)
 
 
-def is_data(value) -> bool:
-  """Whether ``value`` holds data: arrays, Variables, Pytrees, or containers
-  of them."""
-  if isinstance(value, (Variable, Pytree, jax.Array, np.ndarray)):
-    return True
-  if isinstance(value, (list, tuple)):
-    return any(is_data(v) for v in value)
-  if isinstance(value, dict):
-    return any(is_data(v) for v in value.values())
-  return False
+def static(value: tp.Any = MISSING, /, **kwargs) -> tp.Any:
+  """Marks an attribute as static (pytree aux data in tree mode).
+
+  >>> from flax import nnx
+  >>> import jax
+  >>> class Foo(nnx.Pytree):
+  ...   def __init__(self):
+  ...     self.sizes = nnx.static((1, 2))
+  >>> jax.tree.leaves(Foo())
+  []
+  """
+  return _field(value, True, kwargs)
 
 
-class Pytree(GraphNodeBase):
+def _marker(value):
+  """``(is_static, wrapped value)`` of an ``nnx.data``/``nnx.static`` marker,
+  else None."""
+  if type(value) is dataclasses.Field:
+    md = value.metadata
+    if 'nnx_value' in md:
+      return md['static'], md['nnx_value']
+  return None
+
+
+# -- what counts as data --------------------------------------------------------
+
+_DATA_TYPES: list = [jax.Array, np.ndarray, GraphNodeBase]
+_data_types = tuple(_DATA_TYPES)
+
+
+def register_data_type(type_: T, /) -> T:
+  """Registers ``type_`` so that its instances count as data.
+
+  Can be used as a class decorator.
+
+  >>> from flax import nnx
+  >>> @nnx.register_data_type
+  ... class MyArray:
+  ...   pass
+  >>> nnx.is_data(MyArray())
+  True
+  """
+  global _data_types
+  if type_ not in _DATA_TYPES:
+    _DATA_TYPES.append(type_)
+    _data_types = tuple(_DATA_TYPES)
+  return type_
+
+
+def is_data(value: tp.Any, /) -> bool:
+  """Whether ``value`` itself is data: a JAX or NumPy array, a Variable, a
+  Pytree (Module, Rngs, ...) or an instance of a registered data type.
+
+  Containers are not data themselves (see :func:`has_data`).
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> nnx.is_data(jnp.ones(2)), nnx.is_data([jnp.ones(2)]), nnx.is_data(1)
+  (True, False, False)
+  """
+  return isinstance(value, _data_types)
+
+
+_SCALARS = (str, int, float, bool, complex, type(None), type, bytes)
+
+
+def has_data(value: tp.Any, /) -> list:
+  """The data (see :func:`is_data`) found in the pytree ``value``.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> nnx.has_data([1, 'a', jnp.zeros(2)])
+  [Array([0., 0.], dtype=float32)]
+  """
+  if (
+    isinstance(value, _SCALARS)
+    or callable(value)
+    and not isinstance(value, _data_types)
+  ):
+    return []
+  leaves = jax.tree_util.tree_leaves(value, is_leaf=is_data)
+  return [x for x in leaves if is_data(x)]
+
+
+# -- errors ---------------------------------------------------------------------
+
+
+def _fixes(cls, name, value) -> str:
+  tname = type(value).__name__
+  return (
+    'To fix it, either:\n'
+    f'  - wrap the value with nnx.data on assignment: _.{name} = '
+    'nnx.data(...)\n'
+    f'  - annotate the class attribute: {name}: {tname} = nnx.data()\n'
+    '  - use nnx.List(...) or nnx.Dict(...) instead of a list or dict\n'
+    '  - remove the data values if the attribute is meant to be static\n'
+    f'  - or disable pytree for the class: class {cls.__name__}(..., '
+    'pytree=False)'
+  )
+
+
+def _data_on_static_error(obj, name, value, found):
+  kinds = ', '.join(dict.fromkeys(type(x).__name__ for x in found))
+  return ValueError(
+    f"Found data on value of type '{type(value)}' assigned to static "
+    f"attribute '{name}' of Pytree type '{type(obj)}' (data of type(s): "
+    f'{kinds}). Static attributes may not hold data values.\n'
+    + _fixes(type(obj), name, value)
+  )
+
+
+def _unexpected_data_error(obj, name, value):
+  return ValueError(
+    f'Found unexpected data on value of type {type(value)} in static '
+    f"attribute '{name}' of Pytree type '{type(obj)}'; since Flax 0.12.0 "
+    'static attributes may not hold data values.\n'
+    + _fixes(type(obj), name, value)
+  )
+
+
+# -- class-level status -------------------------------------------------------------
+
+
+def _annotation_status(annotation):
+  meta = getattr(annotation, '__metadata__', None)
+  if meta:
+    if '__data__' in meta:
+      return True
+    if '__static__' in meta:
+      return False
+  elif isinstance(annotation, str):
+    text = annotation.replace(' ', '')
+    for prefix in ('Data[', 'nnx.Data['):
+      if text.startswith(prefix):
+        return True
+    for prefix in ('Static[', 'nnx.Static['):
+      if text.startswith(prefix):
+        return False
+  return None
+
+
+def _class_status(cls) -> dict:
+  """``{name: is_data}`` for the attributes whose status the class fixes
+  (annotations, ``nnx.data()``/``nnx.static()`` class attributes, dataclass
+  fields with ``metadata={'static': ...}``)."""
+  status = cls.__dict__.get('_pytree__cstatus')
+  if status is not None:
+    return status
+  status = {}
+  for klass in reversed(cls.__mro__):
+    for name, ann in klass.__dict__.get('__annotations__', {}).items():
+      s = _annotation_status(ann)
+      if s is not None:
+        status[name] = s
+    for name, attr in list(klass.__dict__.items()):
+      if type(attr) is dataclasses.Field and 'static' in attr.metadata:
+        status[name] = not attr.metadata['static']
+  if dataclasses.is_dataclass(cls):
+    for f in dataclasses.fields(cls):
+      if 'static' in f.metadata:
+        status[f.name] = not f.metadata['static']
+  type.__setattr__(cls, '_pytree__cstatus', status)
+  return status
+
+
+class PytreeMeta(type):
+  """Metaclass of Pytree: after ``__init__`` it checks that no static
+  attribute holds data (for classes registered as pytrees)."""
+
+  def __call__(cls, *args, **kwargs):
+    obj = super().__call__(*args, **kwargs)
+    if cls._pytree__is_pytree:
+      check_pytree(obj)
+    return obj
+
+
+ObjectMeta = PytreeMeta
+
+
+def check_pytree(pytree) -> None:
+  """Raises a ``ValueError`` if a static attribute of ``pytree`` holds data
+  (e.g. a list that had an array appended after assignment).
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class Foo(nnx.Pytree):
+  ...   def __init__(self):
+  ...     self.xs = []
+  >>> foo = Foo()
+  >>> foo.xs.append(jnp.ones(1))
+  >>> nnx.check_pytree(foo)
+  Traceback (most recent call last):
+    ...
+  ValueError: Found unexpected data on value of type <class 'list'> in static attribute 'xs' ...
+  """
+  data_set = pytree._pytree__m[M_DATA]
+  for name, value in vars(pytree).items():
+    if name in data_set or isinstance(value, _SCALARS):
+      continue
+    if has_data(value):
+      raise _unexpected_data_error(pytree, name, value)
+
+
+# -- Pytree -----------------------------------------------------------------------
+
+
+class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
   """Base class of NNX objects with reference semantics.
 
   Subclasses are registered as JAX pytrees (pass ``pytree=False`` in the
-  class statement to opt out).
+  class statement to opt out; the object is then a pytree leaf and its
+  attributes are unchecked).
   """
 
   # ``_pytree__m`` holds NNX's bookkeeping in one list (one slot write
@@ -79,9 +303,15 @@ class Pytree(GraphNodeBase):
   # bumped on every attribute set/delete, the cached flat view (graph mode)
   # and the cached pytree aux data (tree mode). See the M_* indices.
   __slots__ = ('_pytree__m', '__dict__', '__weakref__')
+  _pytree__is_pytree = True
+  # How tree-mode keys are built from attribute names.
+  _pytree__key = jax.tree_util.GetAttrKey
 
-  def __init_subclass__(cls, pytree: bool = True, **kwargs):
+  def __init_subclass__(cls, pytree: bool | None = None, **kwargs):
     super().__init_subclass__(**kwargs)
+    if pytree is None:  # inherited: subclasses of nnx.Object stay leaves
+      pytree = cls._pytree__is_pytree
+    cls._pytree__is_pytree = bool(pytree)
     if pytree:
       jax.tree_util.register_pytree_with_keys(
         cls,
@@ -96,20 +326,7 @@ class Pytree(GraphNodeBase):
     return obj
 
   def __setattr__(self, name, value):
-    forced = None
-    if isinstance(value, _Marker):
-      forced = isinstance(value, _DataMarker)
-      value = value.value
-    m = self._pytree__m
-    if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
-      raise trace_context_error(f'{type(self).__name__!r}')
-    vars(self)[name] = value
-    if forced if forced is not None else is_data(value):
-      m[M_DATA].add(name)
-    else:
-      m[M_DATA].discard(name)
-    m[M_VERSION] += 1
-    EPOCH.value += 1
+    _set_attribute(self, name, value)
 
   def __delattr__(self, name):
     d = vars(self)
@@ -117,10 +334,9 @@ class Pytree(GraphNodeBase):
       raise AttributeError(
         f'{type(self).__name__!r} object has no attribute {name!r}'
       )
-    m = self._pytree__m
-    if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
-      raise trace_context_error(f'{type(self).__name__!r}')
+    _check_trace(self)
     del d[name]
+    m = self._pytree__m
     m[M_DATA].discard(name)
     m[M_VERSION] += 1
     EPOCH.value += 1
@@ -154,15 +370,77 @@ class Pytree(GraphNodeBase):
     return new
 
   def __repr__(self):
-    from flax.nnx import reprlib
-
+    if type(self).__nnx_repr__ is not reprlib.Representable.__nnx_repr__:
+      return reprlib.get_repr(self)
     return reprlib.object_repr(self)
 
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
 
-Object = Pytree
+class Object(Pytree, pytree=False):
+  """A Pytree that is not registered as a JAX pytree: JAX sees it as a
+  leaf, and its attributes may mix data and static values freely."""
+
+
+def _check_trace(obj):
+  m = obj._pytree__m
+  if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
+    raise trace_context_error(f'{type(obj).__name__!r}')
+
+
+def _set_attribute(obj, name, value):
+  """Sets attribute ``name`` of Pytree ``obj``, tracking its data/static
+  status (see the module docstring)."""
+  m = obj._pytree__m
+  if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
+    raise trace_context_error(f'{type(obj).__name__!r}')
+  d = vars(obj)
+  data_set = m[M_DATA]
+  marker = _marker(value)
+  check = obj._pytree__is_pytree
+  if marker is not None:
+    is_static, value = marker
+    if is_static:
+      if check and (is_data(value) or has_data(value)):
+        raise ValueError(
+          f'Found data in value of type {type(value)!r} annotated with '
+          f"nnx.static(...) when setting attribute '{name}' of Pytree type "
+          f"'{type(obj)}'; a static value may not hold arrays, Variables or "
+          'Pytrees.'
+        )
+      data_set.discard(name)
+    else:
+      data_set.add(name)
+  elif name in data_set:
+    pass
+  elif name in d:
+    # an existing static attribute stays static
+    if check and not isinstance(value, _SCALARS):
+      if is_data(value):
+        raise ValueError(
+          f"Cannot assign data value of type '{type(value)}' to static "
+          f"attribute '{name}' of Pytree type '{type(obj)}'. To make it "
+          'data, wrap the value with nnx.data on assignment:\n\n'
+          f'  _.{name} = nnx.data(...)\n'
+        )
+      found = has_data(value)
+      if found:
+        raise _data_on_static_error(obj, name, value, found)
+  else:
+    status = _class_status(type(obj)).get(name)
+    if status is None:
+      if is_data(value):
+        data_set.add(name)
+      elif check and not isinstance(value, _SCALARS):
+        found = has_data(value)
+        if found:
+          raise _data_on_static_error(obj, name, value, found)
+    elif status:
+      data_set.add(name)
+  d[name] = value
+  m[M_VERSION] += 1
+  EPOCH.value += 1
 
 
 def _reconstruct(cls):
@@ -187,10 +465,71 @@ def data_names(obj) -> set:
 
 
 def object_attributes(obj) -> tp.Iterator[tuple[str, tp.Any]]:
-  """The attributes of a Pytree, sorted by name."""
-  d = vars(obj)
-  for key in sorted(d):
-    yield key, d[key]
+  """The public attributes of a Pytree, in insertion order."""
+  for key, value in vars(obj).items():
+    if not (isinstance(key, str) and key.startswith('_')):
+      yield key, value
+
+
+# -- dataclasses ------------------------------------------------------------------
+
+
+def dataclass(
+  cls=None,
+  /,
+  *,
+  init: bool = True,
+  eq: bool = True,
+  order: bool = False,
+  unsafe_hash: bool = False,
+  match_args: bool = True,
+  kw_only: bool = False,
+  slots: bool = False,
+  weakref_slot: bool = False,
+) -> tp.Any:
+  """:func:`dataclasses.dataclass` for Pytree subclasses.
+
+  Fields take their data/static status from ``nnx.data()`` /
+  ``nnx.static()`` defaults, ``nnx.Data``/``nnx.Static`` annotations or
+  their values.
+
+  >>> from flax import nnx
+  >>> import jax, jax.numpy as jnp
+  >>> @nnx.dataclass
+  ... class Point(nnx.Pytree):
+  ...   x: jax.Array
+  ...   label: str = nnx.static(default='p')
+  >>> p = Point(jnp.ones(2))
+  >>> p.label, jax.tree.leaves(p)
+  ('p', [Array([1., 1.], dtype=float32)])
+  """
+  options = dict(
+    init=init,
+    eq=eq,
+    order=order,
+    unsafe_hash=unsafe_hash,
+    match_args=match_args,
+    kw_only=kw_only,
+    slots=slots,
+    weakref_slot=weakref_slot,
+  )
+
+  def wrap(klass):
+    if not (isinstance(klass, type) and issubclass(klass, Pytree)):
+      raise TypeError(
+        f'nnx.dataclass expects a subclass of nnx.Pytree, got {klass!r}.'
+      )
+    if slots or weakref_slot:
+      raise ValueError(
+        'nnx.dataclass does not support slots=True or weakref_slot=True: '
+        'Pytree instances keep their attributes in a __dict__.'
+      )
+    out = dataclasses.dataclass(klass, **options)
+    if '_pytree__cstatus' in out.__dict__:  # recomputed with the fields
+      type.__delattr__(out, '_pytree__cstatus')
+    return out
+
+  return wrap if cls is None else wrap(cls)
 
 
 # -- tree mode ----------------------------------------------------------------
@@ -228,6 +567,11 @@ class _StaticAux:
     return h
 
 
+def _sort_key(name):
+  # int keys (nnx.List items) sort numerically, before str keys
+  return (0, name, '') if type(name) is int else (1, 0, name)
+
+
 def _aux_of(obj):
   """``(names of data attributes, aux)``, cached until the attributes of
   ``obj`` are set or deleted."""
@@ -238,11 +582,17 @@ def _aux_of(obj):
     return cached[1], cached[2]
   d = vars(obj)
   data = m[M_DATA]
-  names = tuple(sorted(n for n in d if n in data))
-  static = tuple(sorted((k, v) for k, v in d.items() if k not in data))
+  names = tuple(sorted((n for n in d if n in data), key=_sort_key))
+  static = tuple(
+    sorted(((k, v) for k, v in d.items() if k not in data), key=_item_key)
+  )
   aux = _StaticAux(type(obj), names, static)
   m[M_AUX] = (version, names, aux)
   return names, aux
+
+
+def _item_key(item):
+  return _sort_key(item[0])
 
 
 def _pytree_flatten(obj):
@@ -253,7 +603,8 @@ def _pytree_flatten(obj):
 def _pytree_flatten_with_keys(obj):
   names, aux = _aux_of(obj)
   d = vars(obj)
-  return tuple((jax.tree_util.GetAttrKey(n), d[n]) for n in names), aux
+  key = obj._pytree__key
+  return tuple((key(n), d[n]) for n in names), aux
 
 
 def _make_unflatten(cls):
@@ -265,3 +616,23 @@ def _make_unflatten(cls):
     return obj
 
   return unflatten
+
+
+__all__ = [
+  'AttributeStatus',
+  'Data',
+  'MISSING',
+  'Missing',
+  'Object',
+  'ObjectMeta',
+  'Pytree',
+  'PytreeMeta',
+  'Static',
+  'check_pytree',
+  'data',
+  'dataclass',
+  'has_data',
+  'is_data',
+  'register_data_type',
+  'static',
+]

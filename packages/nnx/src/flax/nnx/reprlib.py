@@ -1,8 +1,269 @@
-"""Text reprs of Variables, States and Modules (2-space nested style)."""
+"""Text reprs of Variables, States and Modules (2-space nested style).
 
+Objects describe themselves with ``__nnx_repr__``, a generator that first
+yields an :class:`Object` (the header: type name, brackets, comment) and then
+one :class:`Attr` per entry; :func:`get_repr` renders it:
+
+>>> from flax.nnx import reprlib
+>>> class Point(reprlib.Representable):
+...   def __nnx_repr__(self):
+...     yield reprlib.Object(type='Point')
+...     yield reprlib.Attr('x', 1)
+...     yield reprlib.Attr('y', 2)
+>>> print(Point())
+Point(
+  x=1,
+  y=2
+)
+"""
+
+import dataclasses
+import os
+import sys
+import threading
 import typing as tp
 
+import flax
+
+flax_config = flax.config
+
 INDENT = '  '
+
+
+class Color(tp.NamedTuple):
+  """ANSI escape codes used to colour reprs (all empty without a tty)."""
+
+  TYPE: str
+  ATTRIBUTE: str
+  SEP: str
+  PAREN: str
+  COMMENT: str
+  INT: str
+  STRING: str
+  FLOAT: str
+  BOOL: str
+  NONE: str
+  END: str
+
+
+NO_COLOR = Color(*([''] * 11))
+
+
+def supports_color() -> bool:
+  """Whether stdout is a terminal that shows ANSI colours."""
+  if os.environ.get('NO_COLOR'):
+    return False
+  try:
+    return bool(sys.stdout.isatty())
+  except Exception:
+    return False
+
+
+COLOR = (
+  Color(
+    TYPE='\x1b[38;2;79;201;177m',
+    ATTRIBUTE='\x1b[38;2;156;220;254m',
+    SEP='\x1b[38;2;212;212;212m',
+    PAREN='\x1b[38;2;255;213;3m',
+    COMMENT='\x1b[38;2;105;105;105m',
+    INT='\x1b[38;2;182;207;169m',
+    STRING='\x1b[38;2;207;144;120m',
+    FLOAT='\x1b[38;2;182;207;169m',
+    BOOL='\x1b[38;2;86;156;214m',
+    NONE='\x1b[38;2;86;156;214m',
+    END='\x1b[0m',
+  )
+  if supports_color()
+  else NO_COLOR
+)
+
+
+@dataclasses.dataclass
+class ReprContext(threading.local):
+  """Per-thread state of the repr being built: the colours in use and the
+  nesting depth."""
+
+  current_color: Color = NO_COLOR
+  depth: int = 0
+
+
+REPR_CONTEXT = ReprContext()
+
+
+def colorized(x, /) -> str:
+  """The repr of ``x`` with the colours of :data:`COLOR`."""
+  previous = REPR_CONTEXT.current_color
+  REPR_CONTEXT.current_color = COLOR
+  try:
+    return repr(x)
+  finally:
+    REPR_CONTEXT.current_color = previous
+
+
+@dataclasses.dataclass
+class Object:
+  """The header of a repr: ``{type}{start}`` ... ``{end}``."""
+
+  type: tp.Union[str, type]
+  start: str = '('
+  end: str = ')'
+  kv_sep: str = '='
+  indent: str = INDENT
+  empty_repr: str = ''
+  comment: str = ''
+  same_line: bool = False
+
+  @property
+  def elem_indent(self):
+    return self.indent
+
+
+@dataclasses.dataclass
+class Attr:
+  """One entry of a repr: ``{key}{kv_sep}{start}{value}{end}``.
+
+  ``use_raw_value``/``use_raw_key`` print the value/key with ``str``
+  instead of ``repr``.
+  """
+
+  key: str
+  value: tp.Union[str, tp.Any]
+  start: str = ''
+  end: str = ''
+  use_raw_value: bool = False
+  use_raw_key: bool = False
+
+
+class Representable:
+  """Base of objects whose repr comes from an ``__nnx_repr__`` generator."""
+
+  __slots__ = ()
+
+  def __nnx_repr__(self) -> tp.Iterator[tp.Union[Object, Attr]]:
+    raise NotImplementedError(
+      f'{type(self).__name__} must define __nnx_repr__ to be Representable.'
+    )
+
+  def __repr__(self) -> str:
+    return get_repr(self)
+
+  def _repr_pretty_(self, p, cycle):
+    p.text(repr(self))
+
+
+def _indent(text: str, indent: str) -> str:
+  return text.replace('\n', '\n' + indent)
+
+
+def get_repr(obj: Representable) -> str:
+  """Renders the ``__nnx_repr__`` of ``obj``."""
+  if not isinstance(obj, Representable):
+    raise TypeError(f'Object {obj!r} is not Representable.')
+  color = REPR_CONTEXT.current_color
+  it = obj.__nnx_repr__()
+  header = next(it)
+  if not isinstance(header, Object):
+    raise TypeError(
+      f'__nnx_repr__ of {type(obj).__name__} must yield an Object first, '
+      f'got {type(header).__name__}.'
+    )
+  name = header.type if isinstance(header.type, str) else header.type.__name__
+  comment = f'{color.COMMENT}{header.comment}{color.END}'
+  head = f'{color.TYPE}{name}{color.END}{color.PAREN}{header.start}{color.END}'
+  if header.comment:
+    head += comment
+  entries = []
+  REPR_CONTEXT.depth += 1
+  try:
+    for attr in it:
+      if not isinstance(attr, Attr):
+        raise TypeError(
+          f'__nnx_repr__ of {type(obj).__name__} must yield Attr entries, '
+          f'got {type(attr).__name__}.'
+        )
+      key = attr.key if attr.use_raw_key else repr(attr.key)
+      if header.kv_sep == '=' and not attr.use_raw_key:
+        key = str(attr.key)
+      value = attr.value if attr.use_raw_value else repr(attr.value)
+      entries.append(
+        f'{color.ATTRIBUTE}{key}{color.END}{color.SEP}{header.kv_sep}'
+        f'{color.END}{attr.start}{value}{attr.end}'
+      )
+  finally:
+    REPR_CONTEXT.depth -= 1
+  end = f'{color.PAREN}{header.end}{color.END}'
+  if not entries:
+    return head + (header.empty_repr or '') + end
+  if header.same_line:
+    return head + ', '.join(entries) + end
+  ind = header.indent
+  body = ',\n'.join(ind + _indent(e, ind) for e in entries)
+  return f'{head}\n{body}\n{end}'
+
+
+@dataclasses.dataclass(repr=False)
+class PrettyMapping(Representable):
+  """Repr of a mapping as ``{\\n  'key': value,\\n}``."""
+
+  mapping: tp.Mapping
+
+  def __nnx_repr__(self):
+    yield Object(type='', start='{', end='}', kv_sep=': ')
+    for key, value in self.mapping.items():
+      yield Attr(repr(key), value, use_raw_key=True)
+
+
+@dataclasses.dataclass(repr=False)
+class PrettySequence(Representable):
+  """Repr of a sequence as ``[\\n  item,\\n]``."""
+
+  sequence: tp.Sequence
+
+  def __nnx_repr__(self):
+    yield Object(type='', start='[', end=']', kv_sep='')
+    for value in self.sequence:
+      yield Attr('', value, use_raw_key=True)
+
+
+class MappingReprMixin(Representable):
+  """Repr of a mapping-like object as ``Name({...})``."""
+
+  __slots__ = ()
+
+  def __nnx_repr__(self):
+    yield Object(type=type(self), empty_repr='{}', kv_sep='')
+    yield Attr('', PrettyMapping(dict(self.items())), use_raw_key=True)
+
+  def __repr__(self):
+    return _container_repr(self, '{', '}', _mapping_entries(self))
+
+
+class SequenceReprMixin(Representable):
+  """Repr of a sequence-like object as ``Name([...])``."""
+
+  __slots__ = ()
+
+  def __nnx_repr__(self):
+    yield Object(type=type(self), empty_repr='[]', kv_sep='')
+    yield Attr('', PrettySequence(list(self)), use_raw_key=True)
+
+  def __repr__(self):
+    return _container_repr(self, '[', ']', [repr(v) for v in self])
+
+
+def _mapping_entries(obj):
+  return [f'{k!r}: {v!r}' for k, v in obj.items()]
+
+
+def _container_repr(obj, start, end, entries):
+  name = type(obj).__name__
+  if not entries:
+    return f'{name}({start}{end})'
+  body = ',\n'.join(INDENT + _indent(e, INDENT) for e in entries)
+  return f'{name}({start}\n{body}\n{end})'
+
+
+# -- sizes ----------------------------------------------------------------------
 
 
 def size_repr(size: int, nbytes: int) -> str:
@@ -20,28 +281,81 @@ def bytes_repr(nbytes: int) -> str:
   raise AssertionError  # pragma: no cover
 
 
+def _leaf_stats(leaf):
+  n = 1
+  for d in leaf.shape:
+    n *= d
+  try:
+    itemsize = leaf.dtype.itemsize
+  except Exception:  # extended dtypes (PRNG keys)
+    itemsize = 8
+  return n, n * itemsize
+
+
 def _array_stats(value) -> tuple[int, int] | None:
   import jax
 
-  leaves = jax.tree_util.tree_leaves(value)
   size = nbytes = 0
   found = False
-  for leaf in leaves:
+  for leaf in jax.tree_util.tree_leaves(value):
     if hasattr(leaf, 'shape') and hasattr(leaf, 'dtype'):
       found = True
-      n = 1
-      for d in leaf.shape:
-        n *= d
+      n, b = _leaf_stats(leaf)
       size += n
-      try:
-        nbytes += n * leaf.dtype.itemsize
-      except Exception:  # extended dtypes (keys)
-        nbytes += n * 8
+      nbytes += b
   return (size, nbytes) if found else None
 
 
-def _indent_lines(text: str, indent: str) -> str:
-  return text.replace('\n', '\n' + indent)
+# -- arrays inside objects ------------------------------------------------------
+
+
+class ArrayRepr(Representable):
+  """Short form of an array inside an object repr:
+  ``Array(shape=(2, 3), dtype=dtype('float32'))``."""
+
+  __slots__ = ('shape', 'dtype')
+
+  def __init__(self, shape, dtype) -> None:
+    self.shape = tuple(shape)
+    self.dtype = dtype
+
+  @classmethod
+  def from_array(cls, array):
+    return cls(array.shape, array.dtype)
+
+  def __nnx_repr__(self):
+    yield Object(type='Array', same_line=True)
+    yield Attr('shape', self.shape)
+    yield Attr('dtype', self.dtype)
+
+  def __repr__(self):
+    return f'Array(shape={self.shape}, dtype={self.dtype!r})'
+
+
+def _short_arrays(value):
+  """``value`` with its arrays of more than one element replaced by
+  :class:`ArrayRepr` (Variables are entered, Pytrees kept)."""
+  import jax
+  import numpy as np
+
+  from flax.nnx import pytreelib
+
+  def short(x):
+    if isinstance(x, (jax.Array, np.ndarray)) and x.size > 1:
+      return ArrayRepr.from_array(x)
+    return x
+
+  if isinstance(value, pytreelib.Pytree):
+    return value
+  try:
+    return jax.tree.map(
+      short, value, is_leaf=lambda x: isinstance(x, pytreelib.Pytree)
+    )
+  except Exception:
+    return value
+
+
+# -- Variables, mappings, Pytrees ------------------------------------------------
 
 
 def value_repr(value, level: int) -> str:
@@ -52,21 +366,20 @@ def value_repr(value, level: int) -> str:
     return variable_repr(value, level)
   if isinstance(value, statelib.State):
     return mapping_repr(value._mapping, level)
-  return _indent_lines(repr(value), INDENT * level)
+  return _indent(repr(value), INDENT * level)
 
 
-def variable_repr(var, level: int) -> str:
+def variable_repr(var, level: int, short: bool = False) -> str:
   pad = INDENT * (level + 1)
   end = INDENT * level
   name = type(var).__name__
-  stats = _array_stats(var.raw_value)
+  raw = var.raw_value
+  stats = _array_stats(raw)
   header = f'{name}('
   if stats is not None:
     header += f' # {size_repr(*stats)}'
-  fields = [('value', var.raw_value)]
+  fields = [('value', _short_arrays(raw) if short else raw)]
   for key, val in var._var_metadata.items():
-    if key.endswith('_hooks') and not val:
-      continue
     fields.append((key, val))
   lines = [f'{pad}{key}={value_repr(val, level + 1)}' for key, val in fields]
   return header + '\n' + ',\n'.join(lines) + '\n' + end + ')'
@@ -101,58 +414,85 @@ def _as_mapping(x):
   return x
 
 
-def object_repr(obj, level: int = 0, seen=None) -> str:
-  """Repr of a Pytree / Module: its attributes, nested."""
-  from flax.nnx import pytreelib, variablelib
+class _ObjectContext(threading.local):
+  def __init__(self):
+    self.seen = None
 
-  if seen is None:
-    seen = set()
-  name = type(obj).__name__
-  if id(obj) in seen:
-    return f'{name}(...)'
-  seen = seen | {id(obj)}
-  pad = INDENT * (level + 1)
-  end = INDENT * level
+
+_OBJECT_CONTEXT = _ObjectContext()
+
+
+def _stats_name(var) -> str:
+  from flax.nnx import rnglib
+
+  if isinstance(var, rnglib.RngState):
+    return 'RngState'
+  return type(var).__name__
+
+
+def _type_counts(obj) -> dict:
   counts: dict = {}
   for _, var in _iter_variables(obj):
     stats = _array_stats(var.raw_value)
     if stats is None:
       continue
-    tname = type(var).__name__
+    tname = _stats_name(var)
     size, nbytes = counts.get(tname, (0, 0))
     counts[tname] = (size + stats[0], nbytes + stats[1])
-  header = f'{name}('
-  if counts:
-    header += ' # ' + ', '.join(
-      f'{t}: {size_repr(*c)}' for t, c in counts.items()
+  return counts
+
+
+def _counts_comment(counts: dict) -> str:
+  if not counts:
+    return ''
+  parts = [f'{t}: {size_repr(*c)}' for t, c in counts.items()]
+  if len(counts) > 1:
+    total = (
+      sum(c[0] for c in counts.values()),
+      sum(c[1] for c in counts.values()),
     )
-  items = list(pytreelib.object_attributes(obj))
-  if not items:
-    return f'{name}()'
-  lines = []
-  for key, val in items:
-    if isinstance(val, pytreelib.Pytree):
-      text = object_repr(val, level + 1, seen)
-    elif isinstance(val, variablelib.Variable):
-      text = variable_repr(val, level + 1)
-    elif isinstance(val, (list, tuple)) and any(
-      isinstance(v, pytreelib.Pytree) for v in val
-    ):
-      open_, close = ('[', ']') if isinstance(val, list) else ('(', ')')
-      inner = [
-        INDENT * (level + 2)
-        + (
-          object_repr(v, level + 2, seen)
-          if isinstance(v, pytreelib.Pytree)
-          else value_repr(v, level + 2)
+    parts.append(f'Total: {size_repr(*total)}')
+  return ' # ' + ', '.join(parts)
+
+
+def object_repr(obj, level: int = 0) -> str:
+  """Repr of a Pytree / Module: its public attributes in insertion order,
+  nested objects indented, arrays of more than one element shortened; an
+  object met a second time prints as ``Name(...)``."""
+  from flax.nnx import pytreelib, variablelib
+
+  ctx = _OBJECT_CONTEXT
+  top = ctx.seen is None
+  if top:
+    ctx.seen = set()
+  try:
+    name = type(obj).__name__
+    if id(obj) in ctx.seen:
+      return f'{name}(...)'
+    ctx.seen.add(id(obj))
+    items = list(pytreelib.object_attributes(obj))
+    if not items:
+      return f'{name}()'
+    pad = INDENT * (level + 1)
+    end = INDENT * level
+    header = f'{name}(' + _counts_comment(_type_counts(obj))
+    lines = []
+    for key, val in items:
+      if isinstance(val, pytreelib.Pytree):
+        text = (
+          f'{type(val).__name__}(...)'
+          if id(val) in ctx.seen
+          else _indent(repr(val), pad)
         )
-        for v in val
-      ]
-      text = open_ + '\n' + ',\n'.join(inner) + '\n' + pad + close
-    else:
-      text = value_repr(val, level + 1)
-    lines.append(f'{pad}{key}={text}')
-  return header + '\n' + ',\n'.join(lines) + '\n' + end + ')'
+      elif isinstance(val, variablelib.Variable):
+        text = variable_repr(val, level + 1, short=True)
+      else:
+        text = value_repr(_short_arrays(val), level + 1)
+      lines.append(f'{pad}{key}={text}')
+    return header + '\n' + ',\n'.join(lines) + '\n' + end + ')'
+  finally:
+    if top:
+      ctx.seen = None
 
 
 def _iter_variables(obj):

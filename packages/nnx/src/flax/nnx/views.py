@@ -1,0 +1,308 @@
+"""Views of Modules: copies of the Module graph that share its Variables
+but differ in attributes (``nnx.view``, ``nnx.with_attributes``), and
+``nnx.capture`` of the intermediates a call sows.
+
+>>> from flax import nnx
+>>> import jax.numpy as jnp
+>>> class Noisy(nnx.Module):
+...   def __init__(self):
+...     self.w = nnx.Param(jnp.ones(2))
+...     self.deterministic = False
+...   def set_view(self, deterministic: bool | None = None):
+...     if deterministic is not None:
+...       self.deterministic = deterministic
+>>> model = Noisy()
+>>> eval_model = nnx.view(model, deterministic=True)
+>>> eval_model.deterministic, model.deterministic
+(True, False)
+>>> eval_model.w is model.w
+True
+"""
+
+import functools
+import inspect
+import typing as tp
+
+from flax.nnx import filterlib
+from flax.nnx.module import Module, iter_modules
+from flax.nnx.pytreelib import M_DATA, Pytree, _new_object
+
+A = tp.TypeVar('A')
+
+
+def _copy_graph(node, memo):
+  """Copies the Pytrees of ``node`` (and the plain containers holding
+  them); Variables, arrays and other values are shared."""
+  if isinstance(node, Pytree):
+    new = memo.get(id(node))
+    if new is None:
+      new = _new_object(type(node), node._pytree__m[M_DATA])
+      memo[id(node)] = new
+      d = vars(new)
+      for k, v in vars(node).items():
+        d[k] = _copy_graph(v, memo)
+    return new
+  t = type(node)
+  if t is list or t is tuple:
+    return t(_copy_graph(v, memo) for v in node)
+  if t is dict:
+    return {k: _copy_graph(v, memo) for k, v in node.items()}
+  return node
+
+
+def _selected(node, only, graph):
+  predicate = filterlib.to_predicate(only)
+  for path, module in iter_modules(node, graph=graph):
+    if predicate(path, module):
+      yield path, module
+
+
+def view(
+  node: A,
+  /,
+  *,
+  only: filterlib.Filter = ...,
+  raise_if_not_found: bool = True,
+  graph: bool | None = None,
+  **kwargs,
+) -> A:
+  """A copy of ``node`` whose Modules had ``set_view(**kwargs)`` called.
+
+  Each Module (matching ``only``) that defines ``set_view`` gets the keyword
+  arguments its ``set_view`` accepts; the copy shares every Variable with
+  ``node``. A keyword that no ``set_view`` accepts raises a ``ValueError``
+  unless ``raise_if_not_found=False``. :func:`view_info` lists the
+  accepted keywords.
+  """
+  new = _copy_graph(node, {})
+  used = set()
+  for _, module in _selected(new, only, graph):
+    set_view = getattr(type(module), 'set_view', None)
+    if set_view is None:
+      continue
+    params = inspect.signature(set_view).parameters
+    takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    accepted = {k: v for k, v in kwargs.items() if takes_all or k in params}
+    if accepted:
+      used.update(accepted)
+      module.set_view(**accepted)
+  unused = sorted(set(kwargs) - used)
+  if unused and raise_if_not_found:
+    raise ValueError(
+      f'Unused keys found in nnx.view: {unused}. No selected Module has a '
+      'set_view method taking them; see nnx.view_info(node).'
+    )
+  return new
+
+
+def with_attributes(
+  node: A,
+  /,
+  *,
+  only: filterlib.Filter = ...,
+  raise_if_not_found: bool = True,
+  graph: bool | None = None,
+  **attributes: tp.Any,
+) -> A:
+  """A copy of ``node`` (sharing its Variables) with ``attributes`` set on
+  the Modules matching ``only`` that have them."""
+  new = _copy_graph(node, {})
+  remaining = set(attributes)
+  for _, module in _selected(new, only, graph):
+    for name, value in attributes.items():
+      if hasattr(module, name):
+        remaining.discard(name)
+        setattr(module, name, value)
+  if remaining and raise_if_not_found:
+    raise ValueError(
+      'Could not find at least one instance of the following attributes: '
+      f'{sorted(remaining)}. No selected Module has them; check the '
+      'spelling, or pass raise_if_not_found=False.'
+    )
+  return new
+
+
+def _arg_docs(doc: str) -> dict:
+  """``{name: description lines}`` of the ``Args:`` section of a Google
+  style docstring."""
+  lines = inspect.cleandoc(doc or '').splitlines()
+  out: dict = {}
+  in_args = False
+  current = None
+  base = None
+  for line in lines:
+    stripped = line.strip()
+    if not in_args:
+      in_args = stripped in ('Args:', 'Arguments:')
+      continue
+    if not stripped:
+      current = None
+      continue
+    indent = len(line) - len(line.lstrip())
+    if base is None:
+      base = indent
+    if indent < base:
+      break
+    if indent == base and ':' in stripped:
+      name, _, rest = stripped.partition(':')
+      name = name.split('(')[0].strip()
+      current = out.setdefault(name, [])
+      if rest.strip():
+        current.append(rest.strip())
+    elif current is not None:
+      current.append(stripped)
+  return out
+
+
+def _annotation_text(ann) -> str:
+  if isinstance(ann, str):
+    return ann
+  if isinstance(ann, type):
+    return ann.__name__
+  return repr(ann).replace('typing.', '')
+
+
+def view_info(
+  node: Module, /, *, only: filterlib.Filter = ..., graph: bool | None = None
+) -> str:
+  """Describes the ``set_view`` keywords of the Module types in ``node``
+  (the keywords :func:`view` accepts), one block per type, sorted."""
+  by_type: dict = {}
+  for _, module in _selected(node, only, graph):
+    set_view = getattr(type(module), 'set_view', None)
+    if set_view is not None:
+      by_type.setdefault(type(module).__name__, set_view)
+  blocks = []
+  for name in sorted(by_type):
+    set_view = by_type[name]
+    docs = _arg_docs(set_view.__doc__)
+    lines = [f'{name}:']
+    for pname, p in inspect.signature(set_view).parameters.items():
+      if pname == 'self' or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+        continue
+      text = f'  {pname}'
+      if p.annotation is not p.empty:
+        text += f': {_annotation_text(p.annotation)}'
+      if p.default is not p.empty:
+        text += f' = {p.default!r}'
+      lines.append(text)
+      lines.extend(f'    {d}' for d in docs.get(pname, ()))
+    blocks.append('\n'.join(lines))
+  return '\n'.join(blocks)
+
+
+# -- capture ----------------------------------------------------------------------
+
+
+_CAPTURE_TYPES: dict = {}
+
+
+def _capturing_type(cls, var_type):
+  key = (cls, var_type)
+  sub = _CAPTURE_TYPES.get(key)
+  if sub is None:
+    call = cls.__call__
+
+    @functools.wraps(call)
+    def __call__(self, *args, **kwargs):
+      out = call(self, *args, **kwargs)
+      self.sow(var_type, '__call__', out)
+      return out
+
+    sub = type(cls.__name__, (cls,), {'__call__': __call__})
+    sub.__qualname__ = cls.__qualname__
+    _CAPTURE_TYPES[key] = sub
+  return sub
+
+
+def capture(
+  fn,
+  *var_types,
+  init=None,
+  method_outputs=None,
+):
+  """Wraps ``fn`` to return ``(output, intermediates)``.
+
+  ``intermediates`` is a State of the Variables of ``var_types`` sown during
+  the call (they are removed from the Modules afterwards). ``init`` is a
+  State of such Variables put in place before the call;
+  ``method_outputs=SomeVariableType`` also sows the output of every
+  Module's ``__call__`` as ``'__call__'``. ``fn`` may be a Module (called
+  directly) or a function whose arguments hold the Modules; with a Variable
+  type as first argument, ``capture`` returns a decorator.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class Model(nnx.Module):
+  ...   def __call__(self, x):
+  ...     self.sow(nnx.Intermediate, 'h', x * 2)
+  ...     return x + 1
+  >>> y, inter = nnx.capture(Model(), nnx.Intermediate)(jnp.ones(1))
+  >>> inter['h'][...]
+  (Array([2.], dtype=float32),)
+  """
+  from flax.nnx import variablelib
+
+  if isinstance(fn, type) and issubclass(fn, variablelib.Variable):
+    types = (fn, *var_types)
+    return lambda f: capture(
+      f, *types, init=init, method_outputs=method_outputs
+    )
+  types = var_types + ((method_outputs,) if method_outputs else ())
+  if not types:
+    return fn
+
+  @functools.wraps(fn)
+  def wrapper(*args, **kwargs):
+    import jax
+
+    from flax.nnx import graphlib, statelib
+
+    roots = [fn] if isinstance(fn, Pytree) else []
+    roots += [
+      x
+      for x in jax.tree_util.tree_leaves(
+        (args, kwargs), is_leaf=lambda x: isinstance(x, Pytree)
+      )
+      if isinstance(x, Pytree)
+    ]
+    if init is not None:
+      for root in roots[:1]:
+        _put_state(root, init)
+    swapped = []
+    if method_outputs is not None:
+      for root in roots:
+        for _, module in iter_modules(root, graph=True):
+          if type(module).__call__ is not object.__call__ and callable(module):
+            swapped.append((module, type(module)))
+            object.__setattr__(
+              module, '__class__', _capturing_type(type(module), method_outputs)
+            )
+    try:
+      out = fn(*args, **kwargs)
+    finally:
+      for module, cls in swapped:
+        object.__setattr__(module, '__class__', cls)
+    flt = filterlib.Any(*types)
+    states = [graphlib.pop(root, flt) for root in roots]
+    if len(states) == 1:
+      captured = states[0]
+    else:
+      captured = statelib.State({i: s for i, s in enumerate(states)})
+    return out, captured
+
+  return wrapper
+
+
+def _put_state(root, state):
+  from flax.nnx import variablelib
+
+  flat = state.flat_state() if hasattr(state, 'flat_state') else state
+  for path, value in flat:
+    obj = root
+    for key in path[:-1]:
+      obj = obj[key] if not isinstance(obj, Pytree) else vars(obj)[key]
+    if isinstance(value, variablelib.Variable):
+      setattr(obj, path[-1], value.copy())
+    else:
+      setattr(obj, path[-1], value)
