@@ -624,3 +624,50 @@ def test_scope_used_inside_raw_vmap_raises():
 
 def test_scope_class_exported():
   assert lift.pack is not None and isinstance(Scope({}), Scope)
+
+
+def test_vmap_and_scan_in_out_axes():
+  from flax.typing import In, Out
+
+  def dense(scope, x):
+    w = scope.param('w', jax.nn.initializers.ones, (x.shape[-1], 2))
+    c = scope.variable('state', 'c', jnp.zeros, (2,))
+    c.value = c.value + x.sum()
+    return x @ w
+
+  def vmapped(axes):
+    return lift.vmap(dense, variable_axes=axes, split_rngs={'params': True})
+
+  _, v = init(vmapped({'params': 0, 'state': Out(0)}))(
+    jax.random.key(0), jnp.ones((4, 3))
+  )
+  assert shapes(v) == {'params': {'w': (4, 3, 2)}, 'state': {'c': (4, 2)}}
+  # An input-only collection is immutable inside.
+  with pytest.raises(errors.ScopeCollectionNotFound):
+    init(vmapped({'params': 0, 'state': In(None)}))(
+      jax.random.key(0), jnp.ones((4, 3))
+    )
+  v = {'params': {'w': jnp.ones((4, 3, 2))}, 'state': {'c': jnp.ones((4, 2))}}
+  _, s = apply(vmapped({'params': 0, 'state': Out(0)}), mutable=True)(
+    v, jnp.ones((4, 3))
+  )
+  np.testing.assert_allclose(s['state']['c'], 3.0)
+  with pytest.raises(errors.ModifyScopeVariableError):
+    apply(vmapped({'params': 0, 'state': In(0)}), mutable=True)(
+      v, jnp.ones((4, 3))
+    )
+
+  def body(scope, c, x):
+    w = scope.param('w', jax.nn.initializers.ones, ())
+    return c + w * x, c
+
+  scanned = lift.scan(
+    body, variable_axes={'params': In(0)}, split_rngs={'params': True}
+  )
+  c, ys = apply(scanned)({'params': {'w': jnp.arange(3.0)}}, 0.0, jnp.ones(3))
+  assert float(c) == 3.0 and ys.tolist() == [0.0, 0.0, 1.0]
+  scanned = lift.scan(
+    body, variable_axes={'params': Out(0)}, split_rngs={'params': True}
+  )
+  _, v = init(scanned)(jax.random.key(0), 0.0, jnp.ones(3))
+  assert shapes(v) == {'params': {'w': (3,)}}

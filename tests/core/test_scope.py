@@ -217,8 +217,18 @@ def test_variable_errors():
   with pytest.raises(errors.ModifyScopeVariableError) as e:
     apply(write)({'state': {'n': 0.0}})
   assert 'Cannot update variable "n" in "/"' in str(e.value)
-  with pytest.raises(errors.ScopeVariableNotFoundError):
+  # An empty collection is reported as such; a missing name as a missing
+  # variable.
+  with pytest.raises(errors.ScopeCollectionNotFound):
     apply(lambda s: s.variable('state', 'm', jnp.zeros, ()))({'state': {}})
+  with pytest.raises(errors.ScopeVariableNotFoundError):
+    apply(lambda s: s.variable('state', 'm', jnp.zeros, ()))(
+      {'state': {'n': 1.0}}
+    )
+  with pytest.raises(errors.ScopeVariableNotFoundError):
+    apply(lambda s: s.push('a').variable('state', 'c', jnp.zeros, ()))(
+      {'state': {'b': {'c': 1.0}}}
+    )
   with pytest.raises(errors.ScopeCollectionNotFound):
     apply(lambda s: s.variable('state', 'm'), mutable=True)({})
 

@@ -9,10 +9,14 @@ True
 '<flax.typing.Missing object>'
 """
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, Union
+import abc
+import collections
+import dataclasses
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, Generic, Protocol, TypeGuard, TypeVar, Union
 
 import jax
+import numpy as np
 
 from flax.core.frozen_dict import FrozenDict
 
@@ -78,7 +82,6 @@ LogicalPartitionSpecPytree = Any
 PartitionSpecPytree = Any
 Sharding = tuple[AxisName, ...]
 ShardingAxes = Sequence[AxisName]
-HashableMapping = Mapping
 
 
 class Missing:
@@ -102,3 +105,205 @@ class Missing:
 
 
 MISSING = Missing()
+
+
+T = TypeVar('T')
+HA = TypeVar('HA', bound=Hashable)
+HB = TypeVar('HB')
+
+
+@dataclasses.dataclass(frozen=True)
+class In(Generic[T]):
+  """Marks a ``variable_axes`` entry of a lifted transform as input-only.
+
+  The collection goes into the transform with axis ``axis`` but is not
+  returned from it (so it is immutable inside).
+
+  >>> from flax.typing import In, Out
+  >>> In(0), Out(1)
+  (In(axis=0), Out(axis=1))
+  """
+
+  axis: T
+
+
+@dataclasses.dataclass(frozen=True)
+class Out(Generic[T]):
+  """Marks a ``variable_axes`` entry as output-only (created inside)."""
+
+  axis: T
+
+
+InOutAxis = Union[Axes, In[Axes], Out[Axes]]
+InOutScanAxis = Union[int, In[int], Out[int]]
+
+
+class HashableMapping(Mapping[HA, HB], Hashable):
+  """An immutable, hashable mapping; equal to another with the same items.
+
+  >>> from flax.typing import HashableMapping
+  >>> m = HashableMapping({'b': 1, 'a': 2})
+  >>> m == HashableMapping({'a': 2, 'b': 1}), m.update({'c': 3})
+  (True, {'b': 1, 'a': 2, 'c': 3})
+
+  Args:
+    mapping: the items.
+    copy: copy ``mapping`` (otherwise later changes to it show through).
+  """
+
+  def __init__(self, mapping: Mapping[HA, HB], copy: bool = True):
+    self._mapping = dict(mapping) if copy else mapping
+
+  def __getitem__(self, key: HA) -> HB:
+    return self._mapping[key]
+
+  def __contains__(self, key) -> bool:
+    return key in self._mapping
+
+  def __iter__(self) -> Iterator[HA]:
+    return iter(self._mapping)
+
+  def __len__(self) -> int:
+    return len(self._mapping)
+
+  def __hash__(self) -> int:
+    return hash(frozenset(self._mapping.items()))
+
+  def __eq__(self, other) -> bool:
+    return (
+      isinstance(other, HashableMapping) and self._mapping == other._mapping
+    )
+
+  def __repr__(self) -> str:
+    return repr(self._mapping)
+
+  def update(self, other: Mapping[HA, HB]) -> 'HashableMapping[HA, HB]':
+    """Returns a new mapping with the items of ``other`` added."""
+    return HashableMapping({**self._mapping, **other})
+
+
+class PytreeDeque(collections.deque):
+  """A ``collections.deque`` that is a pytree (its items are children)."""
+
+
+jax.tree_util.register_pytree_node(
+  PytreeDeque,
+  lambda d: (tuple(d), ()),
+  lambda _, children: PytreeDeque(children),
+)
+
+
+def _bytes_repr(num_bytes: int) -> str:
+  for scale, unit in ((1e9, 'GB'), (1e6, 'MB'), (1e3, 'KB')):
+    if num_bytes > scale:
+      return f'{num_bytes / scale:,.1f} {unit}'
+  return f'{num_bytes:,} B'
+
+
+@dataclasses.dataclass
+class SizeBytes:
+  """A number of array elements and the bytes they take.
+
+  >>> import jax.numpy as jnp
+  >>> from flax.typing import SizeBytes
+  >>> SizeBytes.from_any({'w': jnp.ones((2, 3)), 'b': jnp.ones(750)})
+  756 (3.0 KB)
+  """
+
+  size: int
+  bytes: int
+
+  def __add__(self, other: 'SizeBytes') -> 'SizeBytes':
+    return SizeBytes(self.size + other.size, self.bytes + other.bytes)
+
+  def __repr__(self) -> str:
+    return f'{self.size:,} ({_bytes_repr(self.bytes)})'
+
+  @classmethod
+  def from_array(cls, x) -> 'SizeBytes':
+    """The size and bytes of one array (anything with shape and dtype)."""
+    size = int(np.prod(x.shape, dtype=np.int64))
+    return cls(size, size * np.dtype(x.dtype).itemsize)
+
+  @classmethod
+  def from_any(cls, x) -> 'SizeBytes':
+    """The total over the array leaves of pytree ``x`` (others count 0)."""
+    total = cls(0, 0)
+    for leaf in jax.tree_util.tree_leaves(x):
+      if has_shape_dtype(leaf):
+        total = total + cls.from_array(leaf)
+    return total
+
+
+class ShapeDtype(Protocol):
+  """Anything with a ``shape`` and a ``dtype`` (arrays, ShapeDtypeStruct)."""
+
+  shape: Shape
+  dtype: Dtype
+
+
+def has_shape_dtype(x: Any) -> TypeGuard[ShapeDtype]:
+  """Whether ``x`` has both a ``shape`` and a ``dtype``."""
+  return hasattr(x, 'shape') and hasattr(x, 'dtype')
+
+
+def is_key_like(x: Any) -> TypeGuard[Key]:
+  """Whether ``x`` looks like a path key (has ``__hash__`` and ``__lt__``)."""
+  return hasattr(x, '__hash__') and hasattr(x, '__lt__')
+
+
+class PromoteDtypeFn(Protocol):
+  """``fn(args, *, dtype=None, inexact=True) -> args`` promoting dtypes."""
+
+  def __call__(
+    self, args: T, /, *, dtype: Any = None, inexact: bool = True
+  ) -> T: ...
+
+
+class BaseConfigContext(abc.ABC):
+  """Base of context managers that set a value on a per-class stack.
+
+  Creating an instance pushes ``value``; leaving its ``with`` block pops it.
+  :meth:`current_value` is the innermost value, else :meth:`get_default`.
+  Subclasses provide the stack (:meth:`get_stack`).
+
+  >>> from flax.typing import BaseConfigContext
+  >>> class Precision(BaseConfigContext):
+  ...   _stack = []
+  ...   @classmethod
+  ...   def get_stack(cls):
+  ...     return cls._stack
+  >>> with Precision('high'):
+  ...   Precision.current_value()
+  'high'
+  >>> Precision.current_value() is None
+  True
+  """
+
+  def __init__(self, value, /):
+    stack = type(self).get_stack()
+    self.prev_value = stack[-1] if stack else None
+    self.new_value = value
+    stack.append(value)
+
+  @classmethod
+  def get_default(cls) -> Any:
+    """The value when no context is active (None unless overridden)."""
+    return None
+
+  @classmethod
+  @abc.abstractmethod
+  def get_stack(cls) -> list:
+    """The list used as this class's stack of values."""
+
+  @classmethod
+  def current_value(cls) -> Any:
+    """The innermost value, or :meth:`get_default`."""
+    stack = cls.get_stack()
+    return stack[-1] if stack else cls.get_default()
+
+  def __enter__(self):
+    return None
+
+  def __exit__(self, *exc_info):
+    type(self).get_stack().pop()

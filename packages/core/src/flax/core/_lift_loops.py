@@ -11,7 +11,7 @@ import jax
 
 from flax.core import axes_scan
 from flax.core._filters import CollectionFilter, PRNGSequenceFilter
-from flax.core._pack import _unzip2, pack
+from flax.core._pack import _unzip2, pack, split_in_out_axes
 from flax.core._rng import tree_map_rngs
 from flax.core.scope import Scope
 
@@ -74,7 +74,9 @@ def scan(
   Returns:
     The lifted function ``(scope, init_carry, *xs) -> (carry, ys)``.
   """
-  variable_in_groups, variable_in_axes = _unzip2(variable_axes.items())
+  variable_in_groups, variable_out_groups, variable_in_axes = split_in_out_axes(
+    variable_axes
+  )
   rng_groups, rng_splits = _unzip2(split_rngs.items())
   rng_axes = tuple(0 if s else axes_scan.broadcast for s in rng_splits)
 
@@ -151,8 +153,9 @@ def scan(
     )
     return (c, ys), (broadcast_vars, carry_vars) + scan_vars
 
-  groups = (variable_broadcast, variable_carry) + variable_in_groups
-  return pack(inner, groups, groups, rng_groups, name='scan')
+  in_groups = (variable_broadcast, variable_carry) + variable_in_groups
+  out_groups = (variable_broadcast, variable_carry) + variable_out_groups
+  return pack(inner, in_groups, out_groups, rng_groups, name='scan')
 
 
 def while_loop(

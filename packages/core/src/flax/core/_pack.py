@@ -34,6 +34,32 @@ def _unzip2(xs):
   return tuple(x for x, _ in xs), tuple(y for _, y in xs)
 
 
+def split_in_out_axes(variable_axes):
+  """Splits ``{filter: axis}`` into input filters, output filters and axes.
+
+  An ``flax.typing.In(axis)`` entry only goes into a transform (its output
+  filter is False), an ``Out(axis)`` entry only comes out; a plain axis
+  does both.
+  """
+  from flax.typing import In, Out
+
+  in_filters, out_filters, axes = [], [], []
+  for col, axis in variable_axes.items():
+    if isinstance(axis, In):
+      in_filters.append(col)
+      out_filters.append(False)
+      axes.append(axis.axis)
+    elif isinstance(axis, Out):
+      in_filters.append(False)
+      out_filters.append(col)
+      axes.append(axis.axis)
+    else:
+      in_filters.append(col)
+      out_filters.append(col)
+      axes.append(axis)
+  return tuple(in_filters), tuple(out_filters), tuple(axes)
+
+
 def _dedup_scopes(scopes):
   """Keeps the scopes that have no ancestor among ``scopes``.
 

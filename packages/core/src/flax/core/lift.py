@@ -33,7 +33,7 @@ from flax.core._filters import (
   subtract_filters,
 )
 from flax.core._lift_loops import cond, scan, switch, while_loop
-from flax.core._pack import _unzip2, pack
+from flax.core._pack import _unzip2, pack, split_in_out_axes
 from flax.core._rng import tree_map_rngs
 from flax.core.scope import Scope
 
@@ -100,7 +100,7 @@ def vmap(
   Returns:
     The lifted function ``(scope, *args) -> y``.
   """
-  variable_groups, variable_in_axes = _unzip2(variable_axes.items())
+  in_groups, out_groups, variable_in_axes = split_in_out_axes(variable_axes)
   rng_groups, rng_splits = _unzip2(split_rngs.items())
   rng_axes = tuple(0 if split else None for split in rng_splits)
 
@@ -156,7 +156,7 @@ def vmap(
     )
     return y, vars_out
 
-  return pack(inner, variable_groups, variable_groups, rng_groups, name='vmap')
+  return pack(inner, in_groups, out_groups, rng_groups, name='vmap')
 
 
 def checkpoint(

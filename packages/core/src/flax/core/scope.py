@@ -594,13 +594,13 @@ class Scope:
     ``init_fn(*init_args, **init_kwargs)`` (no implicit PRNG key).
 
     Raises:
-      ScopeCollectionNotFound: missing in a mutable collection, no init_fn.
-      ScopeVariableNotFoundError: missing in an immutable collection.
+      ScopeCollectionNotFound: missing, and the collection is empty.
+      ScopeVariableNotFoundError: missing (immutable, or no init_fn).
     """
     self.reserve(name, col)
     if not self.has_variable(col, name):
       if not self.is_mutable_collection(col) or init_fn is None:
-        if self.is_mutable_collection(col):
+        if self.is_collection_empty(col):
           raise errors.ScopeCollectionNotFound(col, name, self.path_text)
         raise errors.ScopeVariableNotFoundError(name, col, self.path_text)
       self.put_variable(col, name, init_fn(*init_args, **init_kwargs))
