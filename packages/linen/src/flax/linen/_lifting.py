@@ -153,14 +153,21 @@ def _method_specs(module_class, methods, trafo_kwargs):
   return {name: dict(trafo_kwargs) for name in methods}
 
 
+def _class_prefix(transform) -> str:
+  """``'Vmap'`` for ``lift.vmap``: the transform's name, capitalized."""
+  return getattr(transform, '__name__', 'Transform').capitalize()
+
+
 def module_class_lift_transform(
-  transform, prefix, module_class, *trafo_args, methods=None, **trafo_kwargs
+  transform, module_class, *trafo_args, methods=None, **trafo_kwargs
 ):
   """Returns a subclass of ``module_class`` whose ``methods`` are lifted.
 
-  The subclass is named ``prefix + module_class.__name__`` (``VmapMLP``),
-  so instances get automatic names such as ``VmapMLP_0``.
+  The subclass is named after the transform and the class (``VmapMLP``
+  for ``lift.vmap``), so instances get automatic names such as
+  ``VmapMLP_0``.
   """
+  prefix = _class_prefix(transform)
   specs = _method_specs(module_class, methods, trafo_kwargs)
 
   def create(fn_name, kwargs):
@@ -244,13 +251,17 @@ def decorator_lift_transform(
 
 
 def lift_transform(
-  transform, prefix, target, *trafo_args, methods=None, **trafo_kwargs
+  transform, target, *trafo_args, methods=None, **trafo_kwargs
 ):
-  """Applies a core lifted transform to a Module class or a method."""
+  """Applies a core lifted transform to a Module class or a method.
+
+  ``transform`` is a function of ``flax.core.lift`` (or one with the same
+  calling convention: the scope function first, then ``trafo_args`` and
+  ``trafo_kwargs``).
+  """
   if is_module_class(target):
     return module_class_lift_transform(
       transform,
-      prefix,
       target,
       *trafo_args,
       methods=methods,

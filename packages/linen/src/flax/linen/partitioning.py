@@ -1,12 +1,14 @@
-"""``flax.linen.partitioning``: alias of ``flax.spmd`` (the flax-spmd distribution).
+"""``flax.linen.partitioning``: alias of ``flax.spmd.linen`` (flax-spmd).
 
-Keeps Flax's import path working and names the distribution to install
-when it is missing.
+Logical partitioning helpers for Linen (``param_with_axes``,
+``scan_with_axes``, ``axis_rules``, ...). They live in the flax-spmd
+distribution; this module keeps Flax's import path working and names the
+distribution to install when it is missing.
 """
 
 from flax.plugins import require as _require
 
-_provider = _require('flax.spmd', 'flax-spmd')
+_provider = _require('flax.spmd.linen', 'flax-spmd')
 globals().update(
   {k: v for k, v in vars(_provider).items() if not k.startswith('__')}
 )

@@ -74,7 +74,6 @@ def vmap(
   """
   return lift_transform(
     lift.vmap,
-    'Vmap',
     target,
     variable_axes,
     split_rngs,
@@ -157,7 +156,6 @@ def checkpoint(
   """
   return lift_transform(
     lift.checkpoint,
-    'Checkpoint',
     target,
     variables=variables,
     rngs=rngs,
@@ -188,7 +186,6 @@ def remat_scan(
   """
   return lift_transform(
     lift.remat_scan,
-    'Remat_scan',
     target,
     lengths=lengths,
     policy=policy,
@@ -224,7 +221,6 @@ def scan(
   """
   return lift_transform(
     lift.scan,
-    'Scan',
     target,
     variable_axes=variable_axes,
     variable_broadcast=variable_broadcast,
@@ -268,7 +264,6 @@ def map_variables(
     )
   return lift_transform(
     lift.map_variables,
-    'Map_variables',
     target,
     mapped_collections,
     trans_in_fn,
@@ -285,7 +280,6 @@ def fold_rngs(target, variables=True, rngs=True, methods=None):
   """Folds the static path of each PRNG stream into its key."""
   return lift_transform(
     lift.fold_rngs,
-    'Fold_rngs',
     target,
     variables=variables,
     rngs=rngs,
