@@ -49,7 +49,13 @@ def test_variable_metadata():
   with pytest.raises(KeyError):
     v.get_metadata('foo')
   v.set_metadata({'x': 2})
-  assert v.get_metadata() == {'x': 2}
+  assert v.get_metadata(exclude_required=True) == {'x': 2}
+  assert v.get_metadata() == {
+    'x': 2,
+    'hijax': False,
+    'ref': False,
+    'eager_sharding': True,
+  }
   assert v.type is nnx.Param
 
 
@@ -57,7 +63,8 @@ def test_with_metadata_and_hooks():
   init = nnx.with_metadata(jax.nn.initializers.ones, sharding_names=('x',))
   p = nnx.Param(init(jax.random.key(0), (3,)))
   assert p.sharding_names == ('x',)
-  doubled = nnx.Param(jnp.ones(2), get_value_hooks=lambda v, x: x * 2)
+  with pytest.warns(UserWarning, match='Variable hooks are deprecated'):
+    doubled = nnx.Param(jnp.ones(2), on_get_value=lambda v, x: x * 2)
   np.testing.assert_allclose(doubled.value, [2.0, 2.0])
 
 

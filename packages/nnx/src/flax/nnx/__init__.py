@@ -52,6 +52,9 @@ from flax.nnx.pytreelib import has_data as has_data
 from flax.nnx.pytreelib import is_data as is_data
 from flax.nnx.pytreelib import register_data_type as register_data_type
 from flax.nnx.pytreelib import static as static
+from flax.nnx.varops import set_metadata as set_metadata
+from flax.nnx.varops import vars_as as vars_as
+from flax.nnx.varops import with_vars as with_vars
 from flax.nnx.views import capture as capture
 from flax.nnx.views import view as view
 from flax.nnx.views import view_info as view_info
@@ -85,6 +88,9 @@ from flax.nnx.variablelib import (
   variable_type_from_name as variable_type_from_name,
 )
 from flax.nnx.variablelib import with_metadata as with_metadata
+from flax.nnx._vardefaults import use_eager_sharding as use_eager_sharding
+from flax.nnx._vardefaults import using_eager_sharding as using_eager_sharding
+from flax.nnx._vardefaults import var_defaults as var_defaults
 
 graph = graphlib
 

@@ -370,10 +370,14 @@ def value_repr(value, level: int) -> str:
 
 
 def variable_repr(var, level: int, short: bool = False) -> str:
+  import jax
+
   pad = INDENT * (level + 1)
   end = INDENT * level
   name = type(var).__name__
   raw = var.raw_value
+  if type(raw) is jax.Ref:
+    raw = raw[...]
   stats = _array_stats(raw)
   header = f'{name}('
   if stats is not None:

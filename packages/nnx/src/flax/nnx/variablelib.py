@@ -10,9 +10,11 @@
 
 import dataclasses
 import typing as tp
+import warnings
 
 import jax
 
+from flax.nnx import _vardefaults
 from flax.nnx._common import (
   META_EPOCH,
   MISSING,
@@ -24,11 +26,19 @@ from flax.nnx._common import (
 A = tp.TypeVar('A')
 
 _HOOK_NAMES = (
-  'set_value_hooks',
-  'get_value_hooks',
-  'create_value_hooks',
-  'add_axis_hooks',
-  'remove_axis_hooks',
+  'on_set_value',
+  'on_get_value',
+  'on_create_value',
+  'on_add_axis',
+  'on_remove_axis',
+)
+# Metadata every Variable reports (``get_metadata``), with its default;
+# only non-default values are stored.
+_REQUIRED = ('hijax', 'ref', 'eager_sharding')
+_REQUIRED_DEFAULTS = {'hijax': False, 'ref': False, 'eager_sharding': True}
+_HOOKS_DEPRECATED = (
+  'Variable hooks are deprecated. Define your own Variable type and '
+  'override `get_value` and `set_value` instead.'
 )
 _INTERNAL = frozenset({'raw_value', '_var_metadata', '_trace_state'})
 
@@ -42,11 +52,11 @@ class VariableMetadata(tp.Generic[A]):
   """
 
   raw_value: A
-  set_value_hooks: tuple = ()
-  get_value_hooks: tuple = ()
-  create_value_hooks: tuple = ()
-  add_axis_hooks: tuple = ()
-  remove_axis_hooks: tuple = ()
+  on_set_value: tuple = ()
+  on_get_value: tuple = ()
+  on_create_value: tuple = ()
+  on_add_axis: tuple = ()
+  on_remove_axis: tuple = ()
   metadata: tp.Mapping[str, tp.Any] = dataclasses.field(default_factory=dict)
 
 
@@ -56,6 +66,40 @@ def _as_tuple(hooks):
   if callable(hooks):
     return (hooks,)
   return tuple(hooks)
+
+
+def _hooks(hooks) -> tuple:
+  """Hook metadata (one callable or a sequence of them) as a tuple."""
+  if not hooks:
+    return ()
+  if callable(hooks):
+    return (hooks,)
+  return tuple(hooks)
+
+
+def _stored_metadata(metadata) -> dict:
+  """``metadata`` without the required entries at their defaults."""
+  return {
+    k: v
+    for k, v in metadata.items()
+    if not (k in _REQUIRED_DEFAULTS and v == _REQUIRED_DEFAULTS[k])
+  }
+
+
+def _check_trace(var):
+  try:
+    created = var._trace_state
+  except AttributeError:
+    return
+  if created is not None and created != trace_state():
+    raise trace_context_error(f'{type(var).__name__!r}')
+
+
+def _new_ref(value):
+  return jax.new_ref(value)
+
+
+_REF_TYPE = jax.Ref
 
 
 class _VarAux:
@@ -166,23 +210,25 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   __slots__ = ('raw_value', '_var_metadata', '_trace_state', '__weakref__')
   _has_get_hook = False
   _has_set_hook = False
+  _has_hook_methods = False
 
   def __init_subclass__(cls, **kwargs):
     super().__init_subclass__(**kwargs)
     cls._has_get_hook = cls.on_get_value is not Variable.on_get_value
     cls._has_set_hook = cls.on_set_value is not Variable.on_set_value
+    cls._has_hook_methods = any(
+      getattr(cls, name) is not getattr(Variable, name) for name in _HOOK_NAMES
+    )
     _register(cls)
 
   def __init__(
     self,
-    value: A = MISSING,
+    value: 'A | VariableMetadata[A]' = MISSING,
     *,
-    set_value_hooks=(),
-    get_value_hooks=(),
-    create_value_hooks=(),
-    add_axis_hooks=(),
-    remove_axis_hooks=(),
-    **metadata,
+    hijax: bool | None = None,
+    ref: bool | None = None,
+    eager_sharding: bool | None = None,
+    **metadata: tp.Any,
   ):
     if value is MISSING:
       raise TypeError(
@@ -191,45 +237,57 @@ class Variable(GraphNodeBase, tp.Generic[A]):
     meta = {}
     if isinstance(value, VariableMetadata):
       meta.update(value.metadata)
-      hooks = {
-        'set_value_hooks': value.set_value_hooks,
-        'get_value_hooks': value.get_value_hooks,
-        'create_value_hooks': value.create_value_hooks,
-        'add_axis_hooks': value.add_axis_hooks,
-        'remove_axis_hooks': value.remove_axis_hooks,
-      }
+      for name in _HOOK_NAMES:
+        hooks = getattr(value, name)
+        if hooks:
+          meta[name] = hooks
       value = value.raw_value
-    else:
-      hooks = {}
-    for name, given in (
-      ('set_value_hooks', set_value_hooks),
-      ('get_value_hooks', get_value_hooks),
-      ('create_value_hooks', create_value_hooks),
-      ('add_axis_hooks', add_axis_hooks),
-      ('remove_axis_hooks', remove_axis_hooks),
-    ):
-      combined = _as_tuple(hooks.get(name)) + _as_tuple(given)
-      if combined:
-        meta[name] = combined
     meta.update(metadata)
+    if self._has_hook_methods or any(name in meta for name in _HOOK_NAMES):
+      warnings.warn(_HOOKS_DEPRECATED, UserWarning, stacklevel=2)
+    if hijax is None:
+      hijax = _vardefaults.default_hijax()
+    if hijax:
+      raise ValueError(
+        'hijax Variables (hijax=True, or nnx.var_defaults(hijax=True)) are '
+        'not supported; use ref=True for a Variable backed by a mutable '
+        'jax.Ref.'
+      )
+    if ref is None:
+      ref = _vardefaults.default_ref()
+    if eager_sharding is None:
+      eager_sharding = _vardefaults.using_eager_sharding()
+    if ref:
+      meta['ref'] = True
+    if not eager_sharding:
+      meta['eager_sharding'] = False
     object.__setattr__(self, '_var_metadata', meta)
     object.__setattr__(self, 'raw_value', value)
     object.__setattr__(self, '_trace_state', trace_state())
-    value = self.on_create_value(value)
-    for hook in meta.get('create_value_hooks', ()):
-      value = hook(self, value)
+    value = self.create_value(value)
+    if ref:
+      value = _new_ref(value)
     object.__setattr__(self, 'raw_value', value)
+
+  def create_value(self, value: A):
+    """Runs the create-value hooks (``on_create_value``) on ``value``."""
+    value = self.on_create_value(value)
+    for hook in _hooks(self._var_metadata.get('on_create_value')):
+      value = hook(self, value)
+    return value
 
   # -- value access --------------------------------------------------------
   @property
   def value(self) -> A:
     """The value held by the Variable (after get-value hooks)."""
     v = self.raw_value
+    if type(v) is _REF_TYPE:
+      v = v[...]
     if self._has_get_hook:
       v = self.on_get_value(v)
-    hooks = self._var_metadata.get('get_value_hooks')
+    hooks = self._var_metadata.get('on_get_value')
     if hooks:
-      for hook in hooks:
+      for hook in _hooks(hooks):
         v = hook(self, v)
     return v
 
@@ -237,56 +295,109 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   def value(self, value):
     self.set_value(value)
 
-  def get_value(self) -> A:
-    """Returns the value (same as ``.value``)."""
-    return self.value
+  @property
+  def ref(self) -> bool:
+    """Whether the value is kept in a mutable ``jax.Ref``."""
+    return type(self.raw_value) is _REF_TYPE
 
-  def set_value(self, value) -> None:
-    """Replaces the value, running set-value hooks."""
+  @property
+  def hijax(self) -> bool:
+    """Whether this is a hijax Variable (never, here)."""
+    return False
+
+  @property
+  def var_type(self):
+    """The Variable type (``type(variable)``)."""
+    return type(self)
+
+  @property
+  def shape(self):
+    """The shape of the value."""
+    return self.raw_value.shape
+
+  @property
+  def sharding_names(self):
+    """The ``sharding_names`` metadata entry, or None."""
+    return self._var_metadata.get('sharding_names')
+
+  def get_raw_value(self) -> A:
+    """The stored value, without get-value hooks (a ``jax.Ref`` for
+    ``ref=True`` Variables)."""
+    return self.raw_value
+
+  def set_raw_value(self, value: A, *, _unsafe_bypass_check: bool = False):
+    """Stores ``value`` as is, without set-value hooks."""
+    if not _unsafe_bypass_check:
+      _check_trace(self)
+    current = self.raw_value
+    if type(current) is _REF_TYPE and type(value) is not _REF_TYPE:
+      current[...] = value
+    else:
+      object.__setattr__(self, 'raw_value', value)
+
+  def get_value(self, *, index: tp.Any = MISSING) -> A:
+    """Returns the value (after get-value hooks), or ``value[index]``."""
+    v = self.value
+    return v if index is MISSING else v[index]
+
+  def set_value(self, value, *, index: tp.Any = MISSING) -> None:
+    """Replaces the value (or ``value[index]``), running set-value hooks."""
     if isinstance(value, Variable):
       raise ValueError(
         'Cannot set the value of a Variable to another Variable; use '
-        '`var.value = other.value` (or `var[...] = other[...]`).'
+        '`var[...] = other[...]`.'
       )
-    try:
-      created = self._trace_state
-    except AttributeError:
-      created = None
-    if created is not None and created != trace_state():
-      raise trace_context_error(f'{type(self).__name__!r}')
+    if index is not MISSING:
+      current = self.value
+      if hasattr(current, 'at'):
+        value = current.at[index].set(value)
+      else:
+        current[index] = value
+        value = current
+    _check_trace(self)
     if self._has_set_hook:
       value = self.on_set_value(value)
-    hooks = self._var_metadata.get('set_value_hooks')
+    hooks = self._var_metadata.get('on_set_value')
     if hooks:
-      for hook in hooks:
+      for hook in _hooks(hooks):
         value = hook(self, value)
-    object.__setattr__(self, 'raw_value', value)
+    current = self.raw_value
+    if type(current) is _REF_TYPE:
+      current[...] = value
+    else:
+      object.__setattr__(self, 'raw_value', value)
 
   def __getitem__(self, key):
     if key is Ellipsis:
       return self.value
     return self.value[key]
 
-  def __setitem__(self, key, item):
-    if isinstance(item, Variable):
-      item = item.value
+  def __setitem__(self, key, value) -> None:
+    if isinstance(value, Variable):
+      value = value.value
     if key is Ellipsis:
       current = self.raw_value
       if (
         not hasattr(current, 'shape')
-        or getattr(item, 'shape', None) == current.shape
-        or not hasattr(item, 'shape')
+        or getattr(value, 'shape', None) == current.shape
+        or not hasattr(value, 'shape')
       ):
-        if hasattr(current, 'shape') and not hasattr(item, 'shape'):
-          item = _broadcast_like(item, current)
-        self.set_value(item)
+        if hasattr(current, 'shape') and not hasattr(value, 'shape'):
+          value = _broadcast_like(value, current)
+        self.set_value(value)
         return
     current = self.value
     if hasattr(current, 'at'):
-      self.set_value(current.at[key].set(item))
+      self.set_value(current.at[key].set(value))
     else:
-      current[key] = item
+      current[key] = value
       self.set_value(current)
+
+  def __call__(self, *args, **kwargs) -> tp.Any:
+    return self.value(*args, **kwargs)
+
+  def __contains__(self, item) -> bool:
+    return item in self.value
 
   # -- hooks (override in subclasses) -------------------------------------
   def on_get_value(self, value):
@@ -313,7 +424,7 @@ class Variable(GraphNodeBase, tp.Generic[A]):
       names.insert(axis_index, axis_name)
       self._var_metadata['sharding_names'] = tuple(names)
     self.on_add_axis(axis_index, axis_name)
-    for hook in self._var_metadata.get('add_axis_hooks', ()):
+    for hook in _hooks(self._var_metadata.get('on_add_axis')):
       hook(self, axis_index, axis_name)
 
   def remove_axis(self, axis_index: int, axis_name) -> None:
@@ -326,7 +437,7 @@ class Variable(GraphNodeBase, tp.Generic[A]):
         names.pop(axis_index)
       self._var_metadata['sharding_names'] = tuple(names)
     self.on_remove_axis(axis_index, axis_name)
-    for hook in self._var_metadata.get('remove_axis_hooks', ()):
+    for hook in _hooks(self._var_metadata.get('on_remove_axis')):
       hook(self, axis_index, axis_name)
 
   # -- metadata -------------------------------------------------------------
@@ -337,20 +448,23 @@ class Variable(GraphNodeBase, tp.Generic[A]):
       name: the entry to read; if not given the full dict is returned.
       default: value returned when ``name`` is missing; without it a
         missing entry raises ``KeyError``.
-      exclude_required: accepted for compatibility; hooks are not part of the
-        returned dict when it is true.
+      exclude_required: leave out the entries every Variable has
+        (``hijax``, ``ref``, ``eager_sharding``).
 
     Returns:
       The entry, or a copy of all metadata.
     """
+    stored = self._var_metadata
     if name is None:
-      meta = dict(self._var_metadata)
-      if exclude_required:
-        for key in _HOOK_NAMES:
-          meta.pop(key, None)
+      meta = {k: v for k, v in stored.items() if k not in _REQUIRED_DEFAULTS}
+      if not exclude_required:
+        for key, value in _REQUIRED_DEFAULTS.items():
+          meta[key] = stored.get(key, value)
       return meta
-    if name in self._var_metadata:
-      return self._var_metadata[name]
+    if name in stored:
+      return stored[name]
+    if name in _REQUIRED_DEFAULTS:
+      return _REQUIRED_DEFAULTS[name]
     if default is not MISSING:
       return default
     raise KeyError(
@@ -372,7 +486,7 @@ class Variable(GraphNodeBase, tp.Generic[A]):
           'set_metadata(x) expects a mapping that replaces the metadata, '
           f'got {type(args[0]).__name__}.'
         )
-      object.__setattr__(self, '_var_metadata', dict(args[0]))
+      object.__setattr__(self, '_var_metadata', _stored_metadata(args[0]))
     elif len(args) == 2:
       self._var_metadata[args[0]] = args[1]
     elif args:
@@ -384,7 +498,7 @@ class Variable(GraphNodeBase, tp.Generic[A]):
 
   def has_metadata(self, name: str) -> bool:
     """Whether the metadata has an entry ``name``."""
-    return name in self._var_metadata
+    return name in self._var_metadata or name in _REQUIRED_DEFAULTS
 
   def del_metadata(self, name: str) -> None:
     """Deletes the metadata entry ``name``."""
@@ -437,20 +551,28 @@ class Variable(GraphNodeBase, tp.Generic[A]):
       object.__delattr__(self, name)
 
   # -- copies -----------------------------------------------------------------
-  def copy(self, value=MISSING, **metadata):
-    """Returns a new Variable of the same type with the same metadata."""
+  def copy(
+    self, value: tp.Any = MISSING, *, _copy_ref: bool = True, **updates
+  ) -> 'Variable[tp.Any]':
+    """A new Variable of the same type and metadata (updated with
+    ``updates``), holding ``value`` or this Variable's value. A
+    ``ref=True`` Variable gets a fresh ``jax.Ref`` unless ``_copy_ref`` is
+    False."""
     new = object.__new__(type(self))
-    object.__setattr__(
-      new, 'raw_value', self.raw_value if value is MISSING else value
-    )
+    raw = self.raw_value if value is MISSING else value
+    if type(raw) is _REF_TYPE and _copy_ref:
+      raw = _new_ref(raw[...])
+    object.__setattr__(new, 'raw_value', raw)
     meta = dict(self._var_metadata)
-    meta.update(metadata)
+    meta.update(updates)
     object.__setattr__(new, '_var_metadata', meta)
     return new
 
-  def replace(self, value=MISSING, **metadata):
+  def replace(
+    self, value: tp.Any = MISSING, *, _copy_ref: bool = True, **updates
+  ) -> 'Variable[tp.Any]':
     """Like :meth:`copy`, with a new value and/or metadata entries."""
-    return self.copy(value, **metadata)
+    return self.copy(value, _copy_ref=_copy_ref, **updates)
 
   def copy_from(self, other: 'Variable') -> None:
     """Makes this Variable hold ``other``'s value and metadata."""
@@ -458,19 +580,30 @@ class Variable(GraphNodeBase, tp.Generic[A]):
     object.__setattr__(self, 'raw_value', other.raw_value)
     object.__setattr__(self, '_var_metadata', dict(other._var_metadata))
 
-  def update_from_state(self, other: 'Variable') -> None:
-    """Takes ``other``'s value and metadata (used by ``nnx.update``)."""
-    object.__setattr__(self, 'raw_value', other.raw_value)
-    self._var_metadata.update(other._var_metadata)
+  def update_from_state(self, variable_state: 'Variable[A]'):
+    """Takes ``variable_state``'s value and metadata (used by
+    ``nnx.update``)."""
+    current = self.raw_value
+    new = variable_state.raw_value
+    if type(current) is _REF_TYPE and type(new) is not _REF_TYPE:
+      current[...] = new
+    else:
+      object.__setattr__(self, 'raw_value', new)
+    self._var_metadata.update(variable_state._var_metadata)
 
-  def to_state(self):
-    return self.copy()
+  def to_state(
+    self, value: tp.Any = MISSING, *, _copy_ref: bool = True, **updates
+  ) -> 'Variable[tp.Any]':
+    """A copy of this Variable (see :meth:`copy`)."""
+    return self.copy(value, _copy_ref=_copy_ref, **updates)
 
   @classmethod
-  def from_metadata(cls, value, metadata):
+  def from_metadata(cls, value: A, attributes: dict) -> 'Variable[A]':
+    """A Variable of this type holding ``value`` with metadata
+    ``attributes`` (no hooks run)."""
     new = object.__new__(cls)
     object.__setattr__(new, 'raw_value', value)
-    object.__setattr__(new, '_var_metadata', dict(metadata))
+    object.__setattr__(new, '_var_metadata', _stored_metadata(attributes))
     return new
 
   def __copy__(self):
@@ -518,9 +651,6 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   def __iter__(self):
     return iter(self.value)
 
-  def __bool__(self):
-    return bool(self.value)
-
   def __int__(self):
     return int(self.value)
 
@@ -542,14 +672,13 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   def __invert__(self):
     return ~self.value
 
-  def __hash__(self):
-    return object.__hash__(self)
+  # Like arrays: ``==`` compares values, and Variables are unhashable.
+  __hash__ = None  # type: ignore[assignment]
 
   def __eq__(self, other):
-    return self is other
-
-  def __ne__(self, other):
-    return self is not other
+    if isinstance(other, Variable):
+      other = other.value
+    return self.value == other
 
 
 def _broadcast_like(item, current):
@@ -597,9 +726,35 @@ for _name in (
   _op = 'and_' if _name == 'and' else 'or_' if _name == 'or' else _name
   setattr(Variable, f'__{_name}__', _make_op(_op, False))
   setattr(Variable, f'__r{_name}__', _make_op(_op, True))
-for _name in ('lt', 'le', 'gt', 'ge'):
-  setattr(Variable, f'__{_name}__', _make_op(_name, False))
-del _name, _op
+
+
+def _make_inplace(symbol):
+  def op(self, other):
+    raise NotImplementedError(
+      'In-place operations on a Variable are not supported; use '
+      f'`variable[...] {symbol} x` instead.'
+    )
+
+  return op
+
+
+for _name, _symbol in (
+  ('add', '+='),
+  ('sub', '-='),
+  ('mul', '*='),
+  ('matmul', '@='),
+  ('truediv', '/='),
+  ('floordiv', '//='),
+  ('mod', '%='),
+  ('pow', '**='),
+  ('lshift', '<<='),
+  ('rshift', '>>='),
+  ('and', '&='),
+  ('or', '|='),
+  ('xor', '^='),
+):
+  setattr(Variable, f'__i{_name}__', _make_inplace(_symbol))
+del _name, _op, _symbol
 
 _register(Variable)
 _set_raw = Variable.__dict__['raw_value'].__set__
@@ -638,11 +793,11 @@ class Perturbation(Intermediate[A]):
 
 def with_metadata(
   initializer,
-  set_value_hooks=(),
-  get_value_hooks=(),
-  create_value_hooks=(),
-  add_axis_hooks=(),
-  remove_axis_hooks=(),
+  on_set_value=(),
+  on_get_value=(),
+  on_create_value=(),
+  on_add_axis=(),
+  on_remove_axis=(),
   **metadata,
 ):
   """Wraps ``initializer`` so that its result carries Variable metadata.
@@ -656,15 +811,25 @@ def with_metadata(
   """
   import functools
 
+  if any(
+    (on_set_value, on_get_value, on_create_value, on_add_axis, on_remove_axis)
+  ):
+    warnings.warn(
+      'Variable hooks are deprecated: subclass Variable and override '
+      '`get_value` / `set_value` instead.',
+      UserWarning,
+      stacklevel=2,
+    )
+
   @functools.wraps(initializer)
   def wrapper(*args, **kwargs):
     return VariableMetadata(
       initializer(*args, **kwargs),
-      set_value_hooks=_as_tuple(set_value_hooks),
-      get_value_hooks=_as_tuple(get_value_hooks),
-      create_value_hooks=_as_tuple(create_value_hooks),
-      add_axis_hooks=_as_tuple(add_axis_hooks),
-      remove_axis_hooks=_as_tuple(remove_axis_hooks),
+      on_set_value=_as_tuple(on_set_value),
+      on_get_value=_as_tuple(on_get_value),
+      on_create_value=_as_tuple(on_create_value),
+      on_add_axis=_as_tuple(on_add_axis),
+      on_remove_axis=_as_tuple(on_remove_axis),
       metadata=dict(metadata),
     )
 
@@ -732,4 +897,5 @@ register_variable_name('perturbations', Perturbation)
 
 
 def is_array_ref(x) -> bool:
-  return False
+  """Whether ``x`` is a mutable ``jax.Ref``."""
+  return type(x) is _REF_TYPE

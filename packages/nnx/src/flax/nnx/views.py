@@ -30,9 +30,12 @@ from flax.nnx.pytreelib import M_DATA, Pytree, _new_object
 A = tp.TypeVar('A')
 
 
-def _copy_graph(node, memo):
+def _copy_graph(node, memo, var_fn=None, path=()):
   """Copies the Pytrees of ``node`` (and the plain containers holding
-  them); Variables, arrays and other values are shared."""
+  them); Variables are shared, or replaced by ``var_fn(path, variable)``
+  (once per Variable); arrays and other values are shared."""
+  from flax.nnx.variablelib import Variable
+
   if isinstance(node, Pytree):
     new = memo.get(id(node))
     if new is None:
@@ -40,13 +43,22 @@ def _copy_graph(node, memo):
       memo[id(node)] = new
       d = vars(new)
       for k, v in vars(node).items():
-        d[k] = _copy_graph(v, memo)
+        d[k] = _copy_graph(v, memo, var_fn, (*path, k))
+    return new
+  if var_fn is not None and isinstance(node, Variable):
+    new = memo.get(id(node))
+    if new is None:
+      new = memo[id(node)] = var_fn(path, node)
     return new
   t = type(node)
   if t is list or t is tuple:
-    return t(_copy_graph(v, memo) for v in node)
+    return t(
+      _copy_graph(v, memo, var_fn, (*path, i)) for i, v in enumerate(node)
+    )
   if t is dict:
-    return {k: _copy_graph(v, memo) for k, v in node.items()}
+    return {
+      k: _copy_graph(v, memo, var_fn, (*path, k)) for k, v in node.items()
+    }
   return node
 
 

@@ -1,0 +1,144 @@
+"""Operations on all the Variables of a graph: ``nnx.set_metadata`` and
+``nnx.with_vars`` / ``nnx.vars_as``.
+
+>>> from flax import nnx
+>>> import jax.numpy as jnp
+>>> class Model(nnx.Module):
+...   def __init__(self):
+...     self.w = nnx.Param(jnp.ones(2))
+>>> model = Model()
+>>> nnx.set_metadata(model, tag='encoder')
+>>> model.w.tag
+'encoder'
+>>> nnx.vars_as(model, ref=True).w.ref
+True
+"""
+
+import typing as tp
+
+from flax.nnx import filterlib
+from flax.nnx.variablelib import Variable, is_array_ref
+
+A = tp.TypeVar('A')
+
+
+def _walk_variables(node, path, seen):
+  from flax.nnx.pytreelib import Pytree, _sort_key
+
+  if isinstance(node, Variable):
+    if id(node) not in seen:
+      seen.add(id(node))
+      yield path, node
+    return
+  if isinstance(node, Pytree):
+    if id(node) in seen:
+      return
+    seen.add(id(node))
+    d = vars(node)
+    for k in sorted(d, key=_sort_key):
+      yield from _walk_variables(d[k], (*path, k), seen)
+  elif type(node) in (list, tuple):
+    for i, v in enumerate(node):
+      yield from _walk_variables(v, (*path, i), seen)
+  elif type(node) is dict:
+    for k in sorted(node, key=_sort_key):
+      yield from _walk_variables(node[k], (*path, k), seen)
+
+
+def set_metadata(
+  node: tp.Any, /, *, only: filterlib.Filter = Variable, **metadata: tp.Any
+) -> None:
+  """Sets ``metadata`` on every Variable of ``node`` matching ``only``."""
+  predicate = filterlib.to_predicate(only)
+  for path, var in list(_walk_variables(node, (), set())):
+    if predicate(path, var):
+      var.set_metadata(**metadata)
+
+
+def with_vars(
+  node: A,
+  /,
+  *,
+  hijax: bool | None = None,
+  ref: bool | None = None,
+  mutable: bool | None = None,
+  only: filterlib.Filter = ...,
+  allow_duplicates: bool = False,
+) -> A:
+  """A copy of ``node`` whose Variables (those matching ``only``) are new
+  Variables converted as asked: ``ref=True`` keeps each value in a mutable
+  ``jax.Ref``, ``ref=False`` in a plain array. The other Variables are
+  shared with ``node``.
+
+  Args:
+    node: a graph node (Module, Pytree, container of them).
+    hijax: convert to hijax Variables (not supported here: True raises).
+    ref: convert to (True) or from (False) ``jax.Ref``-backed Variables.
+    mutable: only meaningful for hijax Variables (not supported here).
+    only: filter of the Variables to convert.
+    allow_duplicates: allow a Variable reachable through several paths
+      (otherwise that raises a ``ValueError``).
+  """
+  from flax.nnx.views import _copy_graph
+
+  if hijax:
+    raise ValueError(
+      'hijax Variables are not supported; use ref=True for Variables backed '
+      'by a mutable jax.Ref.'
+    )
+  if mutable is not None:
+    raise ValueError(
+      'with_vars(mutable=...) applies to hijax Variables, which are not '
+      'supported; leave mutable=None.'
+    )
+  if not allow_duplicates:
+    paths: dict = {}
+    _check_duplicates(node, (), paths, set())
+  predicate = filterlib.to_predicate(only)
+
+  def convert(path, var):
+    if not predicate(path, var):
+      return var
+    raw = var.get_raw_value()
+    if ref is None:
+      return var.copy(_copy_ref=False)
+    if ref and not is_array_ref(raw):
+      import jax
+
+      return var.copy(jax.new_ref(raw), ref=True)
+    if not ref and is_array_ref(raw):
+      new = var.copy(raw[...])
+      new.del_metadata('ref') if 'ref' in new._var_metadata else None
+      return new
+    return var.copy(_copy_ref=False)
+
+  return _copy_graph(node, {}, convert)
+
+
+def _check_duplicates(node, path, paths, seen_nodes):
+  from flax.nnx.pytreelib import Pytree
+
+  if isinstance(node, Variable):
+    if id(node) in paths:
+      raise ValueError(
+        f'Variable at path {path} is also reachable at {paths[id(node)]}; '
+        'pass allow_duplicates=True to convert shared Variables.'
+      )
+    paths[id(node)] = path
+    return
+  if isinstance(node, Pytree):
+    if id(node) in seen_nodes:
+      return
+    seen_nodes.add(id(node))
+    items = vars(node).items()
+  elif type(node) in (list, tuple):
+    items = enumerate(node)
+  elif type(node) is dict:
+    items = node.items()
+  else:
+    return
+  for k, v in items:
+    _check_duplicates(v, (*path, k), paths, seen_nodes)
+
+
+vars_as = with_vars
