@@ -40,6 +40,7 @@ from flax.linen._functional import share_scope as share_scope
 from flax.linen.combinators import Sequential as Sequential
 from flax.linen.module import Module as Module
 from flax.linen.module import compact as compact
+from flax.linen.module import compact_name_scope as compact_name_scope
 from flax.linen.module import nowrap as nowrap
 from flax.plugins import lazy_namespace as _lazy_namespace
 from flax.typing import Collection as Collection

@@ -165,7 +165,7 @@ _COPY_PICKLE_NAMES = frozenset(
 )
 
 
-def capture_call_intermediates(module, method_name: str) -> bool:
+def capture_call_intermediates(_, method_name: str) -> bool:
   """Default ``capture_intermediates`` filter: every ``__call__`` output."""
-  del module
+  del _
   return method_name == '__call__'

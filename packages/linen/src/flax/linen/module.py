@@ -149,7 +149,11 @@ _uninitialized_state = _ModuleInternalState()
 ParentType = Union['Module', Any, _Sentinel, None]
 
 
-class Module(_module_variables.VariableMethods):
+class ModuleBase:
+  """The base class of :class:`Module` (holds no behaviour of its own)."""
+
+
+class Module(ModuleBase, _module_variables.VariableMethods):
   """Base class of all Linen neural-network layers.
 
   Subclasses are dataclasses: annotated class attributes are the
@@ -760,3 +764,35 @@ def _check_rngs(module, rngs):
       f'{type(module).__name__}, but rngs are: {rngs}'
     )
   return {'params': rngs}
+
+
+# Names Flax offers at ``flax.linen.module`` that live in their own files.
+from flax.linen._module_names import *  # noqa: E402,F401,F403
+from flax.linen._name_scopes import CompactNameScope as CompactNameScope  # noqa: E402
+from flax.linen._name_scopes import compact_name_scope as compact_name_scope  # noqa: E402
+
+run_interceptors = _run_interceptors
+
+# The functional API lives in ``_functional``, which imports this module;
+# it is offered here lazily.
+_FUNCTIONAL_NAMES = frozenset(
+  {
+    'InterceptorContext',
+    'apply',
+    'init',
+    'init_with_output',
+    'intercept_methods',
+    'merge_param',
+    'share_scope',
+  }
+)
+
+
+def __getattr__(name):
+  if name in _FUNCTIONAL_NAMES:
+    from flax.linen import _functional
+
+    value = getattr(_functional, name)
+    globals()[name] = value
+    return value
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
