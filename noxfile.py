@@ -28,6 +28,7 @@ nox.options.default_venv_backend = 'uv|virtualenv'
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
   *(f'tests-{p}' for p in PACKAGES),
+  'tests-nnx-bridge',
   'plugins',
   'integration',
   'conformance',
@@ -142,6 +143,17 @@ def _make_tests_session(package):
 
 for _package in PACKAGES:
   globals()[f'tests_{_package}'] = _make_tests_session(_package)
+
+
+@nox.session(name='tests-nnx-bridge', tags=['tests'])
+def tests_nnx_bridge(session):
+  """Run tests/nnx_bridge and the docstring examples of flax-nnx with the
+  ``bridge`` extra (flax-linen) installed; flax-layers provides the layers
+  the tests and examples wrap."""
+  _install(session, 'nnx', ('test', 'bridge'))
+  session.install(_local('layers'), *_fresh(session, ['layers']))
+  _pytest(session, 'tests/nnx_bridge')
+  _doctests(session, 'nnx')
 
 
 def _install_all(session):
