@@ -37,6 +37,7 @@ from flax.linen._functional import init_with_output as init_with_output
 from flax.linen._functional import intercept_methods as intercept_methods
 from flax.linen._functional import merge_param as merge_param
 from flax.linen._functional import share_scope as share_scope
+from flax.linen.batch_apply import BatchApply as BatchApply
 from flax.linen.combinators import Sequential as Sequential
 from flax.linen.module import Module as Module
 from flax.linen.module import compact as compact
@@ -134,6 +135,8 @@ _LAZY = {
   'while_loop': 'flax.linen.transforms',
   'transforms': 'flax.linen.transforms',
   'summary': 'flax.linen.summary',
+  'batch_apply': 'flax.linen.batch_apply',
+  'kw_only_dataclasses': 'flax.linen.kw_only_dataclasses',
 }
 
 _plugin_getattr, _plugin_dir = _lazy_namespace(__name__, _HINTS)

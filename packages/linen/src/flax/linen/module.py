@@ -200,7 +200,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       ),
       ('name', Optional[str], dataclasses.field(default=None, kw_only=kw_only)),
     ]
-    kw_only_dataclasses.dataclass(
+    kw_only_dataclasses.module_dataclass(
       cls,
       trailing,
       kw_only=kw_only,
