@@ -524,7 +524,7 @@ def dataclass(
         'nnx.dataclass does not support slots=True or weakref_slot=True: '
         'Pytree instances keep their attributes in a __dict__.'
       )
-    out = dataclasses.dataclass(klass, **options)
+    out = dataclasses.dataclass(klass, repr=False, **options)
     if '_pytree__cstatus' in out.__dict__:  # recomputed with the fields
       type.__delattr__(out, '_pytree__cstatus')
     return out

@@ -237,6 +237,9 @@ class MappingReprMixin(Representable):
   def __repr__(self):
     return _container_repr(self, '{', '}', _mapping_entries(self))
 
+  def _repr_pretty_(self, p, cycle):
+    p.text(repr(self))
+
 
 class SequenceReprMixin(Representable):
   """Repr of a sequence-like object as ``Name([...])``."""
@@ -248,11 +251,13 @@ class SequenceReprMixin(Representable):
     yield Attr('', PrettySequence(list(self)), use_raw_key=True)
 
   def __repr__(self):
-    return _container_repr(self, '[', ']', [repr(v) for v in self])
+    return _container_repr(
+      self, '[', ']', [repr(_display(v, False)) for v in self]
+    )
 
 
 def _mapping_entries(obj):
-  return [f'{k!r}: {v!r}' for k, v in obj.items()]
+  return [f'{k!r}: {_display(v, False)!r}' for k, v in obj.items()]
 
 
 def _container_repr(obj, start, end, entries):
@@ -332,27 +337,48 @@ class ArrayRepr(Representable):
     return f'Array(shape={self.shape}, dtype={self.dtype!r})'
 
 
-def _short_arrays(value):
-  """``value`` with its arrays of more than one element replaced by
-  :class:`ArrayRepr` (Variables are entered, Pytrees kept)."""
+class _Name:
+  """Shows a class by its name (``float32``, ``Param``)."""
+
+  __slots__ = ('name',)
+
+  def __init__(self, name):
+    self.name = name
+
+  def __repr__(self):
+    return self.name
+
+
+def _display(value, short: bool = True):
+  """``value`` as shown inside reprs: classes by name and, with ``short``,
+  arrays of more than one element as :class:`ArrayRepr` (Variables are
+  entered, Pytrees kept)."""
   import jax
   import numpy as np
 
   from flax.nnx import pytreelib
 
-  def short(x):
-    if isinstance(x, (jax.Array, np.ndarray)) and x.size > 1:
+  if isinstance(value, type):
+    return _Name(value.__name__)
+  if isinstance(value, pytreelib.Pytree) or isinstance(value, _SIMPLE):
+    return value
+
+  def show(x):
+    if isinstance(x, type):
+      return _Name(x.__name__)
+    if short and isinstance(x, (jax.Array, np.ndarray)) and x.size > 1:
       return ArrayRepr.from_array(x)
     return x
 
-  if isinstance(value, pytreelib.Pytree):
-    return value
   try:
     return jax.tree.map(
-      short, value, is_leaf=lambda x: isinstance(x, pytreelib.Pytree)
+      show, value, is_leaf=lambda x: isinstance(x, (pytreelib.Pytree, type))
     )
   except Exception:
     return value
+
+
+_SIMPLE = (str, int, float, bool, type(None), bytes)
 
 
 # -- Variables, mappings, Pytrees ------------------------------------------------
@@ -382,7 +408,7 @@ def variable_repr(var, level: int, short: bool = False) -> str:
   header = f'{name}('
   if stats is not None:
     header += f' # {size_repr(*stats)}'
-  fields = [('value', _short_arrays(raw) if short else raw)]
+  fields = [('value', _display(raw, short))]
   for key, val in var._var_metadata.items():
     fields.append((key, val))
   lines = [f'{pad}{key}={value_repr(val, level + 1)}' for key, val in fields]
@@ -491,7 +517,7 @@ def object_repr(obj, level: int = 0) -> str:
       elif isinstance(val, variablelib.Variable):
         text = variable_repr(val, level + 1, short=True)
       else:
-        text = value_repr(_short_arrays(val), level + 1)
+        text = value_repr(_display(val), level + 1)
       lines.append(f'{pad}{key}={text}')
     return header + '\n' + ',\n'.join(lines) + '\n' + end + ')'
   finally:

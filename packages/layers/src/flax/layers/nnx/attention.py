@@ -339,6 +339,34 @@ class MultiHeadAttention(nnx.Module):
     self.cached_value = optional_data(None)
     self.cache_index = optional_data(None)
 
+  def set_view(
+    self,
+    deterministic: bool | None = None,
+    decode: bool | None = None,
+    batch_size: int | tuple[int, ...] | None = None,
+    max_length: int | None = None,
+  ):
+    """Class method used by ``nnx.view``.
+
+    Args:
+      deterministic: if True, the module is set to deterministic mode.
+      decode: if True, the module is set to decode mode.
+      batch_size: the batch size to use for the cache.
+      max_length: the max length to use for the cache.
+    """
+    if deterministic is not None:
+      self.deterministic = deterministic
+    if decode is not None:
+      self.decode = decode
+    if (batch_size is None) != (max_length is None):
+      raise ValueError(
+        'set_view needs both batch_size and max_length to create the '
+        'decoding cache.'
+      )
+    if batch_size is not None:
+      batch = (batch_size,) if isinstance(batch_size, int) else batch_size
+      self.init_cache((*batch, max_length, self.in_features))
+
   def __call__(
     self,
     inputs_q: Array,

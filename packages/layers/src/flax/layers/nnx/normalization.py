@@ -126,6 +126,16 @@ class BatchNorm(nnx.Module):
     self.var = nnx.BatchStat(jnp.ones((num_features,), jnp.float32))
     _init_norm(self, locals())
 
+  def set_view(self, use_running_average: bool | None = None):
+    """Class method used by ``nnx.view``.
+
+    Args:
+      use_running_average: if True, the stored batch statistics will be
+        used instead of computing the batch statistics on the input.
+    """
+    if use_running_average is not None:
+      self.use_running_average = use_running_average
+
   def __call__(
     self,
     x: Array,

@@ -56,6 +56,15 @@ class Dropout(nnx.Module):
     self.rng_collection = rng_collection
     self.rngs = optional_data(fork_stream(rngs, rng_collection))
 
+  def set_view(self, deterministic: bool | None = None):
+    """Class method used by ``nnx.view``.
+
+    Args:
+      deterministic: if True, disables dropout masking.
+    """
+    if deterministic is not None:
+      self.deterministic = deterministic
+
   def __call__(
     self,
     inputs: jax.Array,
