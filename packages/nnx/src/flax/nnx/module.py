@@ -242,3 +242,17 @@ def first_from(*args, error_msg: str):
 
 def _is_variable(x):
   return isinstance(x, Variable)
+
+
+def __getattr__(name):
+  if name == 'split_state':
+    from flax.nnx import statelib
+
+    return statelib.split_state
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+from flax.nnx.views import capture as capture  # noqa: E402
+from flax.nnx.views import view as view  # noqa: E402
+from flax.nnx.views import view_info as view_info  # noqa: E402
+from flax.nnx.views import with_attributes as with_attributes  # noqa: E402

@@ -24,6 +24,7 @@ hold data: assigning an array to it, or a list holding arrays, raises a
 """
 
 import dataclasses
+import threading
 import typing as tp
 
 import jax
@@ -39,6 +40,8 @@ from flax.nnx._common import (
   trace_state,
 )
 from flax.nnx.variablelib import Variable as Variable
+from flax.typing import SizeBytes as SizeBytes
+from flax import config as flax_config
 
 A = tp.TypeVar('A')
 T = tp.TypeVar('T')
@@ -253,6 +256,9 @@ class PytreeMeta(type):
   """Metaclass of Pytree: after ``__init__`` it checks that no static
   attribute holds data (for classes registered as pytrees)."""
 
+  def __init__(cls, name, bases, namespace, /, **kwargs):
+    super().__init__(name, bases, namespace)
+
   def __call__(cls, *args, **kwargs):
     obj = super().__call__(*args, **kwargs)
     if cls._pytree__is_pytree:
@@ -285,6 +291,55 @@ def check_pytree(pytree) -> None:
       continue
     if has_data(value):
       raise _unexpected_data_error(pytree, name, value)
+
+
+# -- bookkeeping records ----------------------------------------------------------
+
+config = flax_config
+ArrayRepr = reprlib.ArrayRepr
+MutableArrayRepr = reprlib.MutableArrayRepr
+VariableRepr = reprlib.VariableRepr
+
+
+@dataclasses.dataclass
+class ObjectContext(threading.local):
+  """Per-thread state of a repr in progress: the objects already shown and
+  their Variable statistics."""
+
+  seen_modules_repr: set[int] | None = None
+  node_stats: dict[int, dict[type[Variable], SizeBytes]] | None = None
+
+
+OBJECT_CONTEXT = ObjectContext()
+
+
+class PytreeState(reprlib.Representable):
+  """Construction state of a Pytree: the JAX trace it was created in."""
+
+  __slots__ = ('_initializing', '_is_setup', '_trace_state')
+
+  def __init__(self, initializing: bool = False, is_setup: bool = False):
+    from flax.nnx import tracers
+
+    self._initializing = initializing
+    self._is_setup = is_setup
+    self._trace_state = tracers.TraceState()
+
+  @property
+  def initializing(self) -> bool:
+    return self._initializing
+
+  @property
+  def is_setup(self) -> bool:
+    return self._is_setup
+
+  @property
+  def trace_state(self):
+    return self._trace_state
+
+  def __nnx_repr__(self):
+    yield reprlib.Object(type=self)
+    yield reprlib.Attr('trace_state', self._trace_state)
 
 
 # -- Pytree -----------------------------------------------------------------------

@@ -117,6 +117,11 @@ class Object:
   def elem_indent(self):
     return self.indent
 
+  @property
+  def elem_sep(self):
+    """Separator of the entries: a newline unless ``same_line``."""
+    return ', ' if self.same_line else ',\n'
+
 
 @dataclasses.dataclass
 class Attr:
@@ -314,19 +319,17 @@ def _array_stats(value) -> tuple[int, int] | None:
 # -- arrays inside objects ------------------------------------------------------
 
 
+@dataclasses.dataclass(repr=False)
 class ArrayRepr(Representable):
   """Short form of an array inside an object repr:
   ``Array(shape=(2, 3), dtype=dtype('float32'))``."""
 
-  __slots__ = ('shape', 'dtype')
-
-  def __init__(self, shape, dtype) -> None:
-    self.shape = tuple(shape)
-    self.dtype = dtype
+  shape: tp.Tuple[int, ...]
+  dtype: tp.Any
 
   @classmethod
   def from_array(cls, array):
-    return cls(array.shape, array.dtype)
+    return cls(tuple(array.shape), array.dtype)
 
   def __nnx_repr__(self):
     yield Object(type='Array', same_line=True)
@@ -334,7 +337,29 @@ class ArrayRepr(Representable):
     yield Attr('dtype', self.dtype)
 
   def __repr__(self):
-    return f'Array(shape={self.shape}, dtype={self.dtype!r})'
+    return f'Array(shape={tuple(self.shape)}, dtype={self.dtype!r})'
+
+
+@dataclasses.dataclass(repr=False)
+class MutableArrayRepr(ArrayRepr):
+  """Short form of a mutable array (``jax.Ref``) inside an object repr."""
+
+  def __repr__(self):
+    return f'MutableArray(shape={tuple(self.shape)}, dtype={self.dtype!r})'
+
+
+@dataclasses.dataclass(repr=False)
+class VariableRepr(Representable):
+  """Renders like a Variable of ``var_type`` holding ``value`` with
+  ``metadata``."""
+
+  var_type: type
+  value: tp.Any
+  metadata: dict
+
+  def __repr__(self):
+    var = self.var_type.from_metadata(self.value, self.metadata)
+    return variable_repr(var, 0)
 
 
 class _Name:

@@ -14,7 +14,18 @@ import warnings
 
 import jax
 
+from flax import config as config
 from flax.nnx import _vardefaults
+from flax.nnx._vardefaults import VARIABLE_CONTEXT as VARIABLE_CONTEXT
+from flax.nnx._vardefaults import VarDefaults as VarDefaults
+from flax.nnx._vardefaults import VarDefaultsContext as VarDefaultsContext
+from flax.nnx._vardefaults import VariableContext as VariableContext
+from flax.nnx._vardefaults import use_eager_sharding as use_eager_sharding
+from flax.nnx._vardefaults import using_eager_sharding as using_eager_sharding
+from flax.nnx._vardefaults import var_defaults as var_defaults
+from flax.typing import BaseConfigContext as BaseConfigContext
+from flax.typing import Missing as Missing
+from flax.typing import SizeBytes as SizeBytes
 from flax.nnx._common import (
   META_EPOCH,
   MISSING,
@@ -899,3 +910,7 @@ register_variable_name('perturbations', Perturbation)
 def is_array_ref(x) -> bool:
   """Whether ``x`` is a mutable ``jax.Ref``."""
   return type(x) is _REF_TYPE
+
+
+# Flax 0.12 merged VariableState into Variable; the old name stays an alias.
+VariableState = Variable
