@@ -178,11 +178,14 @@ def sort_variable_types(types: tp.Iterable[type]):
   return sorted(types, key=_depth, reverse=True)
 
 
-def _flat_items(tree, prefix=()):
-  for key, value in sorted(tree.items(), key=lambda kv: str(kv[0])):
+def _flat_items(tree, prefix=(), *, sort=False):
+  items = tree.items()
+  if sort:
+    items = sorted(items, key=lambda kv: str(kv[0]))
+  for key, value in items:
     path = (*prefix, key)
     if isinstance(value, Mapping) and not isinstance(value, meta.AxisMetadata):
-      yield from _flat_items(value, path)
+      yield from _flat_items(value, path, sort=sort)
     else:
       yield path, value
 
@@ -200,7 +203,7 @@ def linen_vars_to_nnx_attrs(
 
   The result is a nested dict keyed by variable path (without the
   collection), whose leaves are Variables of the collection's type.
-  Collections are read in sorted order.
+  Collections, and the names within each, are read in sorted order.
 
   >>> import jax.numpy as jnp
   >>> from flax.nnx.bridge import variables as bv
@@ -218,7 +221,7 @@ def linen_vars_to_nnx_attrs(
         f'Linen collection {col!r} must be a mapping of variables, got '
         f'{type(tree).__name__}.'
       )
-    for path, x in _flat_items(tree):
+    for path, x in _flat_items(tree, sort=True):
       _set_nested(attrs, path, to_nnx_var(col, x))
   return attrs
 
@@ -228,7 +231,8 @@ def nnx_attrs_to_linen_vars(nnx_attrs: dict) -> dict:
   :func:`linen_vars_to_nnx_attrs`).
 
   Each Variable goes to the collection registered for its type, in the
-  form given by :func:`to_linen_var`.
+  form given by :func:`to_linen_var`; collections appear in the order their
+  first Variable is found.
   """
   linen_vars: dict[str, tp.Any] = {}
   for path, var in _flat_items(nnx_attrs):

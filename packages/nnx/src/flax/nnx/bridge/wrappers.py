@@ -437,24 +437,23 @@ def to_linen_class(
   :class:`ToLinen`.
   """
 
-  def partial_init(
-    self,
-    *,
-    name: str | None = None,
-    parent: tp.Any = None,
-    skip_rng: bool = base_skip_rng,
-    metadata_fn: tp.Callable[[Variable], tp.Any] | None = base_metadata_fn,
-    **kwargs: tp.Any,
-  ):
-    extra = {} if parent is None else {'parent': parent}
+  def partial_init(self, *args, **kwargs: tp.Any):
+    if args or 'nnx_class' in kwargs:
+      # Field by field, as Linen rebuilds a Module when cloning it.
+      ToLinen.__init__(self, *args, **kwargs)
+      return
+    fields = {
+      'skip_rng': kwargs.pop('skip_rng', base_skip_rng),
+      'metadata_fn': kwargs.pop('metadata_fn', base_metadata_fn),
+    }
+    for key in ('name', 'parent'):
+      if key in kwargs:
+        fields[key] = kwargs.pop(key)
     ToLinen.__init__(
       self,
       base_nnx_class,
       kwargs=FrozenDict({**partial_kwargs, **kwargs}),
-      skip_rng=skip_rng,
-      metadata_fn=metadata_fn,
-      name=name,
-      **extra,
+      **fields,
     )
 
   class ToLinenPartial(ToLinen):
