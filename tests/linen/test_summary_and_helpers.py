@@ -90,7 +90,7 @@ def test_tabulate_bytes_units():
       return Lin(1000)(x)
 
   text = Big().tabulate(jax.random.key(0), jnp.ones((1, 1000)))
-  assert '1,001,000 (4.0 MB)' in text
+  assert 'Total Parameters: 1,001,000 (4.0 MB)' in _lines(text)
 
 
 def _plain_flops(fn, *args):
@@ -315,3 +315,46 @@ def test_named_call_decorator():
 
 def test_repr_of_base_module():
   assert repr(nn.Module()) == 'Module()'
+
+
+# The exact text, styles included, of Flax 0.12.8's tabulate of the Foo of
+# test_tabulate_exact_text.
+EXACT_LINES = [
+  '',
+  '\x1b[3m                                  Foo Summary                                   \x1b[0m',
+  '┏━━━━━━━┳━━━━━━━━┳━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┓',
+  '┃\x1b[1m \x1b[0m\x1b[1mpath \x1b[0m\x1b[1m \x1b[0m┃\x1b[1m \x1b[0m\x1b[1mmodule\x1b[0m\x1b[1m \x1b[0m┃\x1b[1m \x1b[0m\x1b[1minputs         \x1b[0m\x1b[1m \x1b[0m┃\x1b[1m \x1b[0m\x1b[1moutputs           \x1b[0m\x1b[1m \x1b[0m┃\x1b[1m \x1b[0m\x1b[1mparams              \x1b[0m\x1b[1m \x1b[0m┃',
+  '┡━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩',
+  '│       │ Foo    │ - \x1b[2mfloat32\x1b[0m[16,9] │ - \x1b[2mfloat32\x1b[0m[16,2]    │                      │',
+  '│       │        │ - train: True   │ - h: \x1b[2mfloat32\x1b[0m[16,4] │                      │',
+  '├───────┼────────┼─────────────────┼────────────────────┼──────────────────────┤',
+  '│ Lin_0 │ Lin    │ \x1b[2mfloat32\x1b[0m[16,9]   │ \x1b[2mfloat32\x1b[0m[16,4]      │ bias: \x1b[2mfloat32\x1b[0m[4]     │',
+  '│       │        │                 │                    │ kernel: \x1b[2mfloat32\x1b[0m[9,4] │',
+  '│       │        │                 │                    │                      │',
+  '│       │        │                 │                    │ \x1b[1m40 \x1b[0m\x1b[1;2m(160 B)\x1b[0m           │',
+  '├───────┼────────┼─────────────────┼────────────────────┼──────────────────────┤',
+  '│ Lin_1 │ Lin    │ \x1b[2mfloat32\x1b[0m[16,4]   │ \x1b[2mfloat32\x1b[0m[16,2]      │ bias: \x1b[2mfloat32\x1b[0m[2]     │',
+  '│       │        │                 │                    │ kernel: \x1b[2mfloat32\x1b[0m[4,2] │',
+  '│       │        │                 │                    │                      │',
+  '│       │        │                 │                    │ \x1b[1m10 \x1b[0m\x1b[1;2m(40 B)\x1b[0m            │',
+  '├───────┼────────┼─────────────────┼────────────────────┼──────────────────────┤',
+  '│\x1b[1m \x1b[0m\x1b[1m     \x1b[0m\x1b[1m \x1b[0m│\x1b[1m \x1b[0m\x1b[1m      \x1b[0m\x1b[1m \x1b[0m│\x1b[1m \x1b[0m\x1b[1m               \x1b[0m\x1b[1m \x1b[0m│\x1b[1m \x1b[0m\x1b[1m             Total\x1b[0m\x1b[1m \x1b[0m│\x1b[1m \x1b[0m\x1b[1m50 \x1b[0m\x1b[1;2m(200 B)\x1b[0m\x1b[1m          \x1b[0m\x1b[1m \x1b[0m│',
+  '└───────┴────────┴─────────────────┴────────────────────┴──────────────────────┘',
+  '\x1b[1m                                                                                \x1b[0m',
+  '\x1b[1m                          Total Parameters: 50 \x1b[0m\x1b[1;2m(200 B)\x1b[0m\x1b[1m                          \x1b[0m',
+  '',
+  '',
+]
+
+
+def test_tabulate_exact_text():
+  class Foo(nn.Module):  # the title shows the class name
+    @nn.compact
+    def __call__(self, x, train=False):
+      h = Lin(4)(x)
+      return Lin(2)(h), {'h': h}
+
+  text = Foo().tabulate(jax.random.key(0), jnp.ones((16, 9)), train=True)
+  assert text.split('\n') == EXACT_LINES
+  table = nn.tabulate(Foo(), jax.random.key(0))(jnp.ones((16, 9)), train=True)
+  assert table == text

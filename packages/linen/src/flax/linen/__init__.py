@@ -12,7 +12,7 @@ distributions through the plugin registry and are resolved on first access.
 ...   @nn.compact
 ...   def __call__(self, x):
 ...     return x + self.param('b', jax.nn.initializers.zeros, x.shape[-1:])
->>> variables = Bias().init(jax.random.key(0), jnp.ones((1, 3)))
+>>> variables = Bias().init(jax.random.key(0), jnp.ones(3))
 >>> jax.tree_util.tree_map(jnp.shape, variables)
 {'params': {'b': (3,)}}
 """

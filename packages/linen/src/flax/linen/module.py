@@ -11,7 +11,7 @@ after the attribute holding them or with a per-class counter (``Dense_0``).
 ...   @nn.compact
 ...   def __call__(self, x):
 ...     return x * self.param('w', jax.nn.initializers.ones, x.shape[-1:])
->>> variables = Scale().init(jax.random.key(0), jnp.ones((2, 3)))
+>>> variables = Scale().init(jax.random.key(0), jnp.ones(3))
 >>> variables['params']['w'].shape
 (3,)
 """

@@ -175,55 +175,87 @@ def _size_and_bytes(leaves) -> tuple:
   return count, nbytes
 
 
-def _size_repr(leaves) -> str:
+def _size_repr(leaves, bold: bool = True) -> str:
+  """``'[bold]6 [dim](24 B)[/dim][/bold]'`` markup; ``''`` without leaves."""
+  if not leaves:
+    return ''
   count, nbytes = _size_and_bytes(leaves)
-  return f'{count:,} ({_bytes_repr(nbytes)})'
+  text = f'{count:,} [dim]({_bytes_repr(nbytes)})[/dim]'
+  return f'[bold]{text}[/bold]' if bold else text
 
 
-def _value_repr(x) -> str:
-  if hasattr(x, 'shape') and hasattr(x, 'dtype'):
-    return f'{np.dtype(x.dtype).name}[{",".join(str(d) for d in x.shape)}]'
-  return repr(x)
+def _has_shape(x) -> bool:
+  return hasattr(x, 'shape') and hasattr(x, 'dtype')
+
+
+def _array_markup(x) -> str:
+  shape = ','.join(str(d) for d in x.shape)
+  return f'[dim]{np.dtype(x.dtype).name}[/dim][{shape}]'
+
+
+def _scalar_markup(x) -> str:
+  import rich.markup
+
+  if _has_shape(x):
+    return _array_markup(x)
+  if isinstance(x, (Mapping, FrozenDict)):
+    return '{}'
+  if isinstance(x, (list, tuple)):
+    return '[]'
+  return rich.markup.escape(str(x))
+
+
+def _is_block(x) -> bool:
+  """Non-empty containers are written as YAML-like blocks."""
+  if _has_shape(x):
+    return False
+  return isinstance(x, (Mapping, FrozenDict, list, tuple)) and len(x) > 0
+
+
+def _block_lines(x) -> list:
+  """YAML block style: ``key: value`` / ``- item`` lines (lists inside a
+  mapping are not indented, nested mappings are, by two spaces)."""
+  lines = []
+  if isinstance(x, (Mapping, FrozenDict)):
+    for k, v in x.items():
+      key = _scalar_markup(k)
+      if not _is_block(v):
+        lines.append(f'{key}: {_scalar_markup(v)}')
+      elif isinstance(v, (Mapping, FrozenDict)):
+        lines.append(f'{key}:')
+        lines.extend('  ' + line for line in _block_lines(v))
+      else:
+        lines.append(f'{key}:')
+        lines.extend(_block_lines(v))
+    return lines
+  for item in x:
+    if not _is_block(item):
+      lines.append(f'- {_scalar_markup(item)}')
+      continue
+    sub = _block_lines(item)
+    lines.append('- ' + sub[0])
+    lines.extend('  ' + line for line in sub[1:])
+  return lines
 
 
 def _structure_repr(x) -> str:
-  if isinstance(x, (Mapping, FrozenDict)):
-    lines = []
-    for k, v in x.items():
-      sub = _structure_repr(v)
-      if '\n' in sub or isinstance(v, (Mapping, list, tuple)) and v:
-        sub = '\n' + _indent(sub)
-        lines.append(f'{k}:{sub}')
-      else:
-        lines.append(f'{k}: {sub}')
-    return '\n'.join(lines)
-  if isinstance(x, (list, tuple)) and not hasattr(x, '_fields'):
-    lines = []
-    for v in x:
-      sub = _structure_repr(v)
-      lines.append('- ' + sub.replace('\n', '\n  '))
-    return '\n'.join(lines)
-  if hasattr(x, 'shape') and hasattr(x, 'dtype'):
-    return _value_repr(x)
-  leaves = jax.tree_util.tree_leaves(x)
-  if leaves and len(leaves) == 1 and leaves[0] is not x:
-    return _value_repr(leaves[0])
-  return repr(x)
-
-
-def _indent(text: str) -> str:
-  return '\n'.join('  ' + line for line in text.split('\n'))
+  """The text of an input or output value; ``''`` for an empty one."""
+  if _is_block(x):
+    return '\n'.join(_block_lines(x))
+  if isinstance(x, (Mapping, FrozenDict, list, tuple)) and not _has_shape(x):
+    return ''
+  return _scalar_markup(x)
 
 
 def _inputs_repr(inputs) -> str:
   args, kwargs = inputs
   if not kwargs:
-    if len(args) == 1:
-      return _structure_repr(args[0])
-    return _structure_repr(tuple(args))
-  if not args:
-    return _structure_repr(dict(kwargs))
-  return _structure_repr({'args': tuple(args), 'kwargs': dict(kwargs)})
+    value = args[0] if len(args) == 1 else list(args)
+  elif not args:
+    value = dict(kwargs)
+  else:
+    value = list(args) + [dict(kwargs)]
+  return _structure_repr(value)
 
 
 def _flatten(tree, prefix=()):
@@ -245,21 +277,38 @@ def _subtree(tree, path):
   return tree if isinstance(tree, (dict, FrozenDict)) else {}
 
 
+def _variable_markup(value) -> str:
+  """``float32[3,2]``, followed by ``P(None, model)`` for partitioned ones."""
+  names = getattr(value, 'names', None)
+  leaves = jax.tree_util.tree_leaves(value)
+  text = ', '.join(_array_markup(x) for x in leaves if _has_shape(x))
+  if not text:
+    text = _scalar_markup(value)
+  if names is not None and hasattr(value, 'get_partition_spec'):
+    import rich.markup
+
+    spec = ', '.join(str(n) for n in names)
+    text += f' [dim]P[/dim]({rich.markup.escape(spec)})'
+  return text
+
+
+def _is_box(x) -> bool:
+  return hasattr(x, 'unbox') and hasattr(x, 'replace_boxed')
+
+
 def _collection_cell(variables, col, call, whole_subtree) -> str:
   tree = _subtree(variables.get(col, {}), call.path)
-  own = {k: v for k, v in tree.items() if k not in call.submodules}
   if whole_subtree:
-    own = tree
+    return _size_repr(jax.tree_util.tree_leaves(tree))
+  own = {k: v for k, v in tree.items() if k not in call.submodules}
   flat = _flatten(own)
   if not flat:
     return ''
   lines = []
   all_leaves = []
   for path, value in flat.items():
-    leaves = jax.tree_util.tree_leaves(value)
-    all_leaves.extend(leaves)
-    reprs = ', '.join(_value_repr(x) for x in leaves) or repr(value)
-    lines.append(f'{"/".join(str(p) for p in path)}: {reprs}')
+    all_leaves.extend(jax.tree_util.tree_leaves(value))
+    lines.append(f'{"/".join(str(p) for p in path)}: {_variable_markup(value)}')
   lines.append('')
   lines.append(_size_repr(all_leaves))
   return '\n'.join(lines)
@@ -280,11 +329,16 @@ def _render(
   import rich.text
 
   collections = sorted(variables.keys())
+  grand = []
+  for col in collections:
+    grand.extend(jax.tree_util.tree_leaves(variables[col]))
   options = {
     'show_header': True,
     'show_lines': True,
     'show_footer': False,
     'title': f'{type(module).__name__} Summary',
+    'caption': f'\nTotal Parameters: {_size_repr(grand, bold=False)}',
+    'caption_style': 'bold',
   }
   options.update(table_kwargs or {})
   table = rich.table.Table(**options)
@@ -315,25 +369,24 @@ def _render(
     for col in collections:
       row.append(_collection_cell(variables, col, call, cut))
     table.add_row(*row)
-  totals = []
-  grand = []
-  for col in collections:
-    leaves = jax.tree_util.tree_leaves(variables[col])
-    grand.extend(leaves)
-    totals.append(_size_repr(leaves))
+  totals = [
+    _size_repr(jax.tree_util.tree_leaves(variables[col])) for col in collections
+  ]
   blanks = [''] * len(flop_columns)
   table.add_row(
-    '', '', '', rich.text.Text('Total', justify='right'), *blanks, *totals
+    '',
+    '',
+    '',
+    rich.text.Text('Total', justify='right'),
+    *blanks,
+    *totals,
+    style='bold',
   )
   kwargs = {'force_terminal': True, 'force_jupyter': False}
   kwargs.update(console_kwargs or {})
   console = rich.console.Console(file=io.StringIO(), **kwargs)
   console.print(table)
-  width = console.measure(table).maximum
-  caption = f'Total Parameters: {_size_repr(grand)}'
-  console.print()
-  console.print(rich.text.Text(caption.center(width).rstrip()))
-  return console.file.getvalue()
+  return '\n' + console.file.getvalue() + '\n'
 
 
 def tabulate(
@@ -385,12 +438,12 @@ def tabulate(
   ...   @nn.compact
   ...   def __call__(self, x):
   ...     return x + self.param('b', jax.nn.initializers.zeros, (3,))
-  >>> text = nn.tabulate(Bias(), jax.random.key(0))(jnp.ones((2, 3)))
-  >>> 'Total Parameters: 3 (12 B)' in text
+  >>> text = nn.tabulate(Bias(), jax.random.key(0))(jnp.ones(3))
+  >>> 'Total Parameters: 3' in text
   True
   >>> text = nn.tabulate(Bias(), jax.random.key(0), compute_flops=True)(
-  ...     jnp.ones((2, 3)))
-  >>> '│ 6     │' in text  # six additions
+  ...     jnp.ones(3))
+  >>> '│ 3     │' in text  # three additions
   True
   """
   init_kwargs = kwargs
