@@ -539,7 +539,8 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     Args:
       variables: the variables, ``{collection: {...}}``.
       *args: positional arguments of the method.
-      rngs: ``{stream_name: key}`` for the PRNG streams it needs.
+      rngs: ``{stream_name: key}`` for the PRNG streams it needs, or one
+        PRNG key (used as the ``'params'`` stream).
       method: the method to run: a function taking the Module first, a
         method of this Module, or a method's name.
       mutable: collections that may change: ``False``, ``True``, a name, a
@@ -553,11 +554,8 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       mutable.
     """
     Module._module_checks(self)
-    if rngs is not None and not isinstance(rngs, (dict, FrozenDict)):
-      raise ValueError(
-        'The apply function expects `rngs` to be a dict of PRNG keys, '
-        f'got {type(rngs)}.'
-      )
+    if rngs is not None:
+      rngs = _check_rngs(self, rngs)
     method = _resolve_method(self, method)
     from flax.linen import _functional
 

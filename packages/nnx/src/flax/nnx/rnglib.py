@@ -38,15 +38,18 @@ class RngCount(RngState):
 
 
 def _to_key(value):
+  # An int seed, a typed PRNG key, or raw uint32 key data; nothing else.
   if isinstance(value, int):
     return jax.random.key(value)
-  if isinstance(value, jax.Array) and not jnp.issubdtype(
-    value.dtype, jax.dtypes.prng_key
-  ):
-    if value.ndim == 0:
-      return jax.random.key(value)
-    return jax.random.wrap_key_data(value)
-  return value
+  if isinstance(value, jax.Array):
+    if jnp.issubdtype(value.dtype, jax.dtypes.prng_key):
+      return value
+    if value.dtype == jnp.uint32 and value.ndim:
+      return jax.random.wrap_key_data(value)
+  raise ValueError(
+    f'Invalid rng value: {value}; an RNG stream needs an int seed or a '
+    'jax.Array of jax.dtypes.prng_key sub-dtype (or uint32 raw key data).'
+  )
 
 
 class RngStream(Pytree):
