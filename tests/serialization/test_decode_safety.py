@@ -134,9 +134,11 @@ def test_huge_declared_lengths_do_not_allocate():
     serialization.msgpack_restore(b'\xdd\xff\xff\xff\xff')
 
 
-def test_non_string_map_keys_are_refused():
+def test_non_string_map_keys_are_restored():
+  assert serialization.msgpack_restore(msgpack.packb({1: 2})) == {1: 2}
+  # Unhashable keys cannot be restored.
   with pytest.raises(MsgpackDecodeError):
-    serialization.msgpack_restore(msgpack.packb({1: 2}))
+    serialization.msgpack_restore(b'\x81\x91\x01\x02')
 
 
 def test_decode_error_is_a_msgpack_format_and_stack_error():
@@ -152,3 +154,28 @@ def test_decode_error_is_a_msgpack_format_and_stack_error():
       assert isinstance(e, msgpack.exceptions.StackError)
     else:
       raise AssertionError(f'{bad[:4]!r} decoded')
+
+
+def test_dtype_names_numpy_would_parse_as_expressions():
+  # NumPy raises SyntaxError or ValueError for some of these strings.
+  for name in (',', '(1,', '(,)i4', '(2,3', '(2,)(', 'i4,i4', '(2,)i4', 'foo'):
+    payload = msgpack.packb(([1], name, b'\x00' * 4), use_bin_type=True)
+    with pytest.raises(MsgpackDecodeError, match='Unsupported array dtype'):
+      serialization.msgpack_restore(ext(1, payload))
+
+
+def test_deeply_nested_input_is_a_decode_error():
+  # Deeper than msgpack's own stack: refused while decoding.
+  for prefix in (b'\x91', b'\x81\xa1a', b'\x81\xa10'):
+    with pytest.raises(MsgpackDecodeError):
+      serialization.from_bytes({'a': 1}, prefix * 5000 + b'\x01')
+  # Decodable, but too deep to compare with the target: the same error, not
+  # a RecursionError.
+  lists = b'\x91' * 1000 + b'\x01'
+  for target in ({'a': 1}, {'b': 1}):
+    with pytest.raises(MsgpackDecodeError, match='nested too deeply'):
+      serialization.from_bytes(target, lists)
+  # A shallow mismatch is reported as such.
+  dicts = b'\x81\xa1a' * 1000 + b'\x01'
+  with pytest.raises(ValueError, match='keys do not match'):
+    serialization.from_bytes({'b': 1}, dicts)

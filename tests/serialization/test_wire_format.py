@@ -247,8 +247,8 @@ def test_unsupported_leaves_raise_clear_errors():
     serialization.msgpack_serialize({'x': np.array([object()])})
   with pytest.raises(ValueError, match='cannot be serialized'):
     serialization.msgpack_serialize({'x': np.array(['a', 'b'])})
-  with pytest.raises(TypeError, match='keys must be strings'):
-    serialization.msgpack_serialize({1: 2})
+  with pytest.raises(TypeError, match="can not serialize 'tuple' object"):
+    serialization.msgpack_serialize({(1, 2): 3})
   with pytest.raises(TypeError, match='expects bytes'):
     serialization.msgpack_restore('text')
 
@@ -268,3 +268,26 @@ def test_copy_sorts_dict_keys_and_in_place_keeps_their_order():
     bytes.fromhex('82a16201a16102')
   )
   assert list(tree) == ['b', 'a']  # the input is left as it was
+
+
+def test_non_string_keys_are_written_as_msgpack_values():
+  data = serialization.msgpack_serialize({1: np.arange(3), 2: {3: 5}})
+  assert data == (
+    b'\x82\x01\xc7#\x01\x93\x91\x03\xa5int64\xc4\x18'
+    + np.arange(3, dtype=np.int64).tobytes()
+    + b'\x02\x81\x03\x05'
+  )
+  restored = serialization.msgpack_restore(data)
+  assert list(restored) == [1, 2] and restored[2] == {3: 5}
+  np.testing.assert_array_equal(restored[1], [0, 1, 2])
+  for tree, wire in (
+    ({1: 2}, b'\x81\x01\x02'),
+    ({1.5: 2}, b'\x81\xcb?\xf8\x00\x00\x00\x00\x00\x00\x02'),
+    ({None: 1}, b'\x81\xc0\x01'),
+    ({True: 1}, b'\x81\xc3\x01'),
+  ):
+    assert serialization.msgpack_serialize(tree) == wire
+    assert serialization.msgpack_restore(wire) == tree
+  # to_bytes goes through the state dict, whose keys are strings.
+  assert serialization.to_bytes({1: 2}) == b'\x81\xa11\x02'
+  assert serialization.from_bytes({1: 0}, b'\x81\xa11\x02') == {1: 2}

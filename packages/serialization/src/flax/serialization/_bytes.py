@@ -2,6 +2,7 @@
 
 from flax.core.state_dict import from_state_dict
 from flax.core.state_dict import to_state_dict
+from flax.serialization._decode import MsgpackDecodeError
 from flax.serialization._decode import msgpack_restore
 from flax.serialization._encode import msgpack_serialize
 
@@ -41,5 +42,15 @@ def from_bytes(target, encoded_bytes: bytes):
   Returns:
     A new object like ``target`` whose arrays are NumPy arrays read from the
     bytes.
+
+  Raises:
+    MsgpackDecodeError: when the bytes are truncated, corrupted, not a Flax
+      msgpack encoding, or nested too deeply to restore.
   """
-  return from_state_dict(target, msgpack_restore(encoded_bytes))
+  state = msgpack_restore(encoded_bytes)
+  try:
+    return from_state_dict(target, state)
+  except RecursionError:
+    raise MsgpackDecodeError(
+      'The msgpack data is nested too deeply to restore into the target.'
+    ) from None

@@ -8,6 +8,7 @@ Malformed, truncated or hostile input raises ``MsgpackDecodeError``.
 
 import functools
 import math
+import re
 
 import msgpack
 import numpy as np
@@ -29,6 +30,12 @@ class MsgpackDecodeError(
   """
 
 
+# Dtype names as ``ndarray.dtype.name`` writes them ('float32', 'bool', ...).
+# Anything else is refused before NumPy parses it: NumPy reads some strings
+# as type expressions and raises SyntaxError or ValueError for them.
+_DTYPE_NAME_RE = re.compile(r'[a-z][a-z0-9_]{0,31}')
+
+
 @functools.lru_cache(maxsize=None)
 def dtype_from_name(name: str) -> np.dtype:
   """Returns the dtype stored under ``name`` (numeric dtypes only)."""
@@ -36,10 +43,12 @@ def dtype_from_name(name: str) -> np.dtype:
     import ml_dtypes
 
     return np.dtype(getattr(ml_dtypes, name))
-  try:
-    dtype = np.dtype(name)
-  except TypeError:
-    dtype = None
+  dtype = None
+  if _DTYPE_NAME_RE.fullmatch(name):
+    try:
+      dtype = np.dtype(name)
+    except Exception:  # noqa: BLE001 - any refusal by NumPy means 'no'.
+      dtype = None
   if dtype is None or dtype.kind not in _NUMERIC_KINDS or dtype.name != name:
     raise MsgpackDecodeError(f'Unsupported array dtype {name!r} in msgpack.')
   return dtype
@@ -256,7 +265,9 @@ def msgpack_restore(encoded_pytree) -> object:
       f'msgpack_restore expects bytes, got {type(encoded_pytree).__name__}.'
     )
   try:
-    tree = msgpack.unpackb(encoded_pytree, ext_hook=_ext_hook, raw=False)
+    tree = msgpack.unpackb(
+      encoded_pytree, ext_hook=_ext_hook, raw=False, strict_map_key=False
+    )
   except MsgpackDecodeError:
     raise
   except msgpack.ExtraData:

@@ -196,18 +196,27 @@ def _key_map(key) -> dict:
   }
 
 
+# Deepest container nesting written (and accepted when decoding).
+MAX_DEPTH = 512
+# Dict keys written as they are; msgpack restores them with their type.
+_KEY_TYPES = (str, int, float, bool, type(None), bytes)
+
+
 def _encode(obj, out: list, depth: int = 0) -> None:
-  if depth > 512:
-    raise ValueError('Cannot serialize a tree nested more than 512 levels.')
+  if depth > MAX_DEPTH:
+    raise ValueError(
+      f'Cannot serialize a tree nested more than {MAX_DEPTH} levels.'
+    )
   t = type(obj)
   if t in _SCALARS:
     out.append(_pack_scalar(obj))
   elif t is dict:
     out.append(_map_header(len(obj)))
     for k, v in obj.items():
-      if type(k) is not str:
+      if type(k) not in _KEY_TYPES:
         raise TypeError(
-          f'State dict keys must be strings, got {type(k).__name__} key {k!r}.'
+          f'can not serialize {type(k).__name__!r} object as a msgpack map '
+          f'key ({k!r}); keys must be str, int, float, bool, bytes or None.'
         )
       out.append(_pack_scalar(k))
       _encode(v, out, depth + 1)
@@ -249,8 +258,9 @@ def encode_pieces(pytree) -> list:
 def msgpack_serialize(pytree, in_place: bool = False) -> bytes:
   """Serializes a state dict to msgpack bytes in Flax's wire format.
 
-  Dicts (with string keys), lists, strings, bytes, numbers, None, NumPy and
-  JAX arrays are supported. Arrays larger than ``MAX_CHUNK_SIZE`` bytes are
+  Dicts, lists, strings, bytes, numbers, None, NumPy and JAX arrays are
+  supported. Dict keys are normally strings; int, float, bool, bytes and
+  None keys are written as msgpack values of that type and restored as such. Arrays larger than ``MAX_CHUNK_SIZE`` bytes are
   split into chunks.
 
   >>> import numpy as np
