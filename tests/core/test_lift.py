@@ -671,3 +671,81 @@ def test_vmap_and_scan_in_out_axes():
   )
   _, v = init(scanned)(jax.random.key(0), 0.0, jnp.ones(3))
   assert shapes(v) == {'params': {'w': (3,)}}
+
+
+def test_lift_helpers():
+  d = {'a': {'b': 1, 'c': 2}}
+  assert lift.set_from_dict(d, {'a': {'b': 3}, 'q': 1}) is None
+  assert d == {'a': {'b': 3, 'c': 2}, 'q': 1}
+  assert lift.id_fn(3) == 3
+  c = lift.CountsHolder.make({'a': {'b': 1, 'c': 2}})
+  assert c.flat_d == {('a', 'b'): 1, ('a', 'c'): 2}
+  c2 = lift.CountsHolder.make({'a': {'b': 3, 'c': 2}})
+  assert c2.sub(c).flat_d == {('a', 'b'): 2, ('a', 'c'): 0}
+  assert c.add(c2).unflat() == {'a': {'b': 4, 'c': 4}}
+  assert c.flat_d == {('a', 'b'): 1, ('a', 'c'): 2}
+  ctx = lift.TransformContext()
+  with ctx.push(3):
+    assert ctx.get() == 3 and ctx.stack == [3]
+  with pytest.raises(IndexError):
+    ctx.get()
+  assert lift.In is __import__('flax').typing.In
+
+
+def test_lift_value_and_grad_and_swap_collection():
+  def f(scope, x):
+    w = scope.param('w', jax.nn.initializers.ones, (2,))
+    return (w * x).sum()
+
+  seen = []
+
+  def m(scope, x):
+    y, grads = lift.value_and_grad(f, scope, x)
+    seen.append((float(y), [g.tolist() for g in grads]))
+    y, aux, grads = lift.value_and_grad(
+      lambda s, x: (f(s, x), 7), scope, x, has_aux=True
+    )
+    seen.append((float(y), aux, len(grads)))
+    return 0
+
+  init(m)(jax.random.key(0), jnp.ones(2))
+  assert seen == [(2.0, [[1.0, 1.0]]), (2.0, 7, 1)]
+
+  def g(scope):
+    seen.append({k: dict(v) for k, v in scope.variables().items()})
+    scope.put_variable('b', 'x', 2)
+
+  _, out = apply(lift.swap_collection(g, 'a', 'b'), mutable=True)(
+    {'a': {'x': 1}, 'b': {'y': 0}}
+  )
+  assert seen[-1] == {'a': {'y': 0}, 'b': {'x': 1}}
+  assert out == {'a': {'x': 2}, 'b': {'y': 0}}
+
+
+def test_map_variables_defaults_and_scan_options():
+  def f(scope):
+    return scope.param('w', jax.nn.initializers.ones, (2,))
+
+  doubled = lift.map_variables(
+    f, 'params', lambda v: jax.tree_util.tree_map(lambda x: 2 * x, v), init=True
+  )
+  y, v = init(doubled)(jax.random.key(0))
+  # The mapped value is what init stores too (map_out_fn is the identity).
+  assert y.tolist() == [2.0, 2.0] and v['params']['w'].tolist() == [2.0, 2.0]
+
+  def body(scope, c, x):
+    w = scope.param('w', jax.nn.initializers.ones, ())
+    return c + w * x, c
+
+  for options in (
+    {'_split_transpose': False},
+    {'check_constancy_invariants': False},
+  ):
+    scanned = lift.scan(
+      body,
+      variable_broadcast='params',
+      split_rngs={'params': False},
+      **options,
+    )
+    (c, ys), _ = init(scanned)(jax.random.key(0), 0.0, jnp.arange(3.0))
+    assert float(c) == 3.0 and ys.tolist() == [0.0, 0.0, 1.0]

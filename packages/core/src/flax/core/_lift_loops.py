@@ -33,8 +33,10 @@ def scan(
   length: Optional[int] = None,
   reverse: bool = False,
   unroll: int = 1,
+  _split_transpose: bool = False,
   data_transform: Optional[Callable[..., Any]] = None,
   metadata_params: Mapping[Any, Any] = {},
+  check_constancy_invariants: bool = True,
 ) -> Callable[..., Any]:
   """Lifted ``jax.lax.scan`` of ``fn(scope, carry, *xs) -> (carry, ys)``.
 
@@ -70,6 +72,9 @@ def scan(
     data_transform: optional ``f(variable_groups, rng_groups)`` applied to
       the lifted data inside the body.
     metadata_params: passed to ``AxisMetadata.add_axis``/``remove_axis``.
+    _split_transpose: passed to ``jax.lax.scan`` (experimental).
+    check_constancy_invariants: check that broadcast variables do not
+      depend on the carry or the scanned inputs.
 
   Returns:
     The lifted function ``(scope, init_carry, *xs) -> (carry, ys)``.
@@ -115,6 +120,8 @@ def scan(
       length=length,
       reverse=reverse,
       unroll=unroll,
+      _split_transpose=_split_transpose,
+      check_constancy_invariants=check_constancy_invariants,
     )
     def scanned(broadcast_vars, carry, scan_variable_groups, rng_groups, args):
       carry_vars, c = carry

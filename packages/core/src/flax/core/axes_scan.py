@@ -54,6 +54,8 @@ def scan(
   length: Optional[int] = None,
   reverse: bool = False,
   unroll: int = 1,
+  _split_transpose: bool = False,
+  check_constancy_invariants: bool = True,
 ) -> Callable[..., Any]:
   """Returns ``scan_fn(broadcast_in, init, *args)`` looping ``fn``.
 
@@ -64,6 +66,10 @@ def scan(
     length: the number of iterations (inferred from the inputs if None).
     reverse: loop from the end.
     unroll: see ``jax.lax.scan``.
+    _split_transpose: passed to ``jax.lax.scan`` (experimental).
+    check_constancy_invariants: check that the broadcast outputs do not
+      depend on the carry or the scanned inputs (skip it to save tracing
+      time when that is known).
 
   Returns:
     A function returning ``(broadcast_out, carry, ys)``.
@@ -113,7 +119,9 @@ def scan(
       return_shape=True,
     )(carry_specs, x_specs)
     n_in = len(closed.jaxpr.invars)
-    if any(partial_eval.unknown_outputs(closed.jaxpr, [True] * n_in)):
+    if check_constancy_invariants and any(
+      partial_eval.unknown_outputs(closed.jaxpr, [True] * n_in)
+    ):
       raise ValueError(
         'broadcasted variable has a data dependency on the scan body.'
       )
@@ -133,6 +141,7 @@ def scan(
       length=length,
       reverse=reverse,
       unroll=unroll,
+      _split_transpose=_split_transpose,
     )
     ys = _tree_map_axes(from_front, out_axes, ys)
     ys = _tree_map_axes(

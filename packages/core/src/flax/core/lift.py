@@ -37,6 +37,24 @@ from flax.core._pack import _unzip2, pack, split_in_out_axes
 from flax.core._rng import tree_map_rngs
 from flax.core.scope import Scope
 
+# Names Flax's lift module also offers.
+from flax.core._filters import DenyList as DenyList  # noqa: E402
+from flax.core._filters import group_collections as group_collections  # noqa: E402
+from flax.core._filters import in_filter as in_filter  # noqa: E402
+from flax.core._filters import is_filter_empty as is_filter_empty  # noqa: E402
+from flax.core._filters import union_filters as union_filters  # noqa: E402
+from flax.core._lift_helpers import CountsHolder as CountsHolder  # noqa: E402
+from flax.core._lift_helpers import TransformContext as TransformContext  # noqa: E402
+from flax.core._lift_helpers import id_fn as id_fn  # noqa: E402
+from flax.core._lift_helpers import set_from_dict as set_from_dict  # noqa: E402
+from flax.core._lift_helpers import swap_collection as swap_collection  # noqa: E402
+from flax.core._lift_helpers import value_and_grad as value_and_grad  # noqa: E402
+from flax.core._rng import LazyRng as LazyRng  # noqa: E402
+from flax.core.frozen_dict import freeze as freeze  # noqa: E402
+from flax.core.frozen_dict import unfreeze as unfreeze  # noqa: E402
+from flax.typing import In as In  # noqa: E402
+from flax.typing import Out as Out  # noqa: E402
+
 __all__ = [
   'pack',
   'vmap',
@@ -357,14 +375,24 @@ def custom_vjp(
 def map_variables(
   fn: Callable[..., Any],
   mapped_collections: CollectionFilter,
-  map_in_fn: Callable[..., Any],
-  map_out_fn: Callable[..., Any],
-  init: bool,
-  mutable: bool,
-  rngs: PRNGSequenceFilter,
-  variables: CollectionFilter,
+  map_in_fn: Callable[..., Any] = id_fn,
+  map_out_fn: Callable[..., Any] = id_fn,
+  init: bool = False,
+  mutable: bool = False,
+  rngs: PRNGSequenceFilter = True,
+  variables: CollectionFilter = True,
 ) -> Callable[..., Any]:
   """Maps some collections on their way into (and out of) ``fn``.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax.core import init, lift
+  >>> def f(scope):
+  ...   return scope.param('w', jax.nn.initializers.ones, (2,))
+  >>> doubled = lift.map_variables(
+  ...     f, 'params', lambda v: jax.tree_util.tree_map(lambda x: 2 * x, v),
+  ...     init=True)
+  >>> init(doubled)(jax.random.key(0))[0].tolist()
+  [2.0, 2.0]
 
   Args:
     fn: ``fn(scope, *args)``.

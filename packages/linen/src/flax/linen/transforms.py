@@ -207,9 +207,11 @@ def scan(
   length: Optional[int] = None,
   reverse: bool = False,
   unroll: int = 1,
+  _split_transpose: bool = False,
   data_transform=None,
   metadata_params: Mapping[Any, Any] = {},
   methods=None,
+  check_constancy_invariants: bool = True,
 ):
   """Lifted ``jax.lax.scan``.
 
@@ -218,6 +220,9 @@ def scan(
   ``variable_broadcast`` ones are shared (and initialized once), and
   ``variable_carry`` ones are carried from one iteration to the next.
   ``in_axes=nn.broadcast`` marks inputs passed unchanged to every step.
+  ``_split_transpose`` goes to ``jax.lax.scan``;
+  ``check_constancy_invariants=False`` skips the check that broadcast
+  variables do not depend on the loop.
   """
   return lift_transform(
     lift.scan,
@@ -231,9 +236,11 @@ def scan(
     length=length,
     reverse=reverse,
     unroll=unroll,
+    _split_transpose=_split_transpose,
     data_transform=data_transform,
     metadata_params=metadata_params,
     methods=methods,
+    check_constancy_invariants=check_constancy_invariants,
   )
 
 
