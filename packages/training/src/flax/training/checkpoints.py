@@ -8,9 +8,12 @@ call: an ``orbax_checkpointer`` or ``backend`` argument, else the innermost
 ``flax.config.flax_use_orbax_checkpointing`` is set and orbax-checkpoint is
 installed, else msgpack. Restoring detects the format of what it finds.
 
-Saves are atomic: the data is written to a temporary file, flushed to disk
-and renamed, so a save killed at any point leaves the previous checkpoints
-restorable.
+Saves are atomic: the data is written to a temporary file of the save's
+own, flushed to disk and moved into place, so a save killed at any point
+leaves the previous checkpoints restorable. Processes saving into one
+directory at once are serialized by a lock on it: each step's file holds
+that step's data, and a save whose step is by then outdated raises
+``InvalidCheckpointError``.
 
 >>> import os, tempfile
 >>> import flax
@@ -36,6 +39,7 @@ from flax.serialization import _backend as backend_lib
 from flax.serialization import from_state_dict
 from flax.serialization._encode import encode_pieces
 from flax.serialization import to_state_dict
+from flax.training import _publish
 
 __all__ = [
   'AsyncManager',
@@ -311,16 +315,24 @@ def _save(
       pieces = [b''.join(pieces)]
 
     def task():
-      tmp_path = os.path.join(ckpt_dir, f'{prefix}tmp')
+      # A temporary file of this save's own; then, under the directory
+      # lock, check again (another process may have saved meanwhile),
+      # publish and prune.
+      tmp = _publish.temp_path(ckpt_path)
       try:
-        backend_lib.atomic_write(
-          ckpt_path, pieces, overwrite=overwrite, tmp_path=tmp_path
-        )
-      except FileExistsError:
-        raise errors.InvalidCheckpointError(ckpt_path, step) from None
-      _remove_invalid_ckpts(
-        ckpt_dir, step, prefix, keep, overwrite, keep_every_n_steps, backend
-      )
+        _publish.write_temp(tmp, pieces)
+        with _publish.directory_lock(ckpt_dir):
+          if not overwrite:
+            _check_overwrite(ckpt_dir, step, prefix, backend)
+          try:
+            _publish.publish(tmp, ckpt_path, overwrite=overwrite)
+          except FileExistsError:
+            raise errors.InvalidCheckpointError(ckpt_path, step) from None
+          _remove_invalid_ckpts(
+            ckpt_dir, step, prefix, keep, overwrite, keep_every_n_steps, backend
+          )
+      finally:
+        _publish.remove_quietly(tmp)
   else:
 
     def task():
