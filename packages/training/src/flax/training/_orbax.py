@@ -129,10 +129,75 @@ def restore_path(path, target=None, checkpointer=None, transforms=None):
   kwargs = {}
   if transforms is not None:
     kwargs['transforms'] = transforms
-  return checkpointer.restore(
-    path,
-    args=o.args.PyTreeRestore(item=target, restore_args=restore_args, **kwargs),
+  try:
+    return checkpointer.restore(
+      path,
+      args=o.args.PyTreeRestore(
+        item=target, restore_args=restore_args, **kwargs
+      ),
+    )
+  except ValueError:
+    if transforms is not None:
+      raise
+  # The saved tree differs from the target (other keys, shapes or nesting):
+  # read it as saved and place its leaves into the target's structure.
+  tree = _metadata_tree(checkpointer, path)
+  saved = checkpointer.restore(
+    path, args=o.args.PyTreeRestore(restore_args=_raw_restore_args(tree))
   )
+  return merge_into_target(target, saved)
+
+
+_MISSING = object()
+
+
+def _key_name(key) -> str:
+  for attr in ('key', 'idx', 'name'):
+    if hasattr(key, attr):
+      return str(getattr(key, attr))
+  return str(key)
+
+
+def _lookup(saved, path):
+  node = saved
+  for key in path:
+    name = _key_name(key)
+    if isinstance(node, dict) and name in node:
+      node = node[name]
+    elif isinstance(node, (list, tuple)) and name.isdigit():
+      if int(name) >= len(node):
+        return _MISSING
+      node = node[int(name)]
+    else:
+      return _MISSING
+  if isinstance(node, (dict, list, tuple)):
+    return _MISSING
+  return node
+
+
+def merge_into_target(target, saved):
+  """``target`` with each leaf replaced by the saved leaf at its path.
+
+  A target leaf whose path the saved tree lacks (or where the saved tree
+  has a subtree) keeps its value; saved entries the target has no place
+  for are dropped. Saved numbers come back as NumPy values, and as JAX
+  arrays where the target leaf is one.
+  """
+  import jax
+  import jax.numpy as jnp
+  import numpy as np
+
+  def pick(path, leaf):
+    value = _lookup(saved, path)
+    if value is _MISSING:
+      return leaf
+    if isinstance(leaf, jax.Array):
+      return jnp.asarray(value)
+    if isinstance(value, (int, float, complex, np.generic)):
+      return np.asarray(value)
+    return value
+
+  return jax.tree_util.tree_map_with_path(pick, target)
 
 
 class OrbaxBackend(backend_lib.CheckpointBackend):
