@@ -137,6 +137,10 @@ def _key_of(entry):
   return str(entry)
 
 
+def _is_graph_leaf(x) -> bool:
+  return isinstance(x, (Variable, Pytree))
+
+
 def _sorted_items(d: dict):
   try:
     return sorted(d.items())
@@ -248,7 +252,12 @@ class _Flattener:
       kv, treedef = jax.tree_util.tree_flatten_with_path(
         x, is_leaf=lambda y: y is not x
       )
-      if any(isinstance(v, (Variable, Pytree) + _ARRAY_TYPES) for _, v in kv):
+      # Look through nested containers too: a pytree holding a dict of
+      # Variables (e.g. an optax state of nnx.State) is not static.
+      if any(
+        isinstance(v, (Variable, Pytree) + _ARRAY_TYPES)
+        for v in jax.tree_util.tree_leaves(x, is_leaf=_is_graph_leaf)
+      ):
         if not isinstance(x, tuple):
           self.containers.append(('p', x, treedef, [v for _, v in kv]))
         return (
