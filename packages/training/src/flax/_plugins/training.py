@@ -1,7 +1,9 @@
 """Plugin of the flax-training distribution.
 
-It adds ``Optimizer``, ``ModelAndOptimizer``, the ``OptState`` Variables and
-the ``metrics`` module to ``flax.nnx``, and the ``orbax`` checkpoint backend.
+It adds ``Optimizer``, ``ModelAndOptimizer``, the ``OptState`` Variables,
+``EMA``, ``Metric``/``MultiMetric`` and the ``metrics`` and ``optimizer``
+modules to ``flax.nnx`` (these need the ``flax-training[nnx]`` extra), and
+the ``orbax`` checkpoint backend.
 """
 
 from flax.plugins import Backend
@@ -10,6 +12,7 @@ from flax.plugins import hookimpl
 
 _OPT = 'flax.training.nnx.optimizer'
 _METRICS = 'flax.training.nnx.metrics'
+_EMA = 'flax.training.nnx.ema'
 
 
 @hookimpl
@@ -20,8 +23,11 @@ def flax_exports():
     Export('flax.nnx', 'OptState', f'{_OPT}:OptState'),
     Export('flax.nnx', 'OptArray', f'{_OPT}:OptArray'),
     Export('flax.nnx', 'OptVariable', f'{_OPT}:OptVariable'),
+    Export('flax.nnx', 'optimizer', _OPT),
     Export('flax.nnx', 'metrics', _METRICS),
+    Export('flax.nnx', 'Metric', f'{_METRICS}:Metric'),
     Export('flax.nnx', 'MultiMetric', f'{_METRICS}:MultiMetric'),
+    Export('flax.nnx', 'EMA', f'{_EMA}:EMA'),
   ]
 
 

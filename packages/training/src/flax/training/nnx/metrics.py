@@ -18,6 +18,8 @@ import numpy as np
 
 from flax import nnx
 from flax import struct
+from flax.nnx import Pytree as Pytree
+from flax.nnx import Variable as Variable
 
 __all__ = [
   'Accuracy',
@@ -46,22 +48,34 @@ def _set(v, value):
 
 
 class Metric(nnx.Pytree):
-  """Base class of metrics: ``reset``, ``update(**kwargs)``, ``compute``."""
+  """Base class of metrics: ``reset``, ``update(**kwargs)``, ``compute``.
+
+  Subclasses define all four of ``__init__``, ``reset``, ``update`` and
+  ``compute``; the base versions raise ``NotImplementedError``.
+  """
 
   def __init__(self):
-    pass
+    raise NotImplementedError(
+      f'{type(self).__name__}: Must override `__init__()` method.'
+    )
 
   def reset(self) -> None:
     """Forgets everything accumulated."""
-    raise TypeError(f'{type(self).__name__} must define reset().')
+    raise NotImplementedError(
+      f'{type(self).__name__}: Must override `reset()` method.'
+    )
 
   def update(self, **kwargs) -> None:
     """Accumulates a batch of values."""
-    raise TypeError(f'{type(self).__name__} must define update().')
+    raise NotImplementedError(
+      f'{type(self).__name__}: Must override `update()` method.'
+    )
 
   def compute(self) -> tp.Any:
     """Returns the metric of everything accumulated."""
-    raise TypeError(f'{type(self).__name__} must define compute().')
+    raise NotImplementedError(
+      f'{type(self).__name__}: Must override `compute()` method.'
+    )
 
   def split(self, *filters):
     """``nnx.split(self, *filters)``."""
@@ -172,7 +186,7 @@ class Accuracy(Average):
   def __init__(self, threshold: float | None = None, *args, **kwargs):
     if threshold is not None and not isinstance(threshold, float):
       raise TypeError(
-        f'Expected threshold to be a float, but got {type(threshold)=}'
+        f'Expected threshold to be a float, got {type(threshold)}'
       )
     self.threshold = threshold
     super().__init__(*args, **kwargs)
@@ -182,15 +196,15 @@ class Accuracy(Average):
     if self.threshold is not None:
       if logits.ndim != labels.ndim:
         raise ValueError(
-          f'Expected logits.ndim==labels.ndim, got {logits.ndim=} and '
-          f'{labels.ndim=}'
+          'For binary classification, expected logits.ndim==labels.ndim, '
+          f'got {logits.ndim} and {labels.ndim}'
         )
       correct = (logits > self.threshold) == labels.astype(bool)
     else:
       if logits.ndim != labels.ndim + 1:
         raise ValueError(
-          f'Expected logits.ndim==labels.ndim+1, got {logits.ndim=} and '
-          f'{labels.ndim=}'
+          'For multi-class classification, expected '
+          f'logits.ndim==labels.ndim+1, got {logits.ndim} and {labels.ndim}'
         )
       if labels.dtype in (np.int64, np.int32, np.int16, np.int8, np.uint8):
         labels = labels.astype(jnp.int32)

@@ -5,10 +5,12 @@
 >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
 >>> optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
 >>> grads = nnx.grad(lambda m: m(jnp.ones((1, 2))).sum())(model)
->>> optimizer.update(model, grads)
->>> int(optimizer.step.value)
+>>> _ = optimizer.update(model, grads)
+>>> int(optimizer.step[...])
 1
 """
+
+from __future__ import annotations
 
 import typing as tp
 
@@ -17,6 +19,13 @@ import jax.numpy as jnp
 import optax
 
 from flax import nnx
+from flax.nnx import filterlib
+from flax.nnx import Param as Param
+from flax.nnx import Pytree as Pytree
+from flax.nnx import Variable as Variable
+from flax.typing import MISSING as MISSING
+from flax.training.nnx._common import check_graph
+from flax.training.nnx._common import filtered_state
 
 __all__ = [
   'ModelAndOptimizer',
@@ -28,75 +37,83 @@ __all__ = [
 ]
 
 M = tp.TypeVar('M')
+F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
 
 
-class OptState(nnx.Variable):
-  """A Variable holding optimizer state."""
+class OptState(Variable):
+  """A Variable holding optimizer state (the step counter, moments...)."""
 
 
 class OptArray(OptState):
-  """Optimizer state that is an array."""
+  """Optimizer state that is a plain array (e.g. Adam's ``count``)."""
 
 
 class OptVariable(OptState):
-  """Optimizer state that mirrors a Variable of the model."""
+  """Optimizer state mirroring a model Variable (e.g. Adam's ``mu``).
+
+  It keeps the metadata of the Variable it mirrors, such as its sharding.
+  """
 
 
 def _is_variable(x) -> bool:
-  return isinstance(x, nnx.Variable)
-
-
-def _value(v):
-  return v.get_value() if hasattr(v, 'get_value') else v.value
-
-
-def _set_value(v, value):
-  if hasattr(v, 'set_value'):
-    v.set_value(value)
-  else:
-    v.value = value
+  return isinstance(x, Variable)
 
 
 def to_opt_state(tree):
-  """Wraps every leaf of an Optax state in an ``OptState`` Variable."""
+  """Wraps every leaf of an Optax state in an :class:`OptState` Variable.
+
+  Leaves that are Variables (state mirroring the parameters) become
+  :class:`OptVariable` with the same metadata; arrays become
+  :class:`OptArray`.
+
+  >>> import jax.numpy as jnp
+  >>> from flax import nnx
+  >>> from flax.nnx.training.optimizer import to_opt_state
+  >>> state = to_opt_state({'count': jnp.zeros(()), 'mu': nnx.Param(jnp.ones(2))})
+  >>> type(state['count']).__name__, type(state['mu']).__name__
+  ('OptArray', 'OptVariable')
+  """
 
   def wrap(x):
     if _is_variable(x):
-      return OptVariable(_value(x), source_type=type(x))
+      return OptVariable(x.get_value(), **x.get_metadata())
     return OptArray(x)
 
   return jax.tree.map(wrap, tree, is_leaf=_is_variable)
 
 
-def _arrays(tree):
-  """The tree with every Variable replaced by its value.
-
-  ``nnx.State`` containers become nested dicts, so the optimizer state is
-  made of plain containers that every graph traversal sees into.
-  """
-  if isinstance(tree, nnx.State):
-    return tree.to_pure_dict()
+def _pure(tree):
+  # Same containers (State, tuples, optax records), Variables -> values.
   return jax.tree.map(
-    lambda x: (
-      _arrays(x)
-      if isinstance(x, nnx.State)
-      else (_value(x) if _is_variable(x) else x)
-    ),
+    lambda x: x.get_value() if _is_variable(x) else x,
     tree,
-    is_leaf=lambda x: _is_variable(x) or isinstance(x, nnx.State),
+    is_leaf=_is_variable,
   )
 
 
-class Optimizer(nnx.Pytree, tp.Generic[M]):
+class Optimizer(Pytree, tp.Generic[M]):
   """Keeps an Optax optimizer's state and a step counter for a model.
 
   The state covers the model's Variables that match ``wrt``;
-  ``update(model, grads)`` applies one step to them in place.
+  ``update(model, grads)`` applies one step to them in place. The Optimizer
+  is a Pytree, so it goes through ``nnx.jit``, ``nnx.scan`` and
+  ``nnx.split`` like a Module.
+
+  >>> import jax.numpy as jnp, optax
+  >>> from flax import nnx
+  >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  >>> optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+  >>> type(optimizer.opt_state[0].mu['kernel']).__name__
+  'OptVariable'
 
   Args:
     model: the model whose Variables are optimized.
     tx: an Optax gradient transformation.
     wrt: a filter of the Variables to optimize (e.g. ``nnx.Param``).
+    graph: ``True`` to collect the Variables in graph mode (shared
+      Variables are optimized once), ``False`` for tree mode (shared
+      Variables raise an error), ``None`` for the current default
+      (:func:`flax.nnx.graph_mode`).
 
   Attributes:
     step: an ``OptState`` counting the updates (uint32).
@@ -105,20 +122,29 @@ class Optimizer(nnx.Pytree, tp.Generic[M]):
     wrt: the filter.
   """
 
-  def __init__(self, model: M, tx: optax.GradientTransformation, *, wrt=None):
-    if wrt is None:
+  def __init__(
+    self,
+    model: M,
+    tx: optax.GradientTransformation,
+    *,
+    wrt: filterlib.Filter = MISSING,  # type: ignore[assignment]
+    graph: bool | None = None,
+  ):
+    if wrt is MISSING:
       raise TypeError(
         'Missing required argument `wrt`. As of Flax 0.11.0 the `wrt` '
         'argument is required; to keep the previous behaviour use '
         'nnx.ModelAndOptimizer instead of nnx.Optimizer.'
       )
+    self.graph = check_graph(graph)
     self.step = OptState(jnp.array(0, dtype=jnp.uint32))
     self.tx = tx
-    params = _arrays(nnx.state(model, wrt))
-    self.opt_state = nnx.data(to_opt_state(tx.init(params)))
+    self.opt_state = nnx.data(
+      to_opt_state(tx.init(filtered_state(model, wrt, self.graph)))
+    )
     self.wrt = wrt
 
-  def update(self, model: M, grads, /, **kwargs):
+  def update(self, model: M, grads, /, **kwargs) -> optax.Updates:
     """Applies one optimizer step to ``model``'s Variables.
 
     Args:
@@ -127,22 +153,33 @@ class Optimizer(nnx.Pytree, tp.Generic[M]):
         ``nnx.grad``), as a State or nested dict.
       **kwargs: extra arguments for ``tx.update`` (e.g. ``value`` for
         ``optax.contrib`` optimizers).
+
+    Returns:
+      The updates that were added to the parameters.
     """
-    params = _arrays(nnx.state(model, self.wrt))
-    grads = _arrays(grads)
+    params = _pure(filtered_state(model, self.wrt, self.graph))
     opt_vars = jax.tree.leaves(self.opt_state, is_leaf=_is_variable)
-    opt_state = _arrays(self.opt_state)
-    kwargs = _arrays(kwargs)
-    updates, new_opt_state = self.tx.update(grads, opt_state, params, **kwargs)
-    new_params = optax.apply_updates(params, updates)
-    nnx.update(model, new_params)
+    updates, new_opt_state = self.tx.update(
+      _pure(grads), _pure(self.opt_state), params, **_pure(kwargs)
+    )
+    nnx.update(model, optax.apply_updates(params, updates))
     for var, value in zip(opt_vars, jax.tree.leaves(new_opt_state)):
-      _set_value(var, value)
-    _set_value(self.step, _value(self.step) + 1)
+      var.set_value(value)
+    self.step.set_value(self.step.get_value() + 1)
+    return updates
 
 
 class ModelAndOptimizer(Optimizer[M]):
   """An ``Optimizer`` that also holds its model: ``update(grads)``.
+
+  >>> import jax.numpy as jnp, optax
+  >>> from flax import nnx
+  >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+  >>> state = nnx.ModelAndOptimizer(model, optax.sgd(0.1))
+  >>> grads = nnx.grad(lambda m: m(jnp.ones((1, 2))).sum())(state.model)
+  >>> state.update(grads)
+  >>> int(state.step[...])
+  1
 
   Args:
     model: the model, kept as ``self.model``.
@@ -150,10 +187,16 @@ class ModelAndOptimizer(Optimizer[M]):
     wrt: the Variables to optimize (default ``nnx.Param``).
   """
 
-  def __init__(self, model: M, tx: optax.GradientTransformation, *, wrt=None):
-    super().__init__(model, tx, wrt=nnx.Param if wrt is None else wrt)
+  def __init__(
+    self,
+    model: M,
+    tx: optax.GradientTransformation,
+    *,
+    wrt: filterlib.Filter = Param,
+  ):
+    super().__init__(model, tx, wrt=wrt)
     self.model = model
 
   def update(self, grads, /, **kwargs):  # type: ignore[override]
     """Applies one optimizer step to ``self.model``."""
-    return super().update(self.model, grads, **kwargs)
+    super().update(self.model, grads, **kwargs)

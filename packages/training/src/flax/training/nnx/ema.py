@@ -1,0 +1,100 @@
+"""``nnx.EMA``: an exponential moving average of a model's Variables.
+
+>>> import jax.numpy as jnp
+>>> from flax import nnx
+>>> model = nnx.Linear(1, 1, use_bias=False, rngs=nnx.Rngs(0))
+>>> model.kernel[...] = jnp.zeros((1, 1))
+>>> ema = nnx.EMA(model, decay=0.9)
+>>> model.kernel[...] = jnp.ones((1, 1))
+>>> ema.update(model)
+>>> round(float(ema.params['kernel'][...][0, 0]), 4)
+0.1
+"""
+
+from __future__ import annotations
+
+import typing as tp
+
+import jax
+
+from flax import nnx
+from flax.nnx import filterlib
+from flax.training.nnx._common import check_graph
+from flax.training.nnx._common import filtered_state
+
+__all__ = ['EMA']
+
+A = tp.TypeVar('A')
+
+
+def _is_variable(x) -> bool:
+  return isinstance(x, nnx.Variable)
+
+
+def _value(x):
+  return x.get_value() if _is_variable(x) else x
+
+
+class EMA(nnx.Pytree):
+  """Exponential moving average of the Variables of a model.
+
+  It keeps a copy of the Variables of ``params`` that match ``only``;
+  each :meth:`update` moves them towards new values:
+  ``average = decay * average + (1 - decay) * new``. :meth:`apply_to`
+  returns a copy of a model holding the averages, e.g. for evaluation.
+  EMA is a Pytree, so it can be passed through ``nnx.jit``.
+
+  Args:
+    params: a model (graph node) or a State with the initial values.
+    decay: the weight of the running average in each update.
+    only: a filter of the Variables to average (default: all).
+    graph: graph mode (``True``), tree mode (``False``, shared Variables
+      are an error) or the current default (``None``).
+
+  Attributes:
+    decay: the decay.
+    filter: the ``only`` filter.
+    params: a State holding the averages.
+  """
+
+  def __init__(
+    self,
+    params: tp.Any,
+    decay: float,
+    *,
+    only: filterlib.Filter = ...,
+    graph: bool | None = None,
+  ):
+    self.graph = check_graph(graph)
+    self.decay = decay
+    self.filter = only
+    state = filtered_state(params, only, self.graph)
+    self.params = nnx.data(
+      jax.tree.map(lambda v: v.copy(), state, is_leaf=_is_variable)
+    )
+
+  def update(self, updates: tp.Any) -> None:
+    """Moves the averages towards the Variables of ``updates``.
+
+    Args:
+      updates: a model or a State with the same Variables (under the
+        ``only`` filter) as the one the EMA was created from.
+    """
+    new = filtered_state(updates, self.filter, self.graph)
+    decay = self.decay
+
+    def step(average, value):
+      average.set_value(
+        decay * average.get_value() + (1.0 - decay) * _value(value)
+      )
+
+    jax.tree.map(step, self.params, new, is_leaf=_is_variable)
+
+  def apply_to(self, model: A) -> A:
+    """Returns a copy of ``model`` whose Variables hold the averages.
+
+    ``model`` itself is left unchanged.
+    """
+    new_model = nnx.clone(model)
+    nnx.update(new_model, self.params)
+    return new_model
