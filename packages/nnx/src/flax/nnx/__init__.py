@@ -164,7 +164,18 @@ _HINTS = {
 _HINTS.update(
   {
     name: 'flax-training'
-    for name in ('Optimizer', 'ModelAndOptimizer', 'metrics', 'OptState')
+    for name in (
+      'Optimizer',
+      'ModelAndOptimizer',
+      'metrics',
+      'optimizer',
+      'OptState',
+      'OptArray',
+      'OptVariable',
+      'Metric',
+      'MultiMetric',
+      'EMA',
+    )
   }
 )
 
@@ -191,6 +202,7 @@ _SUBMODULES = {
   'pytreelib': 'flax.nnx.pytreelib',
   'reprlib': 'flax.nnx.reprlib',
   'tracers': 'flax.nnx.tracers',
+  'training': 'flax.nnx.training',
   'visualization': 'flax.nnx.visualization',
 }
 
