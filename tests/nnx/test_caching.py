@@ -79,10 +79,10 @@ def test_metadata_change_invalidates_graphdef():
 
   m = M()
   g1 = nnx.graphdef(m)
-  m.w.set_metadata('sharding_names', ('x',))
+  m.w.set_metadata('out_sharding', ('x',))
   g2, state = nnx.split(m)
   assert g1 != g2
-  assert nnx.merge(g2, state).w.sharding_names == ('x',)
+  assert nnx.merge(g2, state).w.out_sharding == ('x',)
 
 
 def test_arrays_in_containers_write_back_without_retrace():

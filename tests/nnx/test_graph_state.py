@@ -40,8 +40,8 @@ def test_variable_value_and_arithmetic():
 
 def test_variable_metadata():
   v = nnx.Param(jnp.ones(2), sharding_names=('a',))
-  assert v.get_metadata('sharding_names') == ('a',)
-  assert v.has_metadata('sharding_names')
+  assert v.get_metadata('out_sharding') == ('a',)
+  assert v.has_metadata('out_sharding')
   v.set_metadata('foo', 1)
   assert v.foo == 1
   v.del_metadata('foo')
@@ -60,9 +60,11 @@ def test_variable_metadata():
 
 
 def test_with_metadata_and_hooks():
-  init = nnx.with_metadata(jax.nn.initializers.ones, sharding_names=('x',))
+  init = nnx.with_metadata(jax.nn.initializers.ones, out_sharding=('x',))
   p = nnx.Param(init(jax.random.key(0), (3,)))
-  assert p.sharding_names == ('x',)
+  assert p.out_sharding == ('x',)
+  with pytest.warns(DeprecationWarning, match="'sharding_names' is deprecated"):
+    assert p.sharding_names == ('x',)
   with pytest.warns(UserWarning, match='Variable hooks are deprecated'):
     doubled = nnx.Param(jnp.ones(2), on_get_value=lambda v, x: x * 2)
   np.testing.assert_allclose(doubled.value, [2.0, 2.0])

@@ -19,7 +19,10 @@ def test_raw_value_access():
   assert v[...].tolist() == [0.0, 0.0, 0.0]
   assert v.var_type is nnx.Param and v.type is nnx.Param
   assert v.shape == (3,)
-  assert v.sharding_names is None
+  with pytest.warns(DeprecationWarning, match='out_sharding'):
+    assert v.sharding_names is None
+  w = nnx.Param(jnp.ones(2), sharding_names=('a',))
+  assert w.get_metadata(exclude_required=True) == {'out_sharding': ('a',)}
 
 
 def test_get_and_set_value_with_index():

@@ -87,7 +87,9 @@ def test_linear_custom_init_and_metadata():
     rngs=nnx.Rngs(0),
   )
   np.testing.assert_array_equal(layer.kernel.value, np.ones((2, 3)))
-  assert layer.kernel.get_metadata('sharding') == ('a', 'b')
+  # ``sharding`` is an older name of the ``out_sharding`` metadata entry
+  assert layer.kernel.get_metadata('out_sharding') == ('a', 'b')
+  assert not layer.kernel.has_metadata('sharding')
 
 
 def test_linear_under_jit_and_grad():
@@ -219,7 +221,7 @@ def test_initializers_with_metadata():
   )
   layer = nnx.LinearGeneral(4, (2, 3), kernel_init=init, rngs=nnx.Rngs(0))
   assert layer.kernel.shape == (4, 2, 3)
-  assert layer.kernel.get_metadata('sharding') == ('a', None, 'b')
+  assert layer.kernel.get_metadata('out_sharding') == ('a', None, 'b')
   dense = nnx.Linear(
     2,
     3,
@@ -228,7 +230,7 @@ def test_initializers_with_metadata():
     ),
     rngs=nnx.Rngs(0),
   )
-  assert dense.kernel.get_metadata('sharding') == (None, 'model')
+  assert dense.kernel.get_metadata('out_sharding') == (None, 'model')
 
 
 def test_tree_mode_pytree():

@@ -146,7 +146,7 @@ def var_defaults(
 
 
 class use_eager_sharding(BaseConfigContext):  # noqa: N801 - Flax's name
-  """Whether new Variables with ``sharding_names`` are sharded when they
+  """Whether new Variables with ``out_sharding`` are sharded when they
   are created. Call it to set the value, or use it as a context manager.
 
   >>> from flax import nnx

@@ -1,10 +1,10 @@
-"""Sharding helpers for NNX Variables (``sharding_names`` metadata).
+"""Sharding helpers for NNX Variables (``out_sharding`` metadata).
 
 >>> from flax import nnx
 >>> import jax.numpy as jnp
->>> p = nnx.Param(jnp.ones((2, 4)), sharding_names=(None, 'model'))
+>>> p = nnx.Param(jnp.ones((2, 4)), out_sharding=(None, 'model'))
 >>> nnx.get_partition_spec(nnx.State({'w': p}))['w'].value
-PartitionSpec(None, 'model')
+P(None, 'model')
 """
 
 import jax
@@ -18,9 +18,7 @@ def _spec_of(x):
   from jax.sharding import PartitionSpec
 
   if isinstance(x, Variable):
-    names = x.get_metadata('sharding_names', None)
-    if names is None:
-      names = x.get_metadata('sharding', None)
+    names = x.get_metadata('out_sharding', None)
     spec = PartitionSpec(*names) if names is not None else PartitionSpec()
     return x.copy(spec)
   return PartitionSpec()
@@ -48,7 +46,7 @@ def get_named_sharding(tree, mesh):
 
 
 def with_partitioning(initializer, sharding, mesh=None, **metadata):
-  """Wraps ``initializer`` so that its Variable gets ``sharding_names``."""
+  """Wraps ``initializer`` so that its Variable gets ``out_sharding``."""
   return with_metadata(
-    initializer, sharding_names=tuple(sharding), mesh=mesh, **metadata
+    initializer, out_sharding=tuple(sharding), mesh=mesh, **metadata
   )

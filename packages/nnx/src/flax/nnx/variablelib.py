@@ -254,6 +254,9 @@ class Variable(GraphNodeBase, tp.Generic[A]):
           meta[name] = hooks
       value = value.raw_value
     meta.update(metadata)
+    for alias in ('sharding_names', 'sharding'):
+      if alias in meta:  # older names of ``out_sharding``
+        meta['out_sharding'] = meta.pop(alias)
     if self._has_hook_methods or any(name in meta for name in _HOOK_NAMES):
       warnings.warn(_HOOKS_DEPRECATED, UserWarning, stacklevel=2)
     if hijax is None:
@@ -328,8 +331,13 @@ class Variable(GraphNodeBase, tp.Generic[A]):
 
   @property
   def sharding_names(self):
-    """The ``sharding_names`` metadata entry, or None."""
-    return self._var_metadata.get('sharding_names')
+    """Deprecated name of the ``out_sharding`` metadata entry."""
+    warnings.warn(
+      "'sharding_names' is deprecated; use 'out_sharding' instead.",
+      DeprecationWarning,
+      stacklevel=2,
+    )
+    return self._var_metadata.get('out_sharding')
 
   def get_raw_value(self) -> A:
     """The stored value, without get-value hooks (a ``jax.Ref`` for
@@ -429,11 +437,11 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   def add_axis(self, axis_index: int, axis_name) -> None:
     """Records that a transform added axis ``axis_index`` to the value."""
     META_EPOCH.value += 1
-    names = self._var_metadata.get('sharding_names')
+    names = self._var_metadata.get('out_sharding')
     if names is not None and axis_name is not ...:
       names = list(names)
       names.insert(axis_index, axis_name)
-      self._var_metadata['sharding_names'] = tuple(names)
+      self._var_metadata['out_sharding'] = tuple(names)
     self.on_add_axis(axis_index, axis_name)
     for hook in _hooks(self._var_metadata.get('on_add_axis')):
       hook(self, axis_index, axis_name)
@@ -441,12 +449,12 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   def remove_axis(self, axis_index: int, axis_name) -> None:
     """Records that a transform removed axis ``axis_index`` of the value."""
     META_EPOCH.value += 1
-    names = self._var_metadata.get('sharding_names')
+    names = self._var_metadata.get('out_sharding')
     if names is not None and axis_name is not ...:
       names = list(names)
       if 0 <= axis_index < len(names) or -len(names) <= axis_index < 0:
         names.pop(axis_index)
-      self._var_metadata['sharding_names'] = tuple(names)
+      self._var_metadata['out_sharding'] = tuple(names)
     self.on_remove_axis(axis_index, axis_name)
     for hook in _hooks(self._var_metadata.get('on_remove_axis')):
       hook(self, axis_index, axis_name)
@@ -815,9 +823,9 @@ def with_metadata(
 
   >>> from flax import nnx
   >>> import jax, jax.numpy as jnp
-  >>> init = nnx.with_metadata(jax.nn.initializers.ones, sharding_names=('a',))
+  >>> init = nnx.with_metadata(jax.nn.initializers.ones, out_sharding=('a',))
   >>> p = nnx.Param(init(jax.random.key(0), (2,)))
-  >>> p.sharding_names
+  >>> p.out_sharding
   ('a',)
   """
   import functools

@@ -194,7 +194,7 @@ def _add_axis_to_outputs(out, out_axes, metadata):
   for leaf in jax.tree_util.tree_leaves(out, is_leaf=common.is_node_leaf):
     if common.is_node_leaf(leaf):
       for _, v in graphlib.iter_graph(leaf):
-        if isinstance(v, Variable) and v.has_metadata('sharding_names'):
+        if isinstance(v, Variable) and v.has_metadata('out_sharding'):
           v.add_axis(axis, name)
 
 
