@@ -31,8 +31,18 @@ except ImportError as e:
     name=e.name or 'flax.linen',
   ) from e
 
+from flax.nnx.bridge import interop as interop
+from flax.nnx.bridge import module as module
 from flax.nnx.bridge import variables as variables
 from flax.nnx.bridge import wrappers as wrappers
+from flax.nnx.bridge.interop import linen_in_bridge_mdl as linen_in_bridge_mdl
+from flax.nnx.bridge.interop import nnx_in_bridge_mdl as nnx_in_bridge_mdl
+from flax.nnx.bridge.module import AttrPriority as AttrPriority
+from flax.nnx.bridge.module import Module as Module
+from flax.nnx.bridge.module import Scope as Scope
+from flax.nnx.bridge.module import compact as compact
+from flax.nnx.bridge.module import current_context as current_context
+from flax.nnx.bridge.module import current_module as current_module
 from flax.nnx.bridge.variables import NNXMeta as NNXMeta
 from flax.nnx.bridge.variables import with_partitioning as with_partitioning
 from flax.nnx.bridge.wrappers import Functional as Functional
@@ -42,3 +52,15 @@ from flax.nnx.bridge.wrappers import functional as functional
 from flax.nnx.bridge.wrappers import lazy_init as lazy_init
 from flax.nnx.bridge.wrappers import to_linen as to_linen
 from flax.nnx.bridge.wrappers import to_linen_class as to_linen_class
+
+
+def __getattr__(name):
+  # ``bridge.initializers`` is ``nnx.initializers`` (provided by flax-layers),
+  # resolved on first use.
+  if name == 'initializers':
+    from flax import nnx
+
+    value = nnx.initializers
+    globals()[name] = value
+    return value
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -1,0 +1,502 @@
+"""Bridge Modules: NNX Modules written in the Linen style.
+
+A :class:`Module` subclass declares its variables where they are used, in a
+method decorated with :func:`compact` (or in ``setup``), with
+:meth:`Module.param` and :meth:`Module.variable`, and creates submodules
+inline; submodules get Linen's automatic names (``Dense_0``, ...). It is run
+like a Linen Module, with :meth:`Module.init` and :meth:`Module.apply` on
+Linen-style variable dicts, while the variables live in NNX Variables.
+
+>>> import jax.numpy as jnp
+>>> from flax import nnx
+>>> from flax.nnx import bridge
+>>> class Dense(bridge.Module):
+...   def __init__(self, dout):
+...     self.dout = dout
+...   @bridge.compact
+...   def __call__(self, x):
+...     w = self.param(
+...       'w', nnx.initializers.lecun_normal(), (x.shape[-1], self.dout)
+...     )
+...     return x @ w
+>>> class MLP(bridge.Module):
+...   @bridge.compact
+...   def __call__(self, x):
+...     return Dense(2, name='out')(Dense(3)(x))
+>>> variables = MLP().init(0, jnp.ones((1, 4)))
+>>> {k: v['w'].shape for k, v in variables['params'].items()}
+{'Dense_0': (4, 3), 'out': (3, 2)}
+>>> MLP().apply(variables, jnp.ones((1, 4))).shape
+(1, 2)
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import enum
+import functools
+import threading
+import typing as tp
+from collections.abc import Mapping
+
+import jax
+from flax.core import FrozenDict as FrozenDict
+from flax.nnx import graphlib
+from flax.nnx import module as nnx_module
+from flax.nnx.bridge import variables as bv
+from flax.nnx.filterlib import Not
+from flax.nnx.pytreelib import Pytree as Pytree
+from flax.nnx.pytreelib import check_pytree, data
+from flax.nnx.pytreelib import register_data_type as register_data_type
+from flax.nnx.rnglib import Rngs, RngState
+from flax.nnx.statelib import State
+from flax.nnx.variablelib import Variable, variable_type_from_name
+
+A = tp.TypeVar('A')
+M = tp.TypeVar('M', bound='Module')
+F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
+
+
+class AttrPriority(enum.IntEnum):
+  """Order of a Module's attributes in its Linen-style variables (lower
+  first; equal priorities are ordered by name)."""
+
+  HIGH = 0
+  INIT_PARENT = 20
+  DEFAULT = 50
+  LOW = 100
+
+
+@dataclasses.dataclass
+class ModuleStackEntry:
+  """One Module method running: the Module, whether the method is
+  :func:`compact`, and how many submodules of each type it has named."""
+
+  module: Module
+  in_compact: bool
+  type_counter: collections.defaultdict[type, int] = dataclasses.field(
+    default_factory=lambda: collections.defaultdict(int)
+  )
+
+
+@dataclasses.dataclass
+class ModuleContext(threading.local):
+  """Per-thread stack of the bridge Module methods that are running."""
+
+  module_stack: list[ModuleStackEntry | None] = dataclasses.field(
+    default_factory=lambda: [None]
+  )
+
+
+MODULE_CONTEXT = ModuleContext()
+
+
+class _RunState(threading.local):
+  def __init__(self):
+    self.initializing = False
+    # id(module) -> NNX attributes (from Linen variables) not yet attached.
+    self.pending: dict[int, dict] = {}
+    self.setup_done: set[int] = set()
+
+
+_RUN = _RunState()
+
+
+def current_context() -> ModuleStackEntry | None:
+  """The innermost running bridge Module method, or None."""
+  return MODULE_CONTEXT.module_stack[-1]
+
+
+def current_module() -> Module | None:
+  """The bridge Module whose method is running, or None."""
+  entry = current_context()
+  return None if entry is None else entry.module
+
+
+@contextlib.contextmanager
+def _entered(module, in_compact: bool):
+  MODULE_CONTEXT.module_stack.append(ModuleStackEntry(module, in_compact))
+  try:
+    yield
+  finally:
+    MODULE_CONTEXT.module_stack.pop()
+
+
+class ModuleState(State):
+  """The State of a bridge Module (an ``nnx.State``)."""
+
+
+class Scope(Pytree):
+  """What a bridge Module runs with: its Rngs and the Linen collections it
+  may create variables in (``mutable``, a Linen collection filter)."""
+
+  def __init__(self, rngs: Rngs, mutable: tp.Any):
+    self.rngs = rngs
+    self.mutable = mutable
+
+  def copy(self):
+    """A new Scope with the same Rngs and ``mutable``."""
+    return Scope(self.rngs, self.mutable)
+
+
+def has_setup(x: tp.Any) -> bool:
+  """Whether ``x`` has a callable ``setup`` method."""
+  return callable(getattr(x, 'setup', None))
+
+
+def compact(f: F) -> F:
+  """Marks a method as compact: submodules created in it are attached to the
+  Module with automatic names and reused by later calls."""
+  f.compact = True  # type: ignore[attr-defined]
+  return f
+
+
+def _ensure_setup(module) -> None:
+  if id(module) in _RUN.setup_done or not has_setup(module):
+    return
+  _RUN.setup_done.add(id(module))
+  # As in Flax 0.12.8, attributes that setup() assigns keep the values it
+  # gives them (variables passed to apply() only fill param()/variable()).
+  with _entered(module, in_compact=False):
+    module.setup()
+
+
+def _wrap_method(f):
+  in_compact = bool(getattr(f, 'compact', False))
+
+  @functools.wraps(f)
+  def wrapped(self, *args, **kwargs):
+    _ensure_setup(self)
+    with _entered(self, in_compact):
+      return f(self, *args, **kwargs)
+
+  wrapped._bridge_wrapped = True  # type: ignore[attr-defined]
+  return wrapped
+
+
+class ModuleMeta(nnx_module.ModuleMeta):
+  """Metaclass of bridge Modules: gives each new Module a ``scope`` and
+  ``attr_priorities``, and attaches Modules created inside a compact method
+  to the running Module (``name=`` chooses the attribute name)."""
+
+  def __call__(cls: type[M], *args, **kwargs) -> M:
+    name = kwargs.pop('name', None)
+    entry = current_context()
+    obj = cls.__new__(cls, *args, **kwargs)
+    obj.scope = data(None)
+    obj.__init__(*args, **kwargs)
+    obj.attr_priorities = {}
+    if cls._pytree__is_pytree:
+      check_pytree(obj)
+    if entry is None or not entry.in_compact:
+      if name is not None:
+        raise ValueError(
+          f'name={name!r} names a submodule created inside a method wrapped '
+          f'in @bridge.compact; {cls.__name__} is created outside one.'
+        )
+      return obj
+    return _attach(entry, obj, name)
+
+
+def _attach(entry: ModuleStackEntry, obj, name: str | None, kind=None):
+  """Attaches ``obj`` to the running Module under ``name`` (or the next
+  automatic name, from the class ``kind``), or returns the child already
+  attached there."""
+  parent = entry.module
+  if name is None:
+    kind = kind or type(obj)
+    name = f'{kind.__name__}_{entry.type_counter[kind]}'
+    entry.type_counter[kind] += 1
+  existing = vars(parent).get(name)
+  if existing is not None and type(existing) is type(obj):
+    obj = existing
+  else:
+    setattr(parent, name, obj)
+  if isinstance(obj, ModuleBase):
+    obj.scope = parent.scope
+  pending = _RUN.pending.get(id(parent))
+  if pending and isinstance(pending.get(name), dict):
+    _RUN.pending[id(obj)] = pending[name]
+    if not isinstance(obj, ModuleBase):
+      _load_into(obj, pending[name])
+  return obj
+
+
+def attach_child(parent, name, build, kind=None):
+  """Builds ``build(rngs)`` (with the running Module's Rngs) and attaches it
+  like a submodule of a compact method, named after ``kind`` (default: the
+  built object's class); used by the ``interop`` helpers."""
+  entry = current_context()
+  if entry is None or entry.module is not parent or not entry.in_compact:
+    raise ValueError(
+      'This helper must be called inside a method wrapped in '
+      '@bridge.compact of a bridge Module.'
+    )
+  if parent.scope is None:
+    raise ValueError(
+      f'{type(parent).__name__} is not bound to a Scope; run it with '
+      'init() or apply().'
+    )
+  rngs = parent.scope.rngs
+  if not _RUN.initializing and 'params' not in rngs and 'default' not in rngs:
+    # Outside init the child's variables come from apply's variables; a
+    # seeded default stream lets it be built without a params stream.
+    rngs = Rngs(0, **dict(rngs.items()))
+  return _attach(entry, build(rngs), name, kind)
+
+
+def _load_into(node, attrs: dict) -> None:
+  """Writes the Variables in ``attrs`` into the matching Variables of
+  ``node`` (a non-bridge Module, e.g. an NNX layer)."""
+  found = graphlib.variables(node, Not(RngState))
+  for path, var in found.flat_state():
+    new = attrs
+    for key in path:
+      new = new.get(key) if isinstance(new, Mapping) else None
+    if isinstance(new, Variable) and isinstance(new, type(var)):
+      var.set_value(new.get_value())
+  # Wrapped Linen Modules (ToNNX) keep their variables as attributes.
+  from flax.nnx.bridge.wrappers import ToNNX
+
+  if isinstance(node, ToNNX) and not node._linen_attrs():
+    for name, value in attrs.items():
+      setattr(node, name, data(value))
+
+
+def _mutable_allows(mutable, col: str) -> bool:
+  if mutable is True:
+    return True
+  if mutable is False or mutable is None:
+    return False
+  if isinstance(mutable, str):
+    return mutable == col
+  return col in mutable
+
+
+def _linen_vars(module) -> dict:
+  priorities = getattr(module, 'attr_priorities', {}) or {}
+  items = list(graphlib.variables(module, Not(RngState)).flat_state())
+  items.sort(
+    key=lambda kv: (
+      int(priorities.get(kv[0][0], AttrPriority.DEFAULT)),
+      tuple(map(str, kv[0])),
+    )
+  )
+  tree: dict = {}
+  for path, var in items:
+    bv._set_nested(tree, path, var)
+  return bv.nnx_attrs_to_linen_vars(tree)
+
+
+def _as_rngs(rngs) -> Rngs:
+  if rngs is None:
+    return Rngs()
+  if isinstance(rngs, Rngs):
+    return rngs
+  if isinstance(rngs, Mapping):
+    return Rngs(**rngs)
+  return Rngs(rngs)
+
+
+class ModuleBase:
+  """Attributes every bridge Module has: ``scope`` (None unless running
+  under :meth:`Module.init`/:meth:`Module.apply`) and ``attr_priorities``."""
+
+  scope: Scope | None
+  attr_priorities: dict[str, AttrPriority]
+
+
+class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta):
+  """Base class of bridge Modules (see the module docstring)."""
+
+  def __init_subclass__(cls, **kwargs):
+    super().__init_subclass__(**kwargs)
+    for name, value in list(vars(cls).items()):
+      if not callable(value) or isinstance(
+        value, (type, staticmethod, classmethod)
+      ):
+        continue
+      if name in ('setup', '__init__') or getattr(
+        value, '_bridge_wrapped', False
+      ):
+        continue
+      if name.startswith('_') and name != '__call__':
+        continue
+      setattr(cls, name, _wrap_method(value))
+
+  def set_attr_priority(self, name: str, value: AttrPriority):
+    """Sets where attribute ``name`` comes in the Linen-style variables."""
+    self.attr_priorities[name] = value
+
+  def is_initializing(self) -> bool:
+    """True while running under :meth:`init` (or ``apply(_initialize=True)``)."""
+    return _RUN.initializing
+
+  def make_rng(self, name: str = 'default') -> jax.Array:
+    """A new key from stream ``name`` of the Scope's Rngs."""
+    if self.scope is None:
+      raise ValueError(
+        f'{type(self).__name__} has no Scope to draw keys from; run it with '
+        'init() or apply().'
+      )
+    return self.scope.rngs[name]()
+
+  def _variable(self, col, name, make, unbox):
+    existing = vars(self).get(name)
+    if isinstance(existing, Variable):
+      return existing
+    pending = _RUN.pending.get(id(self))
+    if pending and isinstance(pending.get(name), Variable):
+      var = pending[name]
+      setattr(self, name, var)
+      return var
+    if self.scope is None:
+      raise ValueError(
+        f'Variable {name!r} of {type(self).__name__} does not exist yet. '
+        'Parameters must be initialized in `setup()` or in a method '
+        'wrapped in `@compact`, with the Module run by init() or apply().'
+      )
+    if col != 'params' and not (
+      _RUN.initializing or _mutable_allows(self.scope.mutable, col)
+    ):
+      raise ValueError(
+        f'Cannot create variable {name!r} in collection {col!r}: the '
+        'collection is not mutable; pass it in apply(..., mutable=...).'
+      )
+    value = make()
+    if unbox:
+      var = bv.to_nnx_var(col, value)
+    else:
+      var = variable_type_from_name(col, allow_register=True)(value)
+    setattr(self, name, var)
+    return var
+
+  def param(
+    self,
+    name: str,
+    init_fn: tp.Callable[..., A],
+    *init_args,
+    unbox: bool = True,
+    **init_kwargs,
+  ):
+    """Returns Param ``name``, creating it with
+    ``init_fn(self.make_rng('params'), *init_args, **init_kwargs)``.
+
+    A value boxed in Linen metadata (e.g. ``Partitioned``) becomes Variable
+    metadata unless ``unbox=False``.
+    """
+    return self._variable(
+      'params',
+      name,
+      lambda: init_fn(self.make_rng('params'), *init_args, **init_kwargs),
+      unbox,
+    )
+
+  def variable(
+    self,
+    col: str,
+    name: str,
+    init_fn: tp.Callable[..., A] | None = None,
+    *init_args,
+    unbox: bool = True,
+    **init_kwargs,
+  ):
+    """Returns the Variable ``name`` of Linen collection ``col``, creating it
+    with ``init_fn(*init_args, **init_kwargs)`` (None without ``init_fn``)."""
+
+    def make():
+      return None if init_fn is None else init_fn(*init_args, **init_kwargs)
+
+    return self._variable(col, name, make, unbox)
+
+  @property
+  def variables(self):
+    """This Module's variables as a Linen dict ``{collection: tree}``."""
+    return _linen_vars(self)
+
+  def _run(self, rngs, variables, args, kwargs, method, mutable, initializing):
+    from flax.nnx.bridge import wrappers
+
+    module = graphlib.clone(self)
+    module.scope = Scope(_as_rngs(rngs), True if initializing else mutable)
+    previous = (_RUN.initializing, _RUN.pending, _RUN.setup_done)
+    _RUN.initializing = initializing
+    _RUN.pending = {}
+    _RUN.setup_done = set()
+    if variables:
+      _RUN.pending[id(module)] = bv.linen_vars_to_nnx_attrs(variables)
+    try:
+      if isinstance(method, str):
+        fn = getattr(module, method)
+      else:
+        fn = functools.partial(method, module)
+      ctx = (
+        wrappers._initializing() if initializing else contextlib.nullcontext()
+      )
+      with ctx:
+        out = fn(*args, **kwargs)
+      return out, _linen_vars(module)
+    finally:
+      _RUN.initializing, _RUN.pending, _RUN.setup_done = previous
+
+  def init_with_output(
+    self,
+    rngs: int | jax.Array | dict[str, jax.Array] | Rngs | None = None,
+    *args,
+    method: tp.Callable[..., tp.Any] | str = '__call__',
+    mutable: tp.Any = False,
+    **kwargs,
+  ) -> tuple[tp.Any, dict[str, tp.Mapping]]:
+    """Runs ``method`` creating every variable; returns ``(output,
+    variables)``, or with ``mutable`` only those collections."""
+    out, variables = self._run(
+      rngs, None, args, kwargs, method, True, initializing=True
+    )
+    if mutable is not False:
+      variables = {
+        c: v for c, v in variables.items() if _mutable_allows(mutable, c)
+      }
+    return out, variables
+
+  def init(
+    self,
+    rngs: int | jax.Array | dict[str, jax.Array] | Rngs | None = None,
+    *args,
+    method: tp.Callable[..., tp.Any] | str = '__call__',
+    **kwargs,
+  ):
+    """Runs ``method`` creating every variable and returns them as a Linen
+    dict ``{collection: tree}``; this Module is left unchanged."""
+    return self.init_with_output(rngs, *args, method=method, **kwargs)[1]
+
+  def apply(
+    self,
+    variables: dict[str, tp.Mapping],
+    *args,
+    rngs: int | jax.Array | dict[str, jax.Array] | Rngs | None = None,
+    method: tp.Callable[..., tp.Any] | str = '__call__',
+    mutable: tp.Any = False,
+    _initialize: bool = False,
+    **kwargs,
+  ) -> tp.Any:
+    """Runs ``method`` with ``variables``; returns the output, and with
+    ``mutable`` also the variables after the call (every collection).
+
+    Args:
+      variables: Linen-style ``{collection: tree}``.
+      *args: inputs of the method.
+      rngs: seed, key, dict of keys or Rngs for :meth:`make_rng`.
+      method: the method (name or function); ``__call__`` by default.
+      mutable: collections new variables may be created in (a Linen
+        filter); when not False the variables are returned too.
+      _initialize: create missing variables as :meth:`init` does.
+      **kwargs: keyword inputs of the method.
+    """
+    out, new_vars = self._run(
+      rngs, variables, args, kwargs, method, mutable, initializing=_initialize
+    )
+    if mutable is False:
+      return out
+    return out, new_vars
