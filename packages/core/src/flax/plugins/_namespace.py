@@ -102,10 +102,10 @@ def require(module_name: str, distribution: str):
   Alias modules use it, e.g. ``flax.linen.linear`` re-exports
   ``flax.layers.linen.linear``, which flax-layers provides.
   """
-  import importlib
+  from flax.plugins import _records
 
   try:
-    return importlib.import_module(module_name)
+    return _records.import_module(module_name)
   except ModuleNotFoundError as e:
     if e.name and module_name.startswith(e.name):
       raise ModuleNotFoundError(

@@ -4,10 +4,27 @@ import importlib
 from typing import Any, NamedTuple
 
 
+def import_module(module_name: str):
+  """Imports ``module_name`` after its parent packages, outermost first.
+
+  Python takes a submodule's import lock before importing its parent. When
+  one thread runs a package's ``__init__`` (which imports its submodules)
+  while another asks for one of those submodules directly, each then holds a
+  lock the other waits for, and the import fails with a deadlock error.
+  Importing the parents first means a thread only ever waits for a package
+  while holding none of its submodules, so concurrent first uses of
+  lazily resolved names are safe.
+  """
+  parts = module_name.split('.')
+  for i in range(1, len(parts)):
+    importlib.import_module('.'.join(parts[:i]))
+  return importlib.import_module(module_name)
+
+
 def load_target(target: str) -> Any:
   """Imports ``'package.module:attr.path'`` (or a bare module path)."""
   module_name, _, attr_path = target.partition(':')
-  obj = importlib.import_module(module_name)
+  obj = import_module(module_name)
   for part in filter(None, attr_path.split('.')):
     obj = getattr(obj, part)
   return obj
