@@ -67,8 +67,23 @@ def dense(inputs, kernel, bias=None, *, precision=None, dot_general=None):
     precision=precision,
   )
   if bias is not None:
-    y = y + bias  # broadcasts over the leading axes
+    y = add_trailing(y, bias)
   return y
+
+
+def add_trailing(y, b):
+  """``y + b`` with ``b`` aligned to the trailing axes of ``y``.
+
+  The explicit reshape keeps the addition valid when implicit rank
+  promotion is an error (``JAX_NUMPY_RANK_PROMOTION=raise``).
+
+  >>> import jax.numpy as jnp
+  >>> add_trailing(jnp.zeros((2, 3)), jnp.arange(3.0)).tolist()
+  [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+  """
+  if b.ndim == y.ndim:
+    return y + b
+  return y + jnp.reshape(b, (1,) * (y.ndim - b.ndim) + b.shape)
 
 
 class DenseGeneralSpec(NamedTuple):

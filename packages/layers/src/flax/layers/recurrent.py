@@ -11,6 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from flax.layers import linear as _linear
+
 
 def flip_sequences(inputs, seq_lengths, num_batch_dims: int, time_major: bool):
   """Reverses each sequence in time, keeping padding at the end.
@@ -73,7 +75,7 @@ def concat_dense(inputs, kernels, biases=None, *, precision=None):
   kernel = jnp.concatenate(kernels, axis=-1)
   y = jnp.dot(inputs, kernel, precision=precision)
   if biases is not None:
-    y = y + jnp.concatenate(biases, axis=-1)
+    y = _linear.add_trailing(y, jnp.concatenate(biases, axis=-1))
   splits = np.cumsum([k.shape[-1] for k in kernels[:-1]])
   return jnp.split(y, splits, axis=-1)
 

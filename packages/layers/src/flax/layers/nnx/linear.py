@@ -148,7 +148,7 @@ class Linear(nnx.Module):
       **_dot_general_kwargs(self.preferred_element_type, out_sharding),
     )
     if bias is not None:
-      y = y + bias
+      y = _math.add_trailing(y, bias)
     return y
 
 
