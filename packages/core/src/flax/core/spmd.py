@@ -99,8 +99,14 @@ def composite_rules(rule1: LogicalRules, rule2: LogicalRules) -> tuple:
   Raises:
     ValueError: if a logical name is mapped to different mesh axes.
   """
+  if not rule1 and not rule2:
+    return ()
+  if not rule1:
+    return tuple(rule2)
+  if not rule2:
+    return tuple(rule1)
   merged = dict(rule1)
-  for name, axes in dict(rule2).items():
+  for name, axes in rule2:
     if name in merged and merged[name] != axes:
       raise ValueError(
         f'Inconsistent logical axis annotations for {name}: '
@@ -139,23 +145,25 @@ def _hashable(x) -> bool:
 def get_pspec(sharding, sharding_rules=None) -> PartitionSpec:
   """The ``PartitionSpec`` of logical names ``sharding`` under the rules.
 
-  ``sharding_rules`` defaults to the current rules (see
-  :func:`get_logical_axis_rules`).
+  The current rules (:func:`get_logical_axis_rules`) are merged with
+  ``sharding_rules`` (see :func:`composite_rules`) and applied.
 
   >>> from flax.core import spmd
   >>> spmd.get_pspec(('batch', None), [('batch', 'data')])
   P('data', None)
+
+  Raises:
+    ValueError: if the two sets of rules map a name differently.
   """
-  if sharding_rules is None:
-    sharding_rules = get_logical_axis_rules()
-  if sharding_rules:
-    sharding = from_sharding_rules(sharding, sharding_rules)
-  return PartitionSpec(*sharding)
+  return apply_rules(sharding, sharding_rules or ())
 
 
 def apply_rules(sharding, sharding_rules) -> PartitionSpec:
-  """Same as :func:`get_pspec` with explicit rules."""
-  return get_pspec(sharding, sharding_rules)
+  """Maps ``sharding`` with the current rules merged with ``sharding_rules``."""
+  rules = composite_rules(get_logical_axis_rules(), sharding_rules)
+  if rules:
+    sharding = from_sharding_rules(sharding, rules)
+  return PartitionSpec(*sharding)
 
 
 def map_sharding(f: Callable[[Any], Any], sharding):

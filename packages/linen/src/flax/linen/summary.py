@@ -298,7 +298,8 @@ def _is_box(x) -> bool:
 
 def _collection_cell(variables, col, call, whole_subtree) -> str:
   tree = _subtree(variables.get(col, {}), call.path)
-  if whole_subtree:
+  if whole_subtree and call.submodules:
+    # A row cut off by ``depth`` with submodules: only its total size.
     return _size_repr(jax.tree_util.tree_leaves(tree))
   own = {k: v for k, v in tree.items() if k not in call.submodules}
   flat = _flatten(own)
@@ -328,7 +329,9 @@ def _render(
   import rich.table
   import rich.text
 
-  collections = sorted(variables.keys())
+  # Flax 0.12.8 orders the collection columns as a ``set`` iterates (which
+  # depends on PYTHONHASHSEED); do the same so the tables agree.
+  collections = list(set(variables.keys()))
   grand = []
   for col in collections:
     grand.extend(jax.tree_util.tree_leaves(variables[col]))
