@@ -1,6 +1,5 @@
 """flax.linen.module names: merge_param, tuple helpers, capture filter."""
 
-import jax
 import jax.numpy as jnp
 import report
 from flax import linen as nn
