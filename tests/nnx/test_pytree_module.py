@@ -381,7 +381,9 @@ def test_capture():
   x = jnp.ones(1)
   y, inter = nnx.capture(m, nnx.Intermediate)(x)
   assert y.tolist() == [3.0]
-  assert inter['h'][...][0].tolist() == [2.0]
+  assert inter['h'].get_value()[0].tolist() == [2.0]
+  with pytest.raises(TypeError):
+    inter['h'][...]  # a tuple cannot be indexed with ..., as in Flax
   assert not hasattr(m, 'h')
   _, inter = nnx.capture(m, nnx.Intermediate, method_outputs=nnx.Intermediate)(
     x
@@ -408,7 +410,7 @@ def test_sow_perturb_train_eval():
   m = M()
   m(jnp.ones(2))
   m(jnp.ones(2))
-  assert len(m.i[...]) == 2
+  assert len(m.i.get_value()) == 2
   assert m.p[...].tolist() == [0.0, 0.0]
   m.eval()
   assert m.deterministic and m.use_running_average

@@ -229,3 +229,27 @@ def test_set_metadata_and_with_vars():
     nnx.with_vars(m, ref=True)
   m5 = nnx.with_vars(m, ref=True, allow_duplicates=True)
   assert m5.shared is m5.kernel
+
+
+def test_ellipsis_indexing_of_non_array_values():
+  # ``[...]`` indexes the value: arrays come back as they are, Python
+  # containers and scalars cannot be indexed with an Ellipsis.
+  for value in (3, (1, 2), [1, 2], None):
+    with pytest.raises(TypeError):
+      nnx.Param(value)[...]
+  assert float(nnx.Param(np.float32(2))[...]) == 2.0
+  assert nnx.Param({'a': 1})['a'] == 1
+  v = nnx.Param(3)
+  with pytest.raises(TypeError):
+    v[...] = 4
+  assert v.get_value() == 3
+  d = nnx.Param({'a': 1})
+  d['a'] = 7
+  assert d.get_value() == {'a': 7}
+  w = nnx.Param(jnp.ones(3))
+  w[...] = 5
+  assert w[...].tolist() == [5.0, 5.0, 5.0]
+  with pytest.raises(ValueError):
+    w[...] = jnp.ones(2)
+  w[1] = 7
+  assert w[...].tolist() == [5.0, 7.0, 5.0]

@@ -387,23 +387,23 @@ class Variable(GraphNodeBase, tp.Generic[A]):
       object.__setattr__(self, 'raw_value', value)
 
   def __getitem__(self, key):
-    if key is Ellipsis:
-      return self.value
-    return self.value[key]
+    # ``variable[...]`` indexes the value like any other key: it returns a
+    # jax.Array as is, and fails for values that are not subscriptable.
+    v = self.value
+    if key is Ellipsis and isinstance(v, jax.Array):
+      return v
+    return v[key]
 
   def __setitem__(self, key, value) -> None:
     if isinstance(value, Variable):
       value = value.value
-    if key is Ellipsis:
-      current = self.raw_value
-      if (
-        not hasattr(current, 'shape')
-        or getattr(value, 'shape', None) == current.shape
-        or not hasattr(value, 'shape')
-      ):
-        if hasattr(current, 'shape') and not hasattr(value, 'shape'):
-          value = _broadcast_like(value, current)
+    current = self.raw_value
+    if key is Ellipsis and hasattr(current, 'shape'):
+      if getattr(value, 'shape', None) == current.shape:
         self.set_value(value)
+        return
+      if not hasattr(value, 'shape'):
+        self.set_value(_broadcast_like(value, current))
         return
     current = self.value
     if hasattr(current, 'at'):

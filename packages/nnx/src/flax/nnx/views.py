@@ -250,7 +250,7 @@ def capture(
   ...     self.sow(nnx.Intermediate, 'h', x * 2)
   ...     return x + 1
   >>> y, inter = nnx.capture(Model(), nnx.Intermediate)(jnp.ones(1))
-  >>> inter['h'][...]
+  >>> inter['h'].get_value()
   (Array([2.], dtype=float32),)
   """
   from flax.nnx import variablelib
