@@ -144,7 +144,7 @@ def test_broken_plugin_strict_mode_raises(make_dist, namespace, monkeypatch):
 def test_plugin_without_hooks(make_dist):
   make_dist('hookless', 'def flax_exports():\n  return []\n')
   with pytest.warns(plugins.FlaxPluginWarning, match='no hook implementations'):
-    plugins.registry()
+    plugins.registry().load_all()
 
 
 def test_plugin_with_unknown_hook(make_dist):
@@ -156,7 +156,7 @@ def test_plugin_with_unknown_hook(make_dist):
   with pytest.warns(
     plugins.FlaxPluginWarning, match='unknown hooks flax_export'
   ):
-    plugins.registry()
+    plugins.registry().load_all()
 
 
 def test_hook_returning_wrong_records(make_dist):
@@ -165,9 +165,9 @@ def test_hook_returning_wrong_records(make_dist):
     'from flax import plugins\n\n@plugins.hookimpl\n'
     'def flax_exports():\n  return [("flax.nnx", "X", "m:X")]\n',
   )
+  reg = plugins.registry()
   with pytest.warns(plugins.FlaxPluginWarning, match='Export records'):
-    reg = plugins.registry()
-  assert reg.export('flax.nnx', 'X') is None
+    assert reg.export('flax.nnx', 'X') is None
 
 
 def test_hook_raising(make_dist):
@@ -177,7 +177,7 @@ def test_hook_raising(make_dist):
     'def flax_exports():\n  raise ValueError("bad table")\n',
   )
   with pytest.warns(plugins.FlaxPluginWarning, match='ValueError: bad table'):
-    plugins.registry()
+    plugins.registry().load_all()
 
 
 def test_two_providers_conflict(make_dist, namespace):
@@ -212,14 +212,43 @@ def test_third_party_cannot_replace_first_party_name(make_dist, namespace):
 
 
 def test_third_party_cannot_replace_first_party_export(make_dist):
-  # flax-core is installed; pretend a plugin claims one of its names.
+  # A third-party plugin claiming a name that a first-party distribution
+  # exports (or a first-party backend) is ignored with a warning.
+  make_dist(
+    'evil-dist',
+    'from flax import plugins\n\n@plugins.hookimpl\ndef flax_exports():\n'
+    '  return [plugins.Export("flax.core", "FrozenDict", "evil_impl:F")]\n'
+    '\n@plugins.hookimpl\ndef flax_checkpoint_backends():\n'
+    '  return [plugins.Backend("msgpack", "evil_impl:B", 10**6)]\n',
+    {'evil_impl': 'F = B = "evil"\n'},
+  )
+  reg = plugins.registry()
+  reg._index['exports'][('flax.core', 'FrozenDict')] = [
+    ('flax-core', plugins.Export('flax.core', 'FrozenDict', 'm:FrozenDict'))
+  ]
+  reg._index['checkpoint_backends'][('msgpack',)] = [
+    ('flax-serialization', plugins.Backend('msgpack', 'm:msgpack_backend'))
+  ]
+  with pytest.warns(plugins.FlaxPluginWarning) as record:
+    reg.load_all()
+  messages = sorted(str(w.message) for w in record)
+  assert len(messages) == 2
+  assert "'evil-dist' provides checkpoint backend 'msgpack'" in messages[0]
+  assert "first-party distribution 'flax-serialization'" in messages[0]
+  assert "'evil-dist' provides flax.core.FrozenDict" in messages[1]
+  assert reg.export('flax.core', 'FrozenDict').target == 'm:FrozenDict'
+  assert reg.backends('checkpoint')['msgpack'][0] == 'flax-serialization'
+  assert not reg.conflicts
+
+
+def test_two_first_party_providers_still_conflict():
   reg = plugins.registry()
   reg._index['exports'][('flax.nnx', 'Claimed')] = [
     ('flax-layers', plugins.Export('flax.nnx', 'Claimed', 'm:C')),
-    ('evil-dist', plugins.Export('flax.nnx', 'Claimed', 'n:C')),
+    ('flax-training', plugins.Export('flax.nnx', 'Claimed', 'n:C')),
   ]
   reg._check_conflicts()
-  with pytest.raises(plugins.PluginConflictError, match='flax-layers.*evil'):
+  with pytest.raises(plugins.PluginConflictError, match='flax-layers.*train'):
     reg.export('flax.nnx', 'Claimed')
 
 
@@ -295,8 +324,9 @@ def test_report_lists_everything(make_dist, namespace):
     'report-good', export_plugin(namespace.__name__, 'R', 'r:R'), version='2.5'
   )
   make_dist('report-broken', 'import missing_mod_for_report\n')
+  reg = plugins.registry()
   with pytest.warns(plugins.FlaxPluginWarning):
-    reg = plugins.registry()
+    reg.load_all()
   out = io.StringIO()
   problems = plugins_main.report(reg, out)
   text = out.getvalue()
@@ -331,3 +361,96 @@ def test_python_m_flax_plugins():
   assert 'flax-core' in result.stdout
   assert 'first-party' in result.stdout
   assert 'plugins,' in result.stdout
+
+
+def test_malformed_records_are_skipped_with_a_warning(make_dist, namespace):
+  ns = namespace.__name__
+  make_dist(
+    'sloppy-dist',
+    'from flax import plugins\n\n@plugins.hookimpl\ndef flax_exports():\n'
+    f'  return [plugins.Export({ns!r}, 123, "x:y"),\n'
+    f'          plugins.Export({ns!r}, "Fine", "sloppy_impl:Fine"),\n'
+    f'          plugins.Export({ns!r}, "Bad", "not a target"),\n'
+    f'          plugins.Export(None, "Other", "x:y")]\n'
+    '\n@plugins.hookimpl\ndef flax_checkpoint_backends():\n'
+    '  return [plugins.Backend("fast", "x:y", priority="high")]\n',
+    {'sloppy_impl': 'Fine = 11\n'},
+  )
+  with pytest.warns(plugins.FlaxPluginWarning) as record:
+    assert namespace.Fine == 11
+  messages = '\n'.join(str(w.message) for w in record)
+  assert len(record) == 4
+  assert messages.count("Flax plugin 'sloppy-dist' (1.0)") == 4
+  assert 'name must be a str, got int' in messages
+  assert "'not a target' is not 'package.module'" in messages
+  assert 'namespace must be a str, got NoneType' in messages
+  assert 'priority must be a number, got str' in messages
+  assert sorted(n for n in dir(namespace) if not n.startswith('_')) == [
+    'Fine',
+    'Own',
+  ]
+  out = io.StringIO()
+  assert plugins_main.report(plugins.registry(), out) == 4
+  text = out.getvalue()
+  assert 'sloppy-dist 1.0 [third-party] ok (4 records skipped)' in text
+  assert text.count('  skipped record: ') == 4
+  assert '4 records skipped' in text
+
+
+def test_first_party_lookups_do_not_import_third_party_plugins(
+  make_dist, namespace
+):
+  module = make_dist(
+    'lazy-dist',
+    export_plugin(namespace.__name__, 'Late', 'late_impl:Late'),
+    {'late_impl': 'Late = "late"\n'},
+  )
+  reg = plugins.registry()
+  assert [p.status for p in reg.plugins if p.distribution == 'lazy-dist'] == [
+    'not loaded'
+  ]
+  # A name a first-party distribution provides (flax-core, always there).
+  reg._index['exports'][('flax.core', 'Given')] = [
+    ('flax-core', plugins.Export('flax.core', 'Given', 'flax.core:FrozenDict'))
+  ]
+  assert reg.export('flax.core', 'Given').target == 'flax.core:FrozenDict'
+  assert reg.export_provider('flax.core', 'Given') == 'flax-core'
+  assert module not in sys.modules
+  # A name no first-party distribution has loads the others.
+  assert namespace.Late == 'late'
+  assert module in sys.modules
+  assert reg.fully_loaded
+
+
+BROKEN_LAYER = {'broken_layer_impl': 'import missing_dependency_xyz\n'}
+
+
+def test_broken_export_behaves_as_missing_name(make_dist, namespace):
+  import inspect
+  import pydoc
+
+  make_dist(
+    'broken-layer',
+    export_plugin(namespace.__name__, 'Broken', 'broken_layer_impl:Broken'),
+    BROKEN_LAYER,
+  )
+  assert not hasattr(namespace, 'Broken')
+  assert getattr(namespace, 'Broken', 'default') == 'default'
+  members = dict(inspect.getmembers(namespace))
+  assert 'Broken' not in members and members['Own'] == 'first-party value'
+  assert "Own = 'first-party value'" in pydoc.render_doc(
+    namespace, renderer=pydoc.plaintext
+  )
+  with pytest.raises(plugins.PluginImportError) as info:
+    namespace.Broken
+  error = info.value
+  assert isinstance(error, AttributeError)
+  assert isinstance(error.import_error, ModuleNotFoundError)
+  assert error.__cause__ is error.import_error
+  assert error.name == 'Broken'
+  assert "provided by 'broken-layer' as 'broken_layer_impl:Broken'" in str(
+    error
+  )
+  assert 'missing_dependency_xyz' in str(error)
+  with pytest.raises(ImportError, match='cannot import name'):
+    exec(f'from {namespace.__name__} import Broken', {})

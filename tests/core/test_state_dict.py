@@ -204,6 +204,16 @@ def plugin_from_state(p, state):
   return PluginPoint(state['v'])
 
 
+class _FakeRegistry:
+  def __init__(self, records):
+    self.records = records
+    self.calls = []
+
+  def state_handler(self, name):
+    self.calls.append(name)
+    return self.records.get(name)
+
+
 def test_plugin_state_handlers_are_found_lazily(monkeypatch):
   from flax import plugins
 
@@ -212,31 +222,26 @@ def test_plugin_state_handlers_are_found_lazily(monkeypatch):
     f'{__name__}:plugin_to_state',
     f'{__name__}:plugin_from_state',
   )
-  monkeypatch.setattr(sd, '_plugin_handlers', {record.type: record})
+  reg = _FakeRegistry({record.type: record})
+  monkeypatch.setattr(plugins, 'registry', lambda: reg)
   try:
     assert sd.to_state_dict(PluginPoint(3)) == {'v': 3}
     assert sd.from_state_dict(PluginPoint(0), {'v': 4}).v == 4
     assert PluginPoint in sd._REGISTRY
+    assert reg.calls == [record.type]
   finally:
     sd._REGISTRY.pop(PluginPoint, None)
 
 
-def test_plugin_registry_is_consulted_once(monkeypatch):
+def test_plugin_registry_is_consulted_once_per_type(monkeypatch):
   from flax import plugins
 
-  calls = []
-
-  class FakeRegistry:
-    def state_handlers(self):
-      calls.append(1)
-      return []
-
-  monkeypatch.setattr(sd, '_plugin_handlers', None)
-  monkeypatch.setattr(plugins, 'registry', lambda: FakeRegistry())
+  reg = _FakeRegistry({})
+  monkeypatch.setattr(plugins, 'registry', lambda: reg)
 
   class Unknown:
     pass
 
   for _ in range(3):
     assert sd.to_state_dict(Unknown()).__class__ is Unknown
-  assert calls == [1]
+  assert reg.calls == [f'{__name__}:{Unknown.__qualname__}']

@@ -37,8 +37,8 @@ class _NamedTuple:
 
 # type -> (to_state_dict, from_state_dict)
 _REGISTRY: dict[type, tuple[Callable, Callable]] = {}
-_plugin_handlers = None  # 'module:Qualname' -> StateHandler, built lazily
-_plugin_lock = threading.Lock()
+# Types no plugin handles, for the registry they were looked up in.
+_no_plugin_handler = [None, set()]
 
 
 class _PathContext(threading.local):
@@ -102,19 +102,18 @@ def register_serialization_state(
 
 def _plugin_handler(ty):
   """Registers ``ty`` from a plugin's state handler; True if one exists."""
-  global _plugin_handlers
-  if _plugin_handlers is None:
-    with _plugin_lock:
-      if _plugin_handlers is None:
-        from flax import plugins
+  from flax import plugins
 
-        _plugin_handlers = {
-          record.type: record for record in plugins.registry().state_handlers()
-        }
-  if not _plugin_handlers:
+  name = f'{ty.__module__}:{ty.__qualname__}'
+  reg = plugins.registry()
+  if _no_plugin_handler[0] is not reg:
+    _no_plugin_handler[:] = [reg, set()]
+  if name in _no_plugin_handler[1]:
     return False
-  record = _plugin_handlers.get(f'{ty.__module__}:{ty.__qualname__}')
+  # First-party handlers answer without importing third-party plugins.
+  record = reg.state_handler(name)
   if record is None:
+    _no_plugin_handler[1].add(name)
     return False
   from flax.plugins import load_target
 

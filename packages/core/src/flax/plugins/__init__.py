@@ -31,6 +31,7 @@ from flax.plugins._backends import backend_names
 from flax.plugins._backends import requested_backend
 from flax.plugins._backends import select_backend
 from flax.plugins._backends import use_backend
+from flax.plugins._namespace import PluginImportError
 from flax.plugins._namespace import lazy_namespace
 from flax.plugins._namespace import require
 from flax.plugins._records import Backend
@@ -56,6 +57,7 @@ __all__ = [
   'FlaxPluginWarning',
   'PluginConflictError',
   'PluginError',
+  'PluginImportError',
   'Registry',
   'StateHandler',
   'backend_names',

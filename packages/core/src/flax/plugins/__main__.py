@@ -19,10 +19,11 @@ def _describe(kind, record):
 def report(reg=None, out=None) -> int:
   """Writes the plugin report; returns the number of problems."""
   out = out or sys.stdout
-  if reg is None:
-    with warnings.catch_warnings():
-      warnings.simplefilter('ignore')
+  with warnings.catch_warnings():
+    warnings.simplefilter('ignore')  # the report itself lists every problem
+    if reg is None:
       reg = _registry.registry()
+    reg.load_all()
   write = lambda line='': print(line, file=out)  # noqa: E731
   write(
     f'Flax plugins ({len(reg.plugins)} found in entry-point group '
@@ -31,17 +32,23 @@ def report(reg=None, out=None) -> int:
   for info in reg.plugins:
     party = 'first-party' if info.first_party else 'third-party'
     write()
-    write(f'{info.distribution} {info.version} [{party}] {info.status}')
+    status = info.status
+    if info.skipped:
+      status += f' ({len(info.skipped)} records skipped)'
+    write(f'{info.distribution} {info.version} [{party}] {status}')
     write(f'  entry point: {info.entry_point}')
     if info.error:
       write(f'  error: {info.error}')
+    for reason in info.skipped:
+      write(f'  skipped record: {reason}')
     for kind, records in sorted(info.provides.items()):
       if not records:
         continue
       write(f'  {kind.replace("_", " ")} ({len(records)}):')
       for record in records:
         write(f'    {_describe(kind, record)}')
-  problems = len(reg.failures()) + len(reg.conflicts)
+  skipped = sum(len(info.skipped) for info in reg.plugins)
+  problems = len(reg.failures()) + len(reg.conflicts) + skipped
   if reg.conflicts:
     write()
     write('Conflicts:')
@@ -50,7 +57,7 @@ def report(reg=None, out=None) -> int:
   write()
   write(
     f'{len(reg.plugins)} plugins, {len(reg.failures())} failed, '
-    f'{len(reg.conflicts)} conflicts'
+    f'{skipped} records skipped, {len(reg.conflicts)} conflicts'
   )
   return problems
 

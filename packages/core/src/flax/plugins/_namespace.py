@@ -6,6 +6,21 @@ import warnings
 from flax.plugins import _registry
 
 
+class PluginImportError(AttributeError):
+  """A plugin provides the name, but its code failed to import.
+
+  It is an ``AttributeError``, so ``hasattr``, ``getattr(ns, name,
+  default)``, ``inspect.getmembers`` and ``help`` treat the name as missing;
+  the message names the distribution, the import string and the import
+  error (also kept as ``__cause__`` and ``import_error``). (It cannot also
+  subclass ``ImportError``: CPython's two exception layouts conflict.)
+  """
+
+  def __init__(self, message, *, name=None, obj=None, import_error=None):
+    super().__init__(message, name=name, obj=obj)
+    self.import_error = import_error
+
+
 def lazy_namespace(module_name: str, hints=None):
   """Makes a module resolve unknown attributes through the plugin registry.
 
@@ -15,6 +30,8 @@ def lazy_namespace(module_name: str, hints=None):
 
   A name is looked up on first access, then cached in the module, so later
   accesses cost a plain attribute read. ``dir()`` lists plugin names too.
+  A name whose plugin code fails to import raises ``PluginImportError`` (an
+  ``AttributeError``), so it behaves as a missing name for ``hasattr``.
 
   Args:
     module_name: the namespace, e.g. ``'flax.nnx'``.
@@ -26,13 +43,15 @@ def lazy_namespace(module_name: str, hints=None):
   """
   hints = dict(hints or {})
   checked = []
+  failed = {}  # name -> (message, import error): failures are not retried
 
   def module():
     return sys.modules[module_name]
 
   def check_shadowing(reg):
-    # A plugin may not replace a name the namespace defines itself.
-    if checked:
+    # A plugin may not replace a name the namespace defines itself. Only
+    # checked once every plugin is loaded (no lookup imports one for it).
+    if checked or not reg.fully_loaded:
       return
     checked.append(True)
     own = vars(module())
@@ -47,12 +66,20 @@ def lazy_namespace(module_name: str, hints=None):
           raise _registry.PluginConflictError(message)
         warnings.warn(message, _registry.FlaxPluginWarning, stacklevel=3)
 
+  def broken(name):
+    message, error = failed[name]
+    raise PluginImportError(
+      message, name=name, obj=module(), import_error=error
+    ) from error
+
   def __getattr__(name):
     if name.startswith('__') and name.endswith('__'):
       raise AttributeError(f'module {module_name!r} has no attribute {name!r}')
+    if name in failed:
+      broken(name)
     reg = _registry.registry()
-    check_shadowing(reg)
     export = reg.export(module_name, name)
+    check_shadowing(reg)
     if export is None:
       hint = hints.get(name)
       if hint and not _installed(hint):
@@ -69,19 +96,22 @@ def lazy_namespace(module_name: str, hints=None):
       )
     try:
       value = export.load()
-    except ImportError as e:
+    except Exception as e:  # noqa: BLE001 - any failure to import it.
       dist = reg.export_provider(module_name, name)
-      raise ImportError(
+      failed[name] = (
         f'{module_name}.{name} is provided by {dist!r} as {export.target!r}, '
-        f'which failed to import: {e}'
-      ) from e
+        f'which failed to import: {type(e).__name__}: {e}',
+        e,
+      )
+      broken(name)
     setattr(module(), name, value)
     return value
 
   def __dir__():
     reg = _registry.registry()
+    names = reg.export_names(module_name)
     check_shadowing(reg)
-    return sorted(set(vars(module())) | set(reg.export_names(module_name)))
+    return sorted(set(vars(module())) | set(names))
 
   return __getattr__, __dir__
 

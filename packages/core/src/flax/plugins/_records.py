@@ -1,6 +1,7 @@
 """Records that plugin hooks return: small tuples of import strings."""
 
 import importlib
+import re
 from typing import Any, NamedTuple
 
 
@@ -85,3 +86,56 @@ class ConfigOption(NamedTuple):
   name: str
   default: Any
   help: str = ''
+
+
+_DOTTED = re.compile(r'[A-Za-z_]\w*(\.[A-Za-z_]\w*)*')
+
+
+def _target_problem(field, value):
+  if not isinstance(value, str):
+    return f'{field} must be a str, got {type(value).__name__}'
+  module, sep, attr = value.partition(':')
+  if not _DOTTED.fullmatch(module) or (sep and not _DOTTED.fullmatch(attr)):
+    return f"{field} {value!r} is not 'package.module' or 'package.module:attr'"
+  return None
+
+
+def _name_problem(field, value, dotted=False):
+  if not isinstance(value, str):
+    return f'{field} must be a str, got {type(value).__name__}'
+  if not (_DOTTED.fullmatch(value) if dotted else value.isidentifier()):
+    return f'{field} {value!r} is not a valid Python name'
+  return None
+
+
+def record_problem(record):
+  """Why ``record`` cannot be used, or None if its fields are valid."""
+  checks = []
+  if isinstance(record, Export):
+    checks = [
+      _name_problem('namespace', record.namespace, dotted=True),
+      _name_problem('name', record.name),
+      _target_problem('target', record.target),
+    ]
+  elif isinstance(record, Backend):
+    checks = [
+      None
+      if isinstance(record.name, str) and record.name.strip()
+      else f'name must be a non-empty str, got {record.name!r}',
+      _target_problem('target', record.target),
+    ]
+    if type(record.priority) not in (int, float):  # bool is refused too
+      checks.append(
+        f'priority must be a number, got {type(record.priority).__name__}'
+      )
+  elif isinstance(record, StateHandler):
+    checks = [
+      _target_problem('type', record.type),
+      _target_problem('to_state_dict', record.to_state_dict),
+      _target_problem('from_state_dict', record.from_state_dict),
+    ]
+  elif isinstance(record, ConfigOption):
+    checks = [_name_problem('name', record.name)]
+    if not isinstance(record.help, str):
+      checks.append(f'help must be a str, got {type(record.help).__name__}')
+  return next((c for c in checks if c), None)

@@ -71,9 +71,13 @@ class PluginInfo:
   distribution: str
   version: str
   entry_point: str
-  status: str = 'ok'  # 'ok', 'failed' or 'disabled'
+  # 'ok', 'failed', 'disabled', or 'not loaded' (a third-party plugin no
+  # lookup has needed yet).
+  status: str = 'ok'
   error: str = ''
   provides: dict = dataclasses.field(default_factory=dict)
+  # Records dropped when the registry was built, with the reason.
+  skipped: list = dataclasses.field(default_factory=list)
 
   @property
   def first_party(self) -> bool:
@@ -88,12 +92,13 @@ class Conflict:
   key: tuple
   distributions: tuple
 
+  def what(self) -> str:
+    if self.kind == 'exports':
+      return '.'.join(self.key)
+    return f'{self.kind.replace("_", " ")[:-1]} {self.key[-1]!r}'
+
   def message(self) -> str:
-    what = (
-      '.'.join(self.key)
-      if self.kind == 'exports'
-      else (f'{self.kind.replace("_", " ")[:-1]} {self.key[-1]!r}')
-    )
+    what = self.what()
     dists = ' and '.join(repr(d) for d in self.distributions)
     return (
       f'{what} is provided by more than one distribution: {dists}. '
@@ -124,11 +129,43 @@ class Registry:
     self._problems = []
     self._pm = pluggy.PluginManager(_specs.PROJECT)
     self._pm.add_hookspecs(_specs)
+    # Third-party plugins are read from entry-point metadata only; their
+    # hook modules are imported when a lookup first needs them.
+    self._pending = []
+    self._loaded_all = False
+    self._loading_thread = None
+    self._load_lock = threading.RLock()
     if entry_points is None:
       entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     disabled = _env_list(DISABLE_ENV)
     for ep in sorted(entry_points, key=lambda e: e.name):
       self._add(ep, disabled)
+    self._check_conflicts()
+    if strict_mode():
+      self.load_all()  # CI wants every problem at once.
+
+  @property
+  def fully_loaded(self) -> bool:
+    """Whether every enabled plugin's hook module has been imported."""
+    return self._loaded_all
+
+  def load_all(self) -> None:
+    """Imports the third-party plugins that no lookup has needed yet."""
+    if self._loaded_all or self._loading_thread == threading.get_ident():
+      return
+    with self._load_lock:
+      if self._loaded_all:
+        return
+      self._loading_thread = threading.get_ident()
+      try:
+        for ep, info in self._pending:
+          self._load(ep, info)
+        self._pending = []
+        self._check_conflicts()
+        self._loaded_all = True
+      finally:
+        self._loading_thread = None
+    self.emit_warnings()
 
   # -- building ---------------------------------------------------------------
 
@@ -139,7 +176,14 @@ class Registry:
     self.plugins.append(info)
     if dist in disabled or ep.name in disabled:
       info.status = 'disabled'
-      return
+    elif info.first_party:
+      self._load(ep, info)
+    else:
+      info.status = 'not loaded'
+      self._pending.append((ep, info))
+
+  def _load(self, ep, info):
+    info.status = 'ok'
     try:
       module = ep.load()
     except Exception as e:  # noqa: BLE001 - any import failure skips it.
@@ -183,13 +227,28 @@ class Registry:
           f'hook {hook} must return flax.plugins.{record_type.__name__} '
           f'records, got {bad[0]!r}.',
         )
-      provides[kind] = records
+      provides[kind] = [r for r in records if self._valid(info, hook, r)]
     info.provides = provides
     for kind, records in provides.items():
       index = self._index[kind]
       for record in records:
-        index.setdefault(_record_key(kind, record), []).append((dist, record))
-    self._check_conflicts()
+        key = _record_key(kind, record)
+        index.setdefault(key, []).append((info.distribution, record))
+
+  def _valid(self, info, hook, record) -> bool:
+    problem = _records.record_problem(record)
+    if problem is None:
+      return True
+    reason = f'{hook} returned {record!r}: {problem}'
+    info.skipped.append(reason)
+    message = (
+      f'Flax plugin {info.distribution!r} ({info.version}): a record was '
+      f'skipped: {reason}'
+    )
+    self._problems.append(message)
+    if strict_mode():
+      raise PluginError(message)
+    return False
 
   def _fail(self, info, reason):
     info.status = 'failed'
@@ -207,8 +266,29 @@ class Registry:
     for kind, index in self._index.items():
       for key, providers in index.items():
         dists = tuple(dict.fromkeys(d for d, _ in providers))
+        if len(dists) < 2:
+          continue
+        first = [d for d in dists if d in FIRST_PARTY]
+        if first:
+          # First-party names win; third-party claims on them are dropped.
+          for dist in dists:
+            if dist not in FIRST_PARTY:
+              self._shadowed(kind, key, dist, first[0])
+          providers[:] = [p for p in providers if p[0] in FIRST_PARTY]
+          dists = tuple(first)
         if len(dists) > 1:
           self.conflicts[(kind, key)] = Conflict(kind, key, dists)
+
+  def _shadowed(self, kind, key, dist, owner):
+    what = Conflict(kind, key, (dist,)).what()
+    message = (
+      f'Flax plugin {dist!r} provides {what}, which the first-party '
+      f"distribution {owner!r} provides; the plugin's version is ignored. "
+      f'Rename it in {dist!r}.'
+    )
+    if strict_mode():
+      raise PluginConflictError(message)
+    self._problems.append(message)
 
   def emit_warnings(self):
     """Warns once about every plugin that failed to load."""
@@ -218,8 +298,17 @@ class Registry:
 
   # -- queries ----------------------------------------------------------------
 
-  def _unique(self, kind, key):
+  def _providers(self, kind, key):
+    # First-party records answer without importing any third-party plugin
+    # (a third-party claim on a first-party name is ignored anyway).
     providers = self._index[kind].get(key)
+    if not providers and not self._loaded_all:
+      self.load_all()
+      providers = self._index[kind].get(key)
+    return providers
+
+  def _unique(self, kind, key):
+    providers = self._providers(kind, key)
     if not providers:
       return None
     conflict = self.conflicts.get((kind, key))
@@ -232,14 +321,16 @@ class Registry:
     return self._unique('exports', (namespace, name))
 
   def export_provider(self, namespace: str, name: str):
-    providers = self._index['exports'].get((namespace, name))
+    providers = self._providers('exports', (namespace, name))
     return providers[0][0] if providers else None
 
   def export_names(self, namespace: str):
+    self.load_all()
     return sorted(n for ns, n in self._index['exports'] if ns == namespace)
 
   def exports(self, namespace=None):
     """All ``(distribution, Export)`` pairs, optionally of one namespace."""
+    self.load_all()
     return [
       pair
       for (ns, _), providers in self._index['exports'].items()
@@ -250,13 +341,22 @@ class Registry:
   def backends(self, kind: str):
     """``{name: (distribution, Backend)}`` for ``kind`` in
     ``('checkpoint', 'partitioning')``."""
+    self.load_all()
     index = self._index[f'{kind}_backends']
     return {key[0]: providers[0] for key, providers in index.items()}
 
   def backend(self, kind: str, name: str):
     return self._unique(f'{kind}_backends', (name,))
 
+  def state_handler(self, type_name: str):
+    """The ``StateHandler`` for ``'module:Class'``, or None."""
+    providers = self._providers('state_handlers', (type_name,))
+    if not providers or ('state_handlers', (type_name,)) in self.conflicts:
+      return None
+    return providers[0][1]
+
   def state_handlers(self):
+    self.load_all()
     return [
       p[0][1]
       for key, p in sorted(self._index['state_handlers'].items())
@@ -264,6 +364,7 @@ class Registry:
     ]
 
   def config_options(self):
+    self.load_all()
     return [p[0][1] for key, p in sorted(self._index['config_options'].items())]
 
   def failures(self):
