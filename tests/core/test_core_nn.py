@@ -167,3 +167,53 @@ def test_activations_reexported():
     core_nn.relu(jnp.array([-1.0, 2.0])), [0.0, 2.0]
   )
   assert core_nn.softmax is jax.nn.softmax
+
+
+def test_pooling():
+  x = jnp.arange(32.0).reshape(1, 4, 4, 2)
+  y = core_nn.avg_pool(x, (2, 2))
+  assert y.shape == (1, 3, 3, 2)
+  np.testing.assert_allclose(
+    y[0, :, :, 0], [[5.0, 7.0, 9.0], [13.0, 15.0, 17.0], [21.0, 23.0, 25.0]]
+  )
+  m = core_nn.max_pool(x, (2, 2), strides=(1, 1), padding='SAME')
+  np.testing.assert_allclose(m[0, :, 3, 1], [15.0, 23.0, 31.0, 31.0])
+  no_pad = core_nn.avg_pool(x, (3, 3), padding='SAME', count_include_pad=False)
+  np.testing.assert_allclose(no_pad[0, 0, :, 0], [5.0, 6.0, 8.0, 9.0])
+  pad = core_nn.avg_pool(x, (3, 3), padding='SAME')
+  np.testing.assert_allclose(
+    pad[0, 0, :, 0], [2.2222223, 4.0, 5.3333335, 4.0], rtol=1e-6
+  )
+  assert core_nn.avg_pool(x[0], (2, 2)).shape == (3, 3, 2)
+  seq = core_nn.max_pool(
+    jnp.arange(6.0).reshape(1, 6, 1), (2,), padding=((1, 1),)
+  )
+  assert seq[0, :, 0].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 5.0]
+
+
+def test_initializers_activation_group_size_embedding():
+  init_mod = core_nn.initializers
+  assert init_mod.zeros_init()(KEY, (2,)).tolist() == [0.0, 0.0]
+  assert init_mod.ones_init()(KEY, (2,)).tolist() == [1.0, 1.0]
+  np.testing.assert_allclose(
+    init_mod.lecun_normal()(KEY, (2, 2)),
+    [[1.1704054, 1.3784391], [-0.3317383, -0.0603173]],
+    rtol=1e-5,
+  )
+  act = core_nn.activation
+  assert act.relu6(jnp.array([-1.0, 7.0])).tolist() == [0.0, 6.0]
+  assert act.hard_tanh(jnp.array([-2.0, 0.5])).tolist() == [-1.0, 0.5]
+  y, _ = init(
+    lambda s, x: core_nn.group_norm(s, x, num_groups=None, group_size=2)
+  )(KEY, jnp.arange(8.0).reshape(1, 8))
+  np.testing.assert_allclose(y[0, :2], [-0.999998, 0.999998], rtol=1e-5)
+  with pytest.raises(ValueError, match='not both'):
+    init(lambda s, x: core_nn.group_norm(s, x, num_groups=2, group_size=2))(
+      KEY, jnp.ones((1, 8))
+    )
+
+  def emb(scope):
+    e = core_nn.embedding(scope, 3, 2)
+    return e.replace(table=jnp.zeros((1, 1))).table.shape
+
+  assert init(emb)(KEY)[0] == (1, 1)

@@ -29,6 +29,8 @@ from jax.nn import (
 )
 from jax.numpy import tanh
 
+from flax.core.nn import activation as activation
+from flax.core.nn import initializers as initializers
 from flax.core.nn.attention import (
   dot_product_attention,
   multi_head_dot_product_attention,
@@ -42,10 +44,16 @@ from flax.core.nn.linear import (
   embedding,
 )
 from flax.core.nn.normalization import batch_norm, group_norm, layer_norm
+from flax.core.nn.pooling import avg_pool, max_pool, pool
 from flax.core.nn.stochastic import dropout
 
 __all__ = [
   'Embedding',
+  'activation',
+  'avg_pool',
+  'initializers',
+  'max_pool',
+  'pool',
   'batch_norm',
   'celu',
   'conv',

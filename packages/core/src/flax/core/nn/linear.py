@@ -1,6 +1,5 @@
 """Functional linear layers: dense, dense_general, conv, embedding."""
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Optional, Union
@@ -9,6 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from flax import struct
 from flax.core.scope import Scope
 
 default_kernel_init = jax.nn.initializers.lecun_normal()
@@ -67,9 +67,9 @@ def dense_general(
   batch_dims: Sequence[int] = (),
   bias: bool = True,
   dtype=jnp.float32,
-  precision=None,
   kernel_init: Callable = default_kernel_init,
   bias_init: Callable = _zeros,
+  precision=None,
 ):
   """A linear layer over several axes (``axis``) to several features.
 
@@ -214,7 +214,7 @@ def conv_transpose(
   return y
 
 
-@dataclasses.dataclass(frozen=True)
+@struct.dataclass
 class Embedding:
   """An embedding table with ``lookup`` (ids -> vectors) and ``attend``."""
 

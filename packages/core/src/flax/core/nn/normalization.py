@@ -136,7 +136,8 @@ def layer_norm(
 def group_norm(
   scope: Scope,
   x,
-  num_groups: int = 32,
+  num_groups: Optional[int] = 32,
+  group_size: Optional[int] = None,
   epsilon: float = 1e-6,
   dtype=jnp.float32,
   bias: bool = True,
@@ -144,13 +145,30 @@ def group_norm(
   bias_init: Callable = jax.nn.initializers.zeros,
   scale_init: Callable = jax.nn.initializers.ones,
 ):
-  """Group normalization: channels (last axis) split into ``num_groups``.
+  """Group normalization: channels (last axis) split into groups.
 
+  Give either ``num_groups`` or ``group_size`` (channels per group).
   Statistics are taken per example over the spatial axes and the channels
   of each group.
+
+  Raises:
+    ValueError: if both or neither of ``num_groups`` and ``group_size`` are
+      given, or they do not divide the channels.
   """
   x = jnp.asarray(x, jnp.float32)
   channels = x.shape[-1]
+  if (num_groups is None) == (group_size is None):
+    raise ValueError(
+      'Either `num_groups` or `group_size` should be specified, but not '
+      'both of them.'
+    )
+  if group_size is not None:
+    if channels % group_size:
+      raise ValueError(
+        f'Number of channels ({channels}) is not multiple of the group '
+        f'size ({group_size}).'
+      )
+    num_groups = channels // group_size
   if channels % num_groups:
     raise ValueError(
       f'Number of groups ({num_groups}) does not divide the number of '
