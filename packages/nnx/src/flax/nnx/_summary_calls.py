@@ -1,0 +1,334 @@
+"""Recording the method calls of an NNX graph for :func:`nnx.tabulate`.
+
+The object is copied and run under ``jax.eval_shape``; while it runs, the
+methods of the classes of its graph nodes are wrapped so that every call
+on a node of the graph is recorded with its inputs and outputs (and,
+when asked, XLA's flop estimates of the call).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import types
+import typing as tp
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from flax.nnx import graphlib
+from flax.nnx.pytreelib import Pytree
+from flax.nnx.variablelib import Variable
+
+_LOCK = threading.RLock()
+
+
+def _is_array(x) -> bool:
+  return hasattr(x, 'shape') and hasattr(x, 'dtype')
+
+
+def array_markup(x) -> str:
+  """``[dim]float32[/dim][2,3]`` for an array-like ``x``."""
+  shape = ','.join(
+    map(str, np.shape(x) if not hasattr(x, 'shape') else x.shape)
+  )
+  return f'[dim]{x.dtype}[/dim][{shape}]'
+
+
+def _scalar(x) -> str:
+  if _is_array(x):
+    return array_markup(x)
+  if x is None:
+    return 'null'
+  if isinstance(x, bool):
+    return 'true' if x else 'false'
+  if isinstance(x, (int, float, str)):
+    return str(x)
+  return repr(x)
+
+
+def _is_block(x) -> bool:
+  return isinstance(x, (dict, list, tuple)) and not _is_array(x)
+
+
+def _block_lines(x) -> list[str]:
+  """The lines of ``x`` in block YAML style (sorted mapping keys)."""
+  if isinstance(x, dict):
+    if not x:
+      return ['{}']
+    lines = []
+    for k in sorted(x, key=str):
+      v = x[k]
+      if _is_block(v) and v:
+        sub = _block_lines(v)
+        indent = '' if isinstance(v, (list, tuple)) else '  '
+        lines.append(f'{k}:')
+        lines.extend(indent + line for line in sub)
+      else:
+        lines.append(f'{k}: {_value_markup(v)}')
+    return lines
+  if not x:
+    return ['[]']
+  lines = []
+  for v in x:
+    if _is_block(v) and v:
+      sub = _block_lines(v)
+      lines.append('- ' + sub[0])
+      lines.extend('  ' + line for line in sub[1:])
+    else:
+      lines.append(f'- {_value_markup(v)}')
+  return lines
+
+
+def _value_markup(x) -> str:
+  if _is_block(x):
+    return '\n'.join(_block_lines(x))
+  return _scalar(x)
+
+
+def _node_dict(node) -> dict:
+  """A graph node as nested dicts of its Variables (``{'value': array}``)."""
+  out: dict = {}
+  for path, value in graphlib.iter_graph(node):
+    if isinstance(value, Variable) and path:
+      d = out
+      for k in path[:-1]:
+        d = d.setdefault(k, {})
+      d[path[-1]] = {'value': value.get_raw_value()}
+  return out
+
+
+def _plain(x):
+  """``x`` with NNX objects and mappings as dicts, sequences as lists."""
+  if isinstance(x, Variable):
+    return {'value': x.get_raw_value()}
+  if isinstance(x, Pytree):
+    return _node_dict(x)
+  if isinstance(x, dict) or hasattr(x, 'items') and hasattr(x, 'keys'):
+    try:
+      return {k: _plain(v) for k, v in x.items()}
+    except Exception:
+      return x
+  if isinstance(x, (list, tuple)):
+    return [_plain(v) for v in x]
+  return x
+
+
+def structure_markup(x) -> str:
+  """The text of an input or output value (YAML-like block style)."""
+  return _value_markup(_plain(x))
+
+
+def inputs_markup(args, kwargs) -> str:
+  """The ``inputs`` cell: one value alone, else a list then a mapping."""
+  args = [_plain(a) for a in args]
+  kwargs = {k: _plain(v) for k, v in kwargs.items()}
+  if len(args) == 1 and not kwargs:
+    return _value_markup(args[0])
+  lines = []
+  if args:
+    lines += _block_lines(args)
+  if kwargs:
+    lines += _block_lines(kwargs)
+  return '\n'.join(lines)
+
+
+def _abstract_outputs(x):
+  def leaf(v):
+    if isinstance(v, (bool, int, float, complex)) or _is_array(v):
+      return jax.ShapeDtypeStruct(np.shape(v), jnp.result_type(v))
+    return v
+
+  return jax.tree.map(leaf, _plain(x))
+
+
+def _methods(cls) -> list[str]:
+  """Methods of ``cls`` whose calls are recorded."""
+  names = []
+  for name in dir(cls):
+    if name.startswith('_') and name != '__call__':
+      continue
+    attr = inspect.getattr_static(cls, name, None)
+    if not isinstance(attr, types.FunctionType):
+      continue
+    owner = next(c for c in cls.__mro__ if name in vars(c))
+    if owner.__module__.startswith('flax.nnx.') and name != '__call__':
+      continue  # framework methods (train, eval, sow, ...)
+    names.append(name)
+  return names
+
+
+class _Recorder:
+  def __init__(self, paths, forward, backward):
+    self.paths = paths  # id -> path of the nodes of the traced graph
+    self.calls = []
+    self.stack = []
+    self.active = True
+    self.forward = forward
+    self.backward = backward
+
+  def wrap(self, fn, name):
+    recorder = self
+
+    def wrapper(obj, *args, **kwargs):
+      path = recorder.paths.get(id(obj))
+      if (
+        not recorder.active
+        or path is None
+        or (recorder.stack and recorder.stack[-1] == (id(obj), name))
+      ):
+        return fn(obj, *args, **kwargs)
+      from flax.nnx.summary import CallInfo
+
+      flops = vjp_flops = None
+      if recorder.forward or recorder.backward:
+        flops, vjp_flops = recorder.flops(fn, obj, args, kwargs)
+      info = CallInfo(
+        len(recorder.calls),
+        id(obj),
+        type(obj),
+        path + ((name,) if name != '__call__' else ()),
+        inputs_markup(args, kwargs),
+        None,
+        flops,
+        vjp_flops,
+      )
+      recorder.calls.append(info)
+      recorder.stack.append((id(obj), name))
+      try:
+        out = fn(obj, *args, **kwargs)
+      finally:
+        recorder.stack.pop()
+      info.outputs = _abstract_outputs(out)
+      return out
+
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+  def flops(self, fn, obj, args, kwargs):
+    """XLA's flop estimates of ``fn(obj, *args, **kwargs)`` (and its VJP)."""
+    graphdef, state = graphlib.split(obj)
+    abstract = lambda t: jax.tree.map(  # noqa: E731
+      lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype) if _is_array(v) else v,
+      t,
+    )
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    dyn = [i for i, v in enumerate(leaves) if _is_array(v)]
+
+    def call(state, dyn_leaves):
+      full = list(leaves)
+      for i, v in zip(dyn, dyn_leaves):
+        full[i] = v
+      a, k = jax.tree.unflatten(treedef, full)
+      return fn(graphlib.merge(graphdef, state), *a, **k)
+
+    abs_state = abstract(state)
+    abs_dyn = [abstract(leaves[i]) for i in dyn]
+    self.active = False
+    try:
+      flops = vjp_flops = None
+      if self.forward:
+        flops = _cost(call, abs_state, abs_dyn)
+      if self.backward:
+        vjp_flops = _cost(_with_vjp(call), abs_state, abs_dyn)
+    finally:
+      self.active = True
+    return flops, vjp_flops
+
+
+def _inexact(x) -> bool:
+  return _is_array(x) and jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def _with_vjp(call):
+  """``call`` followed by its VJP with respect to every float input."""
+
+  def fn(state, dyn_leaves):
+    flat, treedef = jax.tree.flatten((state, dyn_leaves))
+    diff = [i for i, v in enumerate(flat) if _inexact(v)]
+
+    def partial(diff_leaves):
+      full = list(flat)
+      for i, v in zip(diff, diff_leaves):
+        full[i] = v
+      out = call(*jax.tree.unflatten(treedef, full))
+      return jax.tree.map(jnp.asarray, out)
+
+    out, pullback = jax.vjp(partial, [flat[i] for i in diff])
+    return out, pullback(jax.tree.map(_ones_cotangent, out))
+
+  return fn
+
+
+def _ones_cotangent(x):
+  if jnp.issubdtype(x.dtype, jnp.inexact):
+    return jnp.ones(x.shape, x.dtype)
+  return np.zeros(x.shape, jax.dtypes.float0)
+
+
+def _cost(fn, *args) -> int:
+  cost = jax.jit(fn).lower(*args).compile().cost_analysis()
+  if isinstance(cost, (list, tuple)):
+    cost = cost[0] if cost else {}
+  return int((cost or {}).get('flops', 0))
+
+
+def record(obj, method, args, kwargs, forward, backward, object_infos):
+  """Runs ``obj.method(*args, **kwargs)`` abstractly and records calls.
+
+  Returns ``(calls, infos, groups)``: the :class:`CallInfo` list, the
+  ``ObjectInfo`` of every node (by id of the traced copy) and the total
+  size per Variable type, sorted by type name.
+  """
+  graphdef, state = graphlib.split(obj)
+  leaves, treedef = jax.tree.flatten((args, kwargs))
+  dyn = [i for i, v in enumerate(leaves) if _is_array(v)]
+  result: dict[str, tp.Any] = {}
+
+  def run(state, dyn_leaves):
+    copy = graphlib.merge(graphdef, state)
+    full = list(leaves)
+    for i, v in zip(dyn, dyn_leaves):
+      full[i] = v
+    a, k = jax.tree.unflatten(treedef, full)
+    infos = object_infos(copy)
+    recorder = _Recorder(
+      {i: info.path for i, info in infos.items()}, forward, backward
+    )
+    classes = {type(n) for _, n in graphlib.iter_graph(copy)}
+    classes = [c for c in classes if issubclass(c, Pytree)]
+    with _LOCK:
+      patched = []
+      try:
+        for cls in classes:
+          for name in _methods(cls):
+            had = name in vars(cls)
+            original = vars(cls)[name] if had else None
+            fn = inspect.getattr_static(cls, name)
+            setattr(cls, name, recorder.wrap(fn, name))
+            patched.append((cls, name, had, original))
+        if method != '__call__':
+          fn = getattr(type(copy), method)
+          if getattr(fn, '__wrapped__', None) is None:
+            fn = recorder.wrap(fn, method)
+          fn(copy, *a, **k)
+        else:
+          if not callable(copy):
+            raise TypeError(f'{type(obj).__name__} object is not callable')
+          type(copy).__call__(copy, *a, **k)
+      finally:
+        for cls, name, had, original in reversed(patched):
+          if had:
+            setattr(cls, name, original)
+          else:
+            delattr(cls, name)
+    result['calls'] = recorder.calls
+    result['infos'] = infos
+    return None
+
+  jax.eval_shape(run, state, [leaves[i] for i in dyn])
+  infos = result['infos']
+  root = infos[next(iter(i for i, f in infos.items() if f.path == ()))]
+  groups = dict(sorted(root.stats.items(), key=lambda kv: kv[0].__name__))
+  return result['calls'], infos, groups
