@@ -157,3 +157,18 @@ def test_errors_for_unsupported_types():
     c.build()
   with pytest.raises(errors.TraverseTreeError):
     cursor({}).apply_update(None)
+
+
+def test_public_helpers():
+  import collections
+  import inspect
+  import typing
+
+  from flax import cursor as cursor_lib
+
+  point = collections.namedtuple('Point', 'a b')
+  assert cursor_lib.is_named_tuple(point(1, 2))
+  assert cursor_lib.is_named_tuple(typing.NamedTuple('N', [('a', int)])(1))
+  assert not cursor_lib.is_named_tuple((1,))
+  params = inspect.signature(cursor_lib.Cursor).parameters
+  assert params['parent_key'].default is inspect.Parameter.empty

@@ -154,3 +154,15 @@ def test_state_dict_errors():
     'Unknown field(s) "x,y" in state dict while restoring an instance of '
     'Model at path .'
   )
+
+
+def test_generic_pytree_node_keeps_parameters():
+  import typing
+
+  t = typing.TypeVar('T')
+
+  class Box(struct.PyTreeNode, typing.Generic[t]):
+    x: t
+
+  assert Box.__parameters__ == (t,)
+  assert Box[int](3).x == 3

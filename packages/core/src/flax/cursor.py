@@ -23,13 +23,13 @@ import dataclasses
 import enum
 import operator
 from collections.abc import Callable, Generator
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from flax.core.frozen_dict import FrozenDict
 from flax.errors import CursorFindError
 from flax.errors import TraverseTreeError
 
-__all__ = ['AccessType', 'Cursor', 'cursor']
+__all__ = ['AccessType', 'Cursor', 'Indexable', 'cursor', 'is_named_tuple']
 
 A = TypeVar('A')
 
@@ -47,8 +47,24 @@ class ParentKey(NamedTuple):
   access_type: AccessType
 
 
-def _is_namedtuple(x) -> bool:
-  return isinstance(x, tuple) and hasattr(type(x), '_fields')
+def is_named_tuple(obj) -> bool:
+  """Whether ``obj`` is an instance of a ``namedtuple`` / ``NamedTuple``.
+
+  >>> import collections
+  >>> from flax.cursor import is_named_tuple
+  >>> is_named_tuple(collections.namedtuple('N', 'a')(1)), is_named_tuple((1,))
+  (True, False)
+  """
+  return isinstance(obj, tuple) and hasattr(type(obj), '_fields')
+
+
+_is_namedtuple = is_named_tuple
+
+
+class Indexable(Protocol):
+  """Anything that supports ``obj[key]`` (lists, dicts, tuples, ...)."""
+
+  def __getitem__(self, key) -> Any: ...
 
 
 def _children(obj):
@@ -96,7 +112,7 @@ class Cursor(Generic[A]):
   _parent_key: ParentKey | None
   _changes: dict[Any, Any]
 
-  def __init__(self, obj: A, parent_key: ParentKey | None = None):
+  def __init__(self, obj: A, parent_key: ParentKey | None):
     object.__setattr__(self, '_obj', obj)
     object.__setattr__(self, '_parent_key', parent_key)
     object.__setattr__(self, '_changes', {})

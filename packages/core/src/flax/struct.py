@@ -151,6 +151,9 @@ class PyTreeNode:
   """
 
   def __init_subclass__(cls, **kwargs):
+    # Let other bases (e.g. ``typing.Generic``) set up the subclass too;
+    # the keyword arguments are for ``dataclasses.dataclass``.
+    super().__init_subclass__()
     dataclass(cls, **kwargs)
 
   def __init__(self, *args, **kwargs):
