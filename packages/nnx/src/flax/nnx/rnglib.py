@@ -57,9 +57,9 @@ class RngStream(Pytree):
 
   def __init__(self, key, *, tag: str):
     key = _to_key(key)
+    self.tag = tag
     self.key = RngKey(key, tag=tag)
     self.count = RngCount(jnp.zeros(jnp.shape(key), dtype=jnp.uint32), tag=tag)
-    self.tag = tag
 
   def __call__(self) -> jax.Array:
     key = self.key.raw_value
@@ -97,7 +97,7 @@ class Rngs(Pytree):
       if isinstance(default, tp.Mapping):
         rngs = {**default, **rngs}
       else:
-        rngs = {'default': default, **rngs}
+        rngs = {**rngs, 'default': default}
     for name, value in rngs.items():
       if isinstance(value, RngStream):
         value = value.key.raw_value
