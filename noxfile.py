@@ -250,9 +250,13 @@ FIXTURES = ROOT / 'tests' / 'plugins' / 'fixtures'
 
 @nox.session(tags=['tests'])
 def plugins(session):
-  """Install the fixture third-party plugins and exercise the registry."""
-  _install(session, 'nnx')
-  session.install(_local('layers'), *_fresh(session, ['layers']))
+  """Install the fixture third-party plugins and exercise the registry.
+
+  Every package is installed: the fixtures claim names of flax-layers,
+  flax-nnx and flax-serialization, and check that lookups in flax.linen,
+  flax.nnx and flax.training do not import unrelated plugins.
+  """
+  _install_all(session)
   session.install(*(str(p) for p in sorted(FIXTURES.iterdir())))
   _pytest(session, 'tests/plugins')
 

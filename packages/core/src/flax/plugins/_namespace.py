@@ -78,7 +78,12 @@ def lazy_namespace(module_name: str, hints=None):
     if name in failed:
       broken(name)
     reg = _registry.registry()
-    export = reg.export(module_name, name)
+    # ``from ns import submodule`` asks with hasattr() before importing a
+    # submodule: answer that from the plugins already loaded.
+    load = not _is_submodule(module(), name)
+    export = reg.export(module_name, name, load=load)
+    if export is None and not load:
+      raise AttributeError(f'module {module_name!r} has no attribute {name!r}')
     check_shadowing(reg)
     if export is None:
       hint = hints.get(name)
@@ -114,6 +119,15 @@ def lazy_namespace(module_name: str, hints=None):
     return sorted(set(vars(module())) | set(names))
 
   return __getattr__, __dir__
+
+
+def _is_submodule(module, name) -> bool:
+  path = getattr(module, '__path__', None)
+  if path is None or not name.isidentifier():
+    return False
+  import importlib.machinery
+
+  return importlib.machinery.PathFinder.find_spec(name, list(path)) is not None
 
 
 def _installed(distribution: str) -> bool:

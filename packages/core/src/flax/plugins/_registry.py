@@ -298,17 +298,17 @@ class Registry:
 
   # -- queries ----------------------------------------------------------------
 
-  def _providers(self, kind, key):
+  def _providers(self, kind, key, load=True):
     # First-party records answer without importing any third-party plugin
     # (a third-party claim on a first-party name is ignored anyway).
     providers = self._index[kind].get(key)
-    if not providers and not self._loaded_all:
+    if not providers and load and not self._loaded_all:
       self.load_all()
       providers = self._index[kind].get(key)
     return providers
 
-  def _unique(self, kind, key):
-    providers = self._providers(kind, key)
+  def _unique(self, kind, key, load=True):
+    providers = self._providers(kind, key, load)
     if not providers:
       return None
     conflict = self.conflicts.get((kind, key))
@@ -316,9 +316,12 @@ class Registry:
       raise PluginConflictError(conflict.message())
     return providers[0][1]
 
-  def export(self, namespace: str, name: str):
-    """The ``Export`` of ``namespace.name``, or None if nobody provides it."""
-    return self._unique('exports', (namespace, name))
+  def export(self, namespace: str, name: str, *, load: bool = True):
+    """The ``Export`` of ``namespace.name``, or None if nobody provides it.
+
+    With ``load=False`` only plugins imported so far are asked.
+    """
+    return self._unique('exports', (namespace, name), load)
 
   def export_provider(self, namespace: str, name: str):
     providers = self._providers('exports', (namespace, name))
