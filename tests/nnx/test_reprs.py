@@ -191,3 +191,23 @@ def test_representable_protocol():
     "Array(shape=(2, 3), dtype=dtype('int32'))"
   )
   assert reprlib.NO_COLOR.TYPE == ''
+
+
+def test_rngs_repr():
+  assert repr(nnx.Rngs(0)) == (
+    'Rngs( # RngState: 2 (12 B)\n'
+    '  default=RngStream( # RngState: 2 (12 B)\n'
+    "    tag='default',\n"
+    '    key=RngKey( # 1 (8 B)\n'
+    '      value=Array((), dtype=key<fry>) overlaying:\n'
+    '      [0 0],\n'
+    "      tag='default'\n"
+    '    ),\n'
+    '    count=RngCount( # 1 (4 B)\n'
+    '      value=Array(0, dtype=uint32),\n'
+    "      tag='default'\n"
+    '    )\n'
+    '  )\n'
+    ')'
+  )
+  assert list(nnx.Rngs(0, dropout=1)) == ['dropout', 'default']
