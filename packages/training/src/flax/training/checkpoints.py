@@ -41,6 +41,15 @@ from flax.serialization._encode import encode_pieces
 from flax.serialization import to_state_dict
 from flax.training import _publish
 
+# As in Flax, importing this module imports Orbax when it is installed, so
+# that user code can use ``orbax.checkpoint`` after it (``ocp`` here).
+try:
+  import orbax.checkpoint as ocp
+  from flax.training import orbax_utils
+except ImportError:  # orbax-checkpoint is the optional extra ``[orbax]``.
+  ocp = None
+  orbax_utils = None
+
 __all__ = [
   'AsyncManager',
   'available_steps',
