@@ -141,3 +141,48 @@ def test_module_path_names():
   stack.push(2)
   assert stack.pop() == 2 and list(stack) == [1] and len(stack) == 1
   assert m.module_field(kw_only=True, default=None).default is None
+
+
+def test_summary_row_and_table():
+  from flax.linen import summary
+
+  row = summary.Row(
+    ('a',),
+    None,
+    '__call__',
+    (),
+    None,
+    {'params': {'w': jnp.ones(3)}},
+    {
+      'params': {'w': jnp.ones(3), 'b': {'c': jnp.ones((2, 2), jnp.int8)}},
+      'batch': {},
+    },
+    0,
+    0,
+  )
+  assert row.size_and_bytes(['params', 'batch', 'missing']) == {
+    'params': (7, 16),
+    'batch': (0, 0),
+    'missing': (0, 0),
+  }
+  table = summary.Table(None, ['params'], [row])
+  assert len(table) == 1 and table[0] is row
+  assert table.module is None and table.collections == ['params']
+  assert summary.LazyRng.__module__ == 'flax.core.scope'
+
+
+def test_transform_names():
+  from flax.core import lift
+  from flax.linen import transforms
+
+  p = transforms.VariablePlaceholder('params', 'w', True, 2)
+  assert repr(p) == (
+    "VariablePlaceholder(collection='params', name='w', unbox=True, id=2)"
+  )
+  assert p.replace(id=3).id == 3
+  assert transforms.InstancePlaceholder(int, {}, 1).cls is int
+  a = transforms.lift_transform_cached(lift.checkpoint, Lin)
+  b = transforms.lift_transform_cached(lift.checkpoint, Lin)
+  assert a is b and a.__name__ == 'CheckpointLin'
+  assert transforms.lift_transform(lift.checkpoint, Lin) is not a
+  assert transforms.named_call is nn.named_call

@@ -95,6 +95,10 @@ class LazyRng:
     return LazyRng(self.as_jax_rng(), ())
 
 
+# Flax's public home of the class (it is re-exported there).
+LazyRng.__module__ = 'flax.core.scope'
+
+
 # The static data is the tuple of static fields, ``(suffix,)``.
 def _flatten_lazy_rng(x):
   return ((jax.tree_util.GetAttrKey('rng'), x.rng),), (x.suffix,)

@@ -52,7 +52,7 @@ def _module_attrs(module) -> dict:
   }
 
 
-def get_module_scopes(module, args=(), kwargs=None):
+def get_module_scopes(module, args=None, kwargs=None):
   """Returns ``(scopes, args, kwargs, arg_objects)`` for lifting ``module``.
 
   Module/Variable arguments are replaced by placeholders; their scopes come
@@ -72,7 +72,7 @@ def get_module_scopes(module, args=(), kwargs=None):
     return x
 
   args, kwargs = jax.tree_util.tree_map(
-    arg_scope, (tuple(args), dict(kwargs or {})), is_leaf=_is_leaf
+    arg_scope, (tuple(args or ()), dict(kwargs or {})), is_leaf=_is_leaf
   )
 
   def visit(mdl):

@@ -14,9 +14,62 @@ import jax
 import numpy as np
 
 from flax.core.frozen_dict import FrozenDict
+from flax.core.frozen_dict import unfreeze as unfreeze  # noqa: F401
 from flax.core.scope import DenyList
+from flax.core.scope import LazyRng as LazyRng  # noqa: F401
 from flax.linen import _functional
 from flax.linen import module as module_lib
+
+
+@dataclasses.dataclass
+class Row:
+  """One row of a summary table: a Module method call and its variables.
+
+  Attributes:
+    path: the Module's path.
+    module_copy: an unbound copy of the Module.
+    method: the method's name.
+    inputs: the call's inputs.
+    outputs: the call's outputs.
+    module_variables: the Module's own variables (``{collection: {...}}``).
+    counted_variables: the variables counted for this row (its own, or its
+      subtree's when submodules are not shown).
+    flops: the call's FLOPs (``-1`` when not computed).
+    vjp_flops: the FLOPs of its forward and backward pass.
+  """
+
+  path: tuple
+  module_copy: Any
+  method: str
+  inputs: Any
+  outputs: Any
+  module_variables: dict
+  counted_variables: dict
+  flops: int
+  vjp_flops: int
+
+  def size_and_bytes(self, collections) -> dict:
+    """``{collection: (element count, bytes)}`` of the counted variables."""
+    out = {}
+    for col in collections:
+      leaves = jax.tree_util.tree_leaves(self.counted_variables.get(col, {}))
+      out[col] = _size_and_bytes(leaves)
+    return out
+
+
+class Table(list):
+  """A list of :class:`Row` with the Module and the collections shown.
+
+  >>> from flax.linen import summary
+  >>> table = summary.Table(None, ['params'], [])
+  >>> table.collections, len(table)
+  (['params'], 0)
+  """
+
+  def __init__(self, module, collections, rows):
+    super().__init__(rows)
+    self.module = module
+    self.collections = collections
 
 
 @dataclasses.dataclass

@@ -19,6 +19,7 @@ it returns the transformed function.
 (4, 3)
 """
 
+import dataclasses
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import jax.numpy as jnp
@@ -35,6 +36,17 @@ from flax.linen._lifting import get_module_scopes  # noqa: F401
 from flax.linen._lifting import lift_direct_transform
 from flax.linen._lifting import lift_transform
 from flax.linen._lifting import set_module_scopes  # noqa: F401
+from flax.linen._lifting import (  # noqa: F401
+  module_class_lift_transform as module_class_lift_transform,
+)
+from flax.linen._context import named_call as named_call  # noqa: F401
+from flax.linen._method_wrapping import (  # noqa: F401
+  wrap_method_once as wrap_method_once,
+)
+from flax.core.scope import LazyRng as LazyRng  # noqa: F401
+from flax.core.scope import Scope as Scope  # noqa: F401
+from flax.core.scope import Variable as Variable  # noqa: F401
+from flax.ids import FlaxId as FlaxId  # noqa: F401
 
 broadcast = lift.broadcast
 
@@ -207,10 +219,10 @@ def scan(
   length: Optional[int] = None,
   reverse: bool = False,
   unroll: int = 1,
-  _split_transpose: bool = False,
   data_transform=None,
   metadata_params: Mapping[Any, Any] = {},
   methods=None,
+  _split_transpose: bool = False,
   check_constancy_invariants: bool = True,
 ):
   """Lifted ``jax.lax.scan``.
@@ -627,3 +639,120 @@ __all__ = [
   'vmap',
   'while_loop',
 ]
+
+
+@dataclasses.dataclass(frozen=True)
+class InstancePlaceholder:
+  """Stands for a Module instance (its class, fields and id) in a cache key.
+
+  Attributes:
+    cls: the Module class.
+    attrs: its field values.
+    id: the instance's id.
+  """
+
+  cls: type
+  attrs: dict
+  id: int
+
+  def replace(self, **changes) -> 'InstancePlaceholder':
+    """Returns a copy with some fields changed."""
+    return dataclasses.replace(self, **changes)
+
+
+@dataclasses.dataclass(frozen=True)
+class VariablePlaceholder:
+  """Stands for a Variable (where it lives and its id) in a cache key."""
+
+  collection: str
+  name: str
+  unbox: bool
+  id: int
+
+  def replace(self, **changes) -> 'VariablePlaceholder':
+    """Returns a copy with some fields changed."""
+    return dataclasses.replace(self, **changes)
+
+
+_CACHE: dict = {}
+
+
+def _cache_key(*parts):
+  try:
+    key = parts
+    hash(key)
+    return key
+  except TypeError:
+    return None
+
+
+def _cached(key, make):
+  if key is None:
+    return make()
+  value = _CACHE.get(key)
+  if value is None:
+    value = _CACHE[key] = make()
+  return value
+
+
+def module_class_lift_transform_cached(
+  transform, module_class, methods=None, **trafo_kwargs
+):
+  """``module_class_lift_transform`` that returns the same class when
+  called again with the same (hashable) arguments."""
+  key = _cache_key(
+    'class',
+    transform,
+    module_class,
+    _freeze_methods(methods),
+    _items(trafo_kwargs),
+  )
+  return _cached(
+    key,
+    lambda: _lifting.module_class_lift_transform(
+      transform, module_class, methods=methods, **trafo_kwargs
+    ),
+  )
+
+
+def decorator_lift_transform_cached(transform, class_fn, **trafo_kwargs):
+  """``decorator_lift_transform`` that returns the same function when
+  called again with the same (hashable) arguments."""
+  key = _cache_key('fn', transform, class_fn, _items(trafo_kwargs))
+  return _cached(
+    key,
+    lambda: decorator_lift_transform(transform, class_fn, **trafo_kwargs),
+  )
+
+
+def lift_transform_cached(
+  transform, target, *trafo_args, methods=None, **trafo_kwargs
+):
+  """``lift_transform`` with the result cached for hashable arguments."""
+  if trafo_args:
+    raise TypeError(
+      'lift_transform_cached takes the transform arguments by keyword only.'
+    )
+  if _lifting.is_module_class(target):
+    return module_class_lift_transform_cached(
+      transform, target, methods=methods, **trafo_kwargs
+    )
+  if callable(target) and not isinstance(target, Module):
+    if methods is not None:
+      raise ValueError(
+        'Methods should not be provided when transforming a function.'
+      )
+    return decorator_lift_transform_cached(transform, target, **trafo_kwargs)
+  raise errors.TransformTargetError(target)
+
+
+def _items(kwargs):
+  return tuple(sorted(kwargs.items()))
+
+
+def _freeze_methods(methods):
+  if isinstance(methods, dict):
+    return tuple(sorted((k, _items(dict(v or {}))) for k, v in methods.items()))
+  if isinstance(methods, list):
+    return tuple(methods)
+  return methods
