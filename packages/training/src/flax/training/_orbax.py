@@ -8,7 +8,7 @@ import os
 
 from flax import errors
 from flax.core.state_dict import to_state_dict
-from flax.serialization import _backend as backend_lib
+from flax.serialization import backend_utils as backend_lib
 
 # Files that mark a directory as an Orbax checkpoint.
 _ORBAX_MARKERS = (

@@ -35,9 +35,9 @@ import shutil
 
 from flax import errors
 from flax.core import frozen_dict
-from flax.serialization import _backend as backend_lib
+from flax.serialization import backend_utils as backend_lib
 from flax.serialization import from_state_dict
-from flax.serialization._encode import encode_pieces
+from flax.serialization.backend_utils import encode_pieces
 from flax.serialization import to_state_dict
 from flax.training import _publish
 
