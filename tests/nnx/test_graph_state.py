@@ -39,7 +39,8 @@ def test_variable_value_and_arithmetic():
 
 
 def test_variable_metadata():
-  v = nnx.Param(jnp.ones(2), sharding_names=('a',))
+  with nnx.use_eager_sharding(False):  # no mesh to shard on
+    v = nnx.Param(jnp.ones(2), sharding_names=('a',))
   assert v.get_metadata('out_sharding') == ('a',)
   assert v.has_metadata('out_sharding')
   v.set_metadata('foo', 1)
@@ -61,7 +62,8 @@ def test_variable_metadata():
 
 def test_with_metadata_and_hooks():
   init = nnx.with_metadata(jax.nn.initializers.ones, out_sharding=('x',))
-  p = nnx.Param(init(jax.random.key(0), (3,)))
+  with nnx.use_eager_sharding(False):
+    p = nnx.Param(init(jax.random.key(0), (3,)))
   assert p.out_sharding == ('x',)
   with pytest.warns(DeprecationWarning, match="'sharding_names' is deprecated"):
     assert p.sharding_names == ('x',)

@@ -418,3 +418,25 @@ def test_sow_perturb_train_eval():
   assert not m.deterministic and not m.use_running_average
   with pytest.raises(ValueError, match='Could not find'):
     m.set_attributes(unknown=1)
+
+
+def test_container_equality_hash_and_slices():
+  assert nnx.List([1, 2]) == nnx.List([1, 2])
+  assert nnx.List([1, 2]) != [1, 2]
+  with pytest.raises(TypeError, match='unhashable'):
+    hash(nnx.List([1]))
+  assert nnx.Dict(a=1) == {'a': 1}
+  assert isinstance(hash(nnx.Dict(a=1)), int)
+  xs = nnx.List([1, 2, 3])
+  xs[0:2] = [9, 8]
+  xs[::2] = [5, 6]
+  assert list(xs) == [5, 8, 6]
+  with pytest.raises(ValueError, match='Length mismatch'):
+    xs[0:1] = [1, 2]
+  assert type(nnx.List()).__module__ == 'flax.nnx.helpers'
+
+
+def test_tree_map_keeps_attribute_order():
+  d = jax.tree.map(lambda x: x * 2, nnx.Dict(a=jnp.ones(1), b=3))
+  assert list(d) == ['a', 'b']
+  assert d['a'].tolist() == [2.0] and d['b'] == 3

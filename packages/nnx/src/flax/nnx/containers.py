@@ -100,6 +100,9 @@ class List(
   def __setitem__(self, index: int | slice, value: A | tp.Iterable[A]) -> None:
     if isinstance(index, slice):
       items = self._items()
+      value = list(value)
+      if len(range(*index.indices(len(items)))) != len(value):
+        raise ValueError('Length mismatch')
       items[index] = value
       self._reset(items)
       return
@@ -129,7 +132,7 @@ class List(
       return self._items() == other._items()
     return NotImplemented
 
-  __hash__ = object.__hash__
+  __hash__ = None  # type: ignore[assignment]  # mutable sequence
 
 
 class Dict(
@@ -180,8 +183,12 @@ class Dict(
     return len(self._keys())
 
   def __eq__(self, other):
-    if isinstance(other, Dict):
+    if isinstance(other, collections.abc.Mapping):
       return dict(self.items()) == dict(other.items())
     return NotImplemented
 
   __hash__ = object.__hash__
+
+
+# Flax's module path of the containers.
+List.__module__ = Dict.__module__ = 'flax.nnx.helpers'

@@ -593,18 +593,23 @@ def dataclass(
 class _StaticAux:
   """Static attributes of a Pytree as hashable pytree aux data."""
 
-  __slots__ = ('type', 'names', 'static', '_hash')
+  __slots__ = ('type', 'names', 'static', 'order', '_hash')
 
-  def __init__(self, typ, names, static):
+  def __init__(self, typ, names, static, order):
     self.type = typ
     self.names = names
     self.static = static
+    self.order = order  # all attribute names, in insertion order
     self._hash = None
 
   def __eq__(self, other):
     if type(other) is not _StaticAux:
       return False
-    if self.type is not other.type or self.names != other.names:
+    if (
+      self.type is not other.type
+      or self.names != other.names
+      or self.order != other.order
+    ):
       return False
     try:
       return bool(self.static == other.static)
@@ -641,7 +646,7 @@ def _aux_of(obj):
   static = tuple(
     sorted(((k, v) for k, v in d.items() if k not in data), key=_item_key)
   )
-  aux = _StaticAux(type(obj), names, static)
+  aux = _StaticAux(type(obj), names, static, tuple(d))
   m[M_AUX] = (version, names, aux)
   return names, aux
 
@@ -665,9 +670,10 @@ def _pytree_flatten_with_keys(obj):
 def _make_unflatten(cls):
   def unflatten(aux, children):
     obj = _new_object(aux.type, aux.names)
-    d = vars(obj)
-    d.update(aux.static)
-    d.update(zip(aux.names, children))
+    values = dict(aux.static)
+    values.update(zip(aux.names, children))
+    # restore the insertion order of the attributes (reprs follow it)
+    vars(obj).update((k, values[k]) for k in aux.order)
     return obj
 
   return unflatten
