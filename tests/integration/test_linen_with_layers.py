@@ -1,5 +1,6 @@
 """flax.linen Module system together with the flax-layers layer zoo."""
 
+import re
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -30,8 +31,8 @@ def test_dense_mlp_numerics_and_train_step():
   }
 
   def plain(p, x):
-    h = jax.nn.relu(x @ p['Dense_0']['kernel'] + p['Dense_0']['bias'])
-    return h @ p['Dense_1']['kernel'] + p['Dense_1']['bias']
+    h = jax.nn.relu(x @ p['Dense_0']['kernel'] + p['Dense_0']['bias'][None])
+    return h @ p['Dense_1']['kernel'] + p['Dense_1']['bias'][None]
 
   np.testing.assert_allclose(
     model.apply({'params': params}, x), plain(params, x), rtol=1e-6
@@ -96,8 +97,9 @@ def test_tabulate_with_dense():
   text = MLP().tabulate(
     jax.random.key(0), jnp.ones((16, 3)), console_kwargs={'width': 120}
   )
-  assert 'Dense_0' in text and 'Dropout_0' in text
-  assert 'Total Parameters: 50 (200 B)' in text
+  plain = re.sub(r'\x1b\[[0-9;]*m', '', text)  # the table is styled
+  assert 'Dense_0' in plain and 'Dropout_0' in plain
+  assert 'Total Parameters: 50 (200 B)' in plain
 
 
 def test_sequential_of_dense_layers():

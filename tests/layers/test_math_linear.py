@@ -17,7 +17,7 @@ def test_dense():
   x, k, b = _rand((2, 3, 4)), _rand((4, 5), 1), _rand((5,), 2)
   y = linear.dense(x, k, b)
   np.testing.assert_allclose(
-    y, np.asarray(x) @ np.asarray(k) + b, rtol=1e-5, atol=1e-5
+    y, np.asarray(x) @ np.asarray(k) + np.asarray(b), rtol=1e-5, atol=1e-5
   )
   np.testing.assert_allclose(
     linear.dense(x, k), np.asarray(x) @ np.asarray(k), rtol=1e-5, atol=1e-5
@@ -100,7 +100,7 @@ def test_conv_matches_lax():
   x, k, b = _rand((2, 6, 6, 4)), _rand((3, 3, 2, 6), 1), _rand((6,), 2)
   spec = linear.conv_spec((3, 3), strides=2, padding='SAME')
   y = linear.conv(x, k, b, spec, feature_group_count=2)
-  ref = _ref_conv(x, k, (2, 2), 'SAME', groups=2) + b
+  ref = np.asarray(_ref_conv(x, k, (2, 2), 'SAME', groups=2)) + np.asarray(b)
   np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
 
 
@@ -176,7 +176,7 @@ def test_conv_transpose_matches_lax():
   x, k, b = _rand((2, 4, 4, 3)), _rand((3, 3, 3, 5), 1), _rand((5,), 2)
   spec = linear.conv_spec((3, 3), strides=(2, 2), padding='SAME')
   y = linear.conv_transpose(x, k, b, spec)
-  ref = lax.conv_transpose(x, k, (2, 2), 'SAME') + b
+  ref = np.asarray(lax.conv_transpose(x, k, (2, 2), 'SAME')) + np.asarray(b)
   np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
   assert y.shape == (2, 8, 8, 5)
 

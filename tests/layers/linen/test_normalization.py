@@ -46,7 +46,9 @@ def test_batch_norm_train_and_eval():
   y = nn.BatchNorm().apply(
     {'params': v['params'], 'batch_stats': stats}, x, use_running_average=True
   )
-  ref = (x - stats['mean']) / np.sqrt(stats['var'] + 1e-5)
+  ref = (np.asarray(x) - np.asarray(stats['mean'])) / np.sqrt(
+    np.asarray(stats['var']) + 1e-5
+  )
   np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
   with pytest.raises(errors.ModifyScopeVariableError):
     bn.apply(v, x)

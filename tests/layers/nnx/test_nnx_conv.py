@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from flax import nnx
 from jax import lax
@@ -55,7 +56,9 @@ def test_conv_numerics_same_and_valid():
     )
     lax_padding = padding.upper() if isinstance(padding, str) else padding
     expected = _ref_conv(x, layer.kernel.value, (2, 1), lax_padding)
-    assert_close(layer(x), expected + layer.bias.value, atol=1e-4)
+    assert_close(
+      layer(x), np.asarray(expected) + np.asarray(layer.bias.value), atol=1e-4
+    )
 
 
 def test_conv_int_kernel_and_batch_dims():
@@ -141,7 +144,9 @@ def test_conv_transpose():
     'SAME',
     dimension_numbers=('NHWC', 'HWIO', 'NHWC'),
   )
-  assert_close(y, expected + layer.bias.value, atol=1e-4)
+  assert_close(
+    y, np.asarray(expected) + np.asarray(layer.bias.value), atol=1e-4
+  )
   t = nnx.ConvTranspose(3, 4, (2, 2), transpose_kernel=True, rngs=nnx.Rngs(0))
   assert t.kernel.shape == (2, 2, 4, 3)
   assert t(x).shape == (1, 5, 5, 4)

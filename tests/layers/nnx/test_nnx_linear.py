@@ -11,6 +11,14 @@ from nnx_layer_helpers import param_key
 from nnx_layer_helpers import shapes
 
 
+@pytest.fixture
+def no_eager_sharding():
+  # Variables with sharding metadata are placed on creation (eager
+  # sharding) and need a mesh; these tests only look at the metadata.
+  with nnx.use_eager_sharding(False):
+    yield
+
+
 def test_linear_state_and_keys():
   layer = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
   assert shapes(layer) == {
@@ -78,14 +86,17 @@ def test_linear_requires_rngs():
     nnx.Linear(2, 3)
 
 
+@pytest.mark.usefixtures('no_eager_sharding')
 def test_linear_custom_init_and_metadata():
-  layer = nnx.Linear(
-    2,
-    3,
-    kernel_init=nnx.initializers.ones_init(),
-    kernel_metadata={'sharding': ('a', 'b')},
-    rngs=nnx.Rngs(0),
-  )
+  # Sharding metadata outside a mesh needs eager sharding turned off.
+  with nnx.use_eager_sharding(False):
+    layer = nnx.Linear(
+      2,
+      3,
+      kernel_init=nnx.initializers.ones_init(),
+      kernel_metadata={'sharding': ('a', 'b')},
+      rngs=nnx.Rngs(0),
+    )
   np.testing.assert_array_equal(layer.kernel.value, np.ones((2, 3)))
   # ``sharding`` is an older name of the ``out_sharding`` metadata entry
   assert layer.kernel.get_metadata('out_sharding') == ('a', 'b')
@@ -116,7 +127,7 @@ def test_linear_general_shapes_and_numerics():
   }
   x = jax.random.normal(jax.random.key(0), (2, 5))
   expected = jnp.einsum('bi,ijk->bjk', x, layer.kernel.value)
-  assert_close(layer(x), expected + layer.bias.value)
+  assert_close(layer(x), np.asarray(expected) + np.asarray(layer.bias.value))
 
   layer = nnx.LinearGeneral((4, 5), 3, axis=(-2, -1), rngs=nnx.Rngs(0))
   assert layer.kernel.shape == (4, 5, 3)
@@ -215,21 +226,23 @@ def test_embed_dtype():
   assert layer.embedding.value.dtype == jnp.float32
 
 
+@pytest.mark.usefixtures('no_eager_sharding')
 def test_initializers_with_metadata():
   init = nnx.with_metadata(
     nnx.initializers.lecun_normal(), sharding=('a', None, 'b')
   )
-  layer = nnx.LinearGeneral(4, (2, 3), kernel_init=init, rngs=nnx.Rngs(0))
+  with nnx.use_eager_sharding(False):
+    layer = nnx.LinearGeneral(4, (2, 3), kernel_init=init, rngs=nnx.Rngs(0))
+    dense = nnx.Linear(
+      2,
+      3,
+      kernel_init=nnx.with_metadata(
+        nnx.initializers.lecun_normal(), sharding=(None, 'model')
+      ),
+      rngs=nnx.Rngs(0),
+    )
   assert layer.kernel.shape == (4, 2, 3)
   assert layer.kernel.get_metadata('out_sharding') == ('a', None, 'b')
-  dense = nnx.Linear(
-    2,
-    3,
-    kernel_init=nnx.with_metadata(
-      nnx.initializers.lecun_normal(), sharding=(None, 'model')
-    ),
-    rngs=nnx.Rngs(0),
-  )
   assert dense.kernel.get_metadata('out_sharding') == (None, 'model')
 
 

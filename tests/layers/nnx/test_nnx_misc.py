@@ -48,8 +48,8 @@ def test_lora_linear():
   x = jax.random.normal(jax.random.key(1), (2, 3))
   layer.lora.lora_b.value = jnp.ones((2, 4))
   expected = (
-    np.asarray(x) @ layer.kernel.value
-    + layer.bias.value
+    np.asarray(x) @ np.asarray(layer.kernel.value)
+    + np.asarray(layer.bias.value)
     + np.asarray(x) @ layer.lora.lora_a.value @ np.ones((2, 4))
   )
   assert_close(layer(x), expected)
