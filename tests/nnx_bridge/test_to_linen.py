@@ -12,6 +12,14 @@ from flax.core import FrozenDict, meta
 from flax.nnx import bridge
 
 
+@pytest.fixture
+def no_eager_sharding():
+  # Variables with sharding metadata are placed on creation (eager
+  # sharding) and need a mesh; these tests only look at the metadata.
+  with nnx.use_eager_sharding(False):
+    yield
+
+
 class NLinear(nnx.Module):
   def __init__(
     self, din, dout, *, rngs, kernel_init=nnx.initializers.lecun_normal()
@@ -163,6 +171,7 @@ def test_under_jax_jit():
   close(y, NET_Y)
 
 
+@pytest.mark.usefixtures('no_eager_sharding')
 def test_variable_metadata_is_boxed_in_nnxmeta():
   init = nnx.with_metadata(
     nnx.initializers.lecun_normal(), out_sharding=('in', 'out')
@@ -179,6 +188,7 @@ def test_variable_metadata_is_boxed_in_nnxmeta():
   close(model.apply(variables, X), Y)
 
 
+@pytest.mark.usefixtures('no_eager_sharding')
 def test_bridge_with_partitioning_gives_linen_partitioned():
   init = bridge.with_partitioning(
     nnx.initializers.lecun_normal(), ('in', 'out')

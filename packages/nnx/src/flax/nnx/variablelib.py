@@ -198,6 +198,23 @@ def _register(cls):
   )
 
 
+def _shard_eagerly(value, meta):
+  """Places ``value`` by its ``out_sharding`` names (eager sharding).
+
+  The names go through the logical axis rules (``sharding_rules`` metadata
+  and ``nnx.logical_axis_rules``); the mesh is the ``mesh`` metadata or the
+  context mesh (``jax.set_mesh``). Values that are not arrays (e.g.
+  ``ShapeDtypeStruct`` under ``nnx.eval_shape``) are left alone.
+  """
+  if not hasattr(value, 'shape') or isinstance(value, jax.ShapeDtypeStruct):
+    return value
+  from flax.core import spmd as core_spmd
+
+  return core_spmd.shard_value(
+    value, meta['out_sharding'], meta.get('sharding_rules'), meta.get('mesh')
+  )
+
+
 class Variable(GraphNodeBase, tp.Generic[A]):
   """The base class of every Variable type.
 
@@ -279,6 +296,8 @@ class Variable(GraphNodeBase, tp.Generic[A]):
     object.__setattr__(self, 'raw_value', value)
     object.__setattr__(self, '_trace_state', trace_state())
     value = self.create_value(value)
+    if eager_sharding and meta.get('out_sharding'):
+      value = _shard_eagerly(value, meta)
     if ref:
       value = _new_ref(value)
     object.__setattr__(self, 'raw_value', value)
