@@ -34,7 +34,7 @@ def test_optimizer_matches_plain_optax():
   opt_state = tx.init(params)
 
   def plain_loss(p):
-    return jnp.mean((x @ p['kernel'] + p['bias'] - y) ** 2)
+    return jnp.mean((x @ p['kernel'] + p['bias'][None, :] - y) ** 2)
 
   @nnx.jit
   def train_step(model, optimizer):

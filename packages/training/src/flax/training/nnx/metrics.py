@@ -98,11 +98,18 @@ class Average(Metric):
     _set(self.total, jnp.array(0, dtype=jnp.float32))
     _set(self.count, jnp.array(0, dtype=jnp.int32))
 
-  def update(self, **kwargs) -> None:
+  def update(self, mask: jax.Array | None = None, **kwargs) -> None:
+    """Adds the values of keyword ``argname`` (those where ``mask`` is
+    true, if given; ``mask`` broadcasts against the values)."""
     if self.argname not in kwargs:
       raise TypeError(f"Expected keyword argument '{self.argname}'")
     values = kwargs[self.argname]
-    if isinstance(values, (int, float)):
+    if mask is not None:
+      if not isinstance(values, jax.Array):
+        raise ValueError('If mask is provided, values should be a jax array')
+      _set(self.total, _value(self.total) + (values * mask).sum())
+      _set(self.count, _value(self.count) + mask.astype(jnp.int32).sum())
+    elif isinstance(values, (int, float)):
       _set(self.total, _value(self.total) + values)
       _set(self.count, _value(self.count) + 1)
     else:
@@ -191,7 +198,14 @@ class Accuracy(Average):
     self.threshold = threshold
     super().__init__(*args, **kwargs)
 
-  def update(self, *, logits, labels, **_) -> None:  # type: ignore[override]
+  def update(  # type: ignore[override]
+    self,
+    *,
+    logits: jax.Array,
+    labels: jax.Array,
+    mask: jax.Array | None = None,
+    **_,
+  ) -> None:
     logits, labels = jnp.asarray(logits), jnp.asarray(labels)
     if self.threshold is not None:
       if logits.ndim != labels.ndim:
@@ -213,7 +227,7 @@ class Accuracy(Average):
           f'Expected labels.dtype==jnp.int32, got {labels.dtype}'
         )
       correct = logits.argmax(axis=-1) == labels
-    super().update(values=correct)
+    super().update(values=correct, mask=mask)
 
 
 class MultiMetric(Metric):
