@@ -251,3 +251,31 @@ def test_lazy_init_of_an_nnx_module_holding_wrappers():
   assert outer.a.kernel.shape == (3, 4)
   assert outer.b.kernel.shape == (4, 2)
   assert outer(X).shape == (2, 2)
+
+
+def test_lazy_init_again_reinitializes():
+  model = bridge.lazy_init(bridge.ToNNX(LDense(2), rngs=nnx.Rngs(0)), X)
+  kernel = model.kernel
+  first = kernel[...]
+  bridge.lazy_init(model, X)
+  assert model.kernel is kernel
+  assert not np.allclose(first, model.kernel[...])
+  assert int(model.rngs.default.count[...]) == 2
+
+
+def test_lazy_init_accepts_modules_and_their_methods_only():
+  class Outer(nnx.Module):
+    def __init__(self):
+      self.inner = bridge.ToNNX(LDense(2), rngs=nnx.Rngs(0))
+
+    def go(self, x):
+      return self.inner(x)
+
+  outer = Outer()
+  method = outer.go
+  assert bridge.lazy_init(method, X) is method
+  assert outer.inner.kernel.shape == (3, 2)
+  with pytest.raises(ValueError, match='method of an NNX Module'):
+    bridge.lazy_init(lambda x: x, X)
+  with pytest.raises(TypeError, match='__call__'):
+    bridge.lazy_init(outer, X)

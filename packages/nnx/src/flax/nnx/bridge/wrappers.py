@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import inspect
 import threading
 import typing as tp
 from collections.abc import Mapping
@@ -97,11 +98,28 @@ def _initializing():
 
 def lazy_init(fn: Module | tp.Callable[..., tp.Any], *args, **kwargs):
   """Runs ``fn(*args, **kwargs)`` so that every :class:`ToNNX` it calls
-  creates its variables, and returns ``fn``.
+  (re)creates its variables from the inputs, and returns ``fn``.
 
-  ``fn`` is usually the wrapper itself or an NNX Module that contains
-  wrappers; any callable works.
+  Args:
+    fn: an NNX Module (the wrapper itself, or a Module that contains
+      wrappers) or a method of one.
+    *args: sample inputs.
+    **kwargs: sample keyword inputs.
+
+  Raises:
+    ValueError: if ``fn`` is neither an NNX Module nor one of its methods.
   """
+  if isinstance(fn, Module):
+    if not callable(fn):
+      raise TypeError(
+        f'{type(fn).__name__} has no __call__; pass the method to run, '
+        'e.g. lazy_init(module.method, ...).'
+      )
+  elif not (inspect.ismethod(fn) and isinstance(fn.__self__, Module)):
+    raise ValueError(
+      f'fn = {fn!r} needs to be a method of an NNX Module (or the Module '
+      'itself).'
+    )
   with _initializing():
     fn(*args, **kwargs)
   return fn
@@ -200,15 +218,14 @@ class ToNNX(Module):
     keys = {} if rngs is None else _rngs_to_keys(rngs)
     if method is None:
       method = '__call__'
-    attrs = self._linen_attrs()
-    if _CONTEXT.initializing and not attrs:
+    if _CONTEXT.initializing:
       init_kwargs = {} if mutable is None else {'mutable': mutable}
       out, variables = self.to_nnx__module.init_with_output(
         keys, *args, method=method, **init_kwargs, **kwargs
       )
       self._write_linen_vars(variables)
       return out
-    variables = bv.nnx_attrs_to_linen_vars(attrs)
+    variables = bv.nnx_attrs_to_linen_vars(self._linen_attrs())
     if mutable is None:
       mutable = False
     result = self.to_nnx__module.apply(
