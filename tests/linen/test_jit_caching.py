@@ -97,8 +97,8 @@ def test_jitted_method_traces_once_and_keys_are_data():
   for seed in range(4):
     key = jax.random.key(seed)
     y, noise = Noisy().apply(v, x, rngs={'dropout': key})
-    # The root scope's first key: fold_in(key, sha1(1)).
-    expected = jax.random.uniform(fold(key, 1), (1, 2))
+    # Entering the jit draws the root's key 1; the body counts on: key 2.
+    expected = jax.random.uniform(fold(fold(key, 1), 2), (1, 2))
     np.testing.assert_array_equal(noise, expected)
     np.testing.assert_allclose(y, x @ v['params']['Lin_0']['k'], rtol=1e-6)
   assert len(TRACES) == traced + 1  # apply traced once (init had its own)
@@ -119,16 +119,17 @@ def test_same_jitted_module_called_repeatedly():
 
   x = jnp.ones(())
   first = Loop().apply({}, x, rngs={'dropout': jax.random.key(3)})
-  # The first entry sees zero counters, later ones a traced running total.
-  assert len(TRACES) == 2
+  # The counters on entry are static: one trace per call position.
+  assert len(TRACES) == 5
   values = [float(y) for y in first]
   assert len(set(values)) == 5  # every call draws its own key
   again = Loop().apply({}, x, rngs={'dropout': jax.random.key(3)})
   assert [float(y) for y in again] == values
-  assert len(TRACES) == 2
-  # The first call's key is the plain derivation for scope 'JitDrop_0'.
-  expected = jax.random.uniform(fold(fold(jax.random.key(3), 'JitDrop_0'), 1))
-  np.testing.assert_array_equal(first[0], expected)
+  assert len(TRACES) == 5
+  # Call i draws key 2i - 1 of scope 'JitDrop_0' and counts on inside.
+  for i, y in enumerate(first, start=1):
+    base = fold(jax.random.key(3), 'JitDrop_0', 2 * i - 1)
+    np.testing.assert_array_equal(y, jax.random.uniform(fold(base, 2 * i)))
 
 
 def test_cached_call_replays_counters_and_names():
@@ -153,12 +154,12 @@ def test_cached_call_replays_counters_and_names():
   outs = [Model().apply(v, x, rngs={'dropout': key}) for _ in range(3)]
   assert len(TRACES) == 2  # init and the first apply
   p = v['params']
-  h = x @ p['Lin_0']['k'] + jax.random.uniform(fold(key, 1))
+  h = x @ p['Lin_0']['k'] + jax.random.uniform(fold(fold(key, 1), 2))
   for y, k in outs:
     np.testing.assert_allclose(y, h @ p['Lin_1']['k'], rtol=1e-6)
-    # The block drew key 1, so the outer draw is key 2, traced or cached.
+    # The jit drew key 1 and its body key 2, so the outer draw is key 3.
     np.testing.assert_array_equal(
-      jax.random.key_data(k), jax.random.key_data(fold(key, 2))
+      jax.random.key_data(k), jax.random.key_data(fold(key, 3))
     )
 
 

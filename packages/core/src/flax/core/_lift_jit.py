@@ -1,17 +1,15 @@
 """Lifted ``jax.jit``: one compiled function per static configuration.
 
 The body of a jitted function is traced once per *static* configuration of
-its scopes (their paths, mutable collections and flags) and per structure,
-shapes and dtypes of the variables, PRNG keys and arguments. PRNG keys are
-traced data, and so are the PRNG counters: the body draws keys from fresh
-counters, and the number of keys it drew (recorded at trace time) is added
-to the outer counters after every call, so a cached call advances them
-like a traced one.
+its scopes (their paths, mutable collections, flags and PRNG counters) and
+per structure, shapes and dtypes of the variables, PRNG keys and arguments.
 
-Two calls of the same jitted scope inside one ``apply`` must not reuse the
-same keys. When a scope's counters are not all zero on entry, the running
-total of its counters is folded into its keys as a traced number; the
-first entry (all counters zero) uses the keys unchanged, as Flax does.
+Keys follow Flax 0.12.8: on entry, every PRNG stream of a jitted scope
+draws one key as ``make_rng`` would (advancing the outer counter); the body
+derives its keys from that key, counting on from the outer counter, and the
+counters it ends with (recorded at trace time) are written back to the
+outer scope after every call. Two calls inside one ``apply`` therefore get
+different keys.
 """
 
 import functools
@@ -19,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Callable
 
 import jax
-import numpy as np
 
 from flax.core._filters import CollectionFilter, PRNGSequenceFilter
 from flax.core._pack import pack
@@ -52,13 +49,6 @@ def _materialize_rngs(rng_groups):
   )
 
 
-def _counter_total(counters: dict) -> int:
-  total = 0
-  for value in counters.values():
-    total += _counter_total(value) if isinstance(value, dict) else value
-  return total
-
-
 def _copy_counters(counters: dict) -> dict:
   return {
     k: _copy_counters(v) if isinstance(v, dict) else v
@@ -66,39 +56,40 @@ def _copy_counters(counters: dict) -> dict:
   }
 
 
-def _add_counters(target: dict, delta: dict) -> None:
+def _set_counters(target: dict, source: dict) -> None:
   # In place: child scopes hold references to the nested dicts.
-  for key, value in delta.items():
+  for key, value in source.items():
     if isinstance(value, dict):
-      _add_counters(target.setdefault(key, {}), value)
-    elif value:
-      target[key] = target.get(key, 0) + value
+      _set_counters(target.setdefault(key, {}), value)
+    else:
+      target[key] = value
 
 
-def _fold_epochs(rng_groups, epochs):
-  """Folds ``epochs[i]`` (if not None) into every key of scope ``i``."""
+def _fork_rngs(rng_groups, outer_counters):
+  """Draws one key per stream and scope, as ``make_rng`` would.
 
-  def fold(rng, epoch):
-    return LazyRng(jax.random.fold_in(rng.rng, epoch), ())
-
-  return tuple(
-    tuple(
-      group
-      if epoch is None
-      else {name: fold(rng, epoch) for name, rng in group.items()}
-      for group, epoch in zip(groups, epochs)
-    )
-    for groups in rng_groups
-  )
-
-
-def _fresh_counters(rng_groups, n: int) -> list:
-  counters = [{} for _ in range(n)]
+  Each stream's counter in the outer scope is incremented and the key of
+  that count is handed to the jitted body, whose scope then counts on from
+  there (Flax 0.12.8's key derivation for jitted scopes).
+  """
+  forked = []
   for groups in rng_groups:
-    for i, group in enumerate(groups):
-      for name in group:
-        counters[i][name] = 0
-  return counters
+    new_groups = []
+    for rngs, counters in zip(groups, outer_counters):
+      keys = {}
+      for name, rng in rngs.items():
+        counters[name] = counters.get(name, 0) + 1
+        keys[name] = LazyRng.create(rng, counters[name]).as_jax_rng()
+      new_groups.append(keys)
+    forked.append(tuple(new_groups))
+  return tuple(forked)
+
+
+def _wrap_keys(key_groups):
+  return tuple(
+    tuple({name: LazyRng(key, ()) for name, key in keys.items()} for keys in g)
+    for g in key_groups
+  )
 
 
 def _fingerprint(scope_fn) -> tuple:
@@ -143,8 +134,8 @@ def jit(
     donate_argnums = (donate_argnums,)
   jit_static = (0,) + tuple(i + 3 for i in static_argnums if i > 0)
   jit_donate = tuple(i + 3 for i in donate_argnums if i > 0)
-  context = []  # stack of (scope_fn, repack_fn) while tracing
-  counter_deltas = {}  # fingerprint -> keys drawn per scope, per trace
+  context = []  # stack of (scope_fn, repack_fn, counters) while tracing
+  counters_after = {}  # fingerprint -> the counters at the end of a trace
 
   @functools.partial(
     jax.jit,
@@ -154,32 +145,29 @@ def jit(
     device=device,
     backend=backend,
   )
-  def jitted(fingerprint, variable_groups, rng_groups, epochs, *args, **kw):
-    scope_fn, repack_fn = context[-1]
-    rng_groups = _fold_epochs(_materialize_rngs(rng_groups), epochs)
-    counters = _fresh_counters(rng_groups, len(epochs))
-    scope = scope_fn(variable_groups, rng_groups, rng_counters=counters)
+  def jitted(fingerprint, variable_groups, key_groups, *args, **kw):
+    scope_fn, repack_fn, counters = context[-1]
+    counters = [_copy_counters(c) for c in counters]
+    scope = scope_fn(
+      variable_groups, _wrap_keys(key_groups), rng_counters=counters
+    )
     y = fn(scope, *args, **kw)
     out = repack_fn(scope)
-    counter_deltas[fingerprint] = [_copy_counters(c) for c in counters]
+    counters_after[fingerprint] = [_copy_counters(c) for c in counters]
     return y, out
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
-    fingerprint = _fingerprint(scope_fn)
     outer_counters = [s.rng_counters for s in scope_fn.roots]
-    epochs = []
-    for counters in outer_counters:
-      total = _counter_total(counters)
-      epochs.append(np.uint32(total) if total else None)
-    context.append((scope_fn, repack_fn))
+    key_groups = _fork_rngs(rng_groups, outer_counters)
+    # The counters are static: they fix the keys drawn inside.
+    fingerprint = (_fingerprint(scope_fn), _hashable(outer_counters))
+    context.append((scope_fn, repack_fn, outer_counters))
     try:
-      result = jitted(
-        fingerprint, variable_groups, rng_groups, tuple(epochs), *args, **kwargs
-      )
+      result = jitted(fingerprint, variable_groups, key_groups, *args, **kwargs)
     finally:
       context.pop()
-    for counters, delta in zip(outer_counters, counter_deltas[fingerprint]):
-      _add_counters(counters, delta)
+    for counters, after in zip(outer_counters, counters_after[fingerprint]):
+      _set_counters(counters, after)
     return result
 
   return pack(
