@@ -55,6 +55,15 @@ def main():
   bad = sorted(set(forbidden) & loaded)
   assert not bad, f'importing flax-{package} imported {bad}'
 
+  if package == 'nnx' and 'linen' not in installed:
+    # The Linen <-> NNX bridge needs the `bridge` extra.
+    try:
+      importlib.import_module('flax.nnx.bridge')
+    except ModuleNotFoundError as e:
+      assert 'flax-nnx[bridge]' in str(e), str(e)
+    else:
+      raise AssertionError('flax.nnx.bridge imported without flax-linen')
+
   for missing in sorted(set(PACKAGES) - installed):
     try:
       importlib.import_module(f'flax.{missing}')
