@@ -131,6 +131,36 @@ def test_dynamic_scale_backs_off_and_grows():
   assert float(value) == 3.0 and aux == 'aux'
 
 
+def test_dynamic_scale_result_fields_and_limits():
+  ds = dynamic_scale.DynamicScale(
+    growth_interval=1, fin_steps=1, scale=4.0, minimum_scale=3.0
+  )
+  fn = ds.value_and_grad(lambda w: (jnp.sum(w * 3), 'a'), has_aux=True)
+  result = fn(jnp.ones(2))
+  assert isinstance(result, dynamic_scale.DynamicScaleResult)
+  assert result._fields == ('dynamic_scale', 'finite', 'aux', 'grad')
+  assert float(result.aux[0]) == 6.0 and result.aux[1] == 'a'
+  np.testing.assert_array_equal(result.grad, [3.0, 3.0])
+  assert float(result.dynamic_scale.scale) == 8.0
+  assert int(result.dynamic_scale.fin_steps) == 0
+  # Backing off stops at minimum_scale and restarts the count.
+  bad = ds.value_and_grad(lambda w: jnp.sum(jnp.log(w)))(jnp.zeros(2))
+  assert not bool(bad.finite)
+  assert float(bad.dynamic_scale.scale) == 3.0
+  assert int(bad.dynamic_scale.fin_steps) == 0
+  # Growing stops at the largest float32; no minimum lets it reach zero.
+  f32_max = float(jnp.finfo(jnp.float32).max)
+  huge = dynamic_scale.DynamicScale(scale=3e38, growth_interval=0)
+  grown = huge.value_and_grad(lambda w: w.sum())(jnp.ones(1))
+  assert float(grown.dynamic_scale.scale) == f32_max
+  tiny = dynamic_scale.DynamicScale(scale=1e-45, minimum_scale=None)
+  shrunk = tiny.value_and_grad(lambda w: jnp.log(w).sum())(jnp.zeros(1))
+  assert float(shrunk.dynamic_scale.scale) == 0.0
+  default_min = dynamic_scale.DynamicScale().minimum_scale
+  assert type(default_min) is np.float32
+  assert default_min == jnp.finfo(jnp.float32).tiny
+
+
 def test_prefetch_iterator():
   assert list(prefetch_iterator.PrefetchIterator(range(10), 3)) == list(
     range(10)

@@ -10,7 +10,7 @@
 """
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -18,7 +18,31 @@ from jax import lax
 
 from flax import struct
 
-__all__ = ['DynamicScale']
+Array = jax.Array
+
+__all__ = ['DynamicScale', 'DynamicScaleResult']
+
+
+class DynamicScaleResult(NamedTuple):
+  """What a function made by ``DynamicScale.value_and_grad`` returns.
+
+  Attributes:
+    dynamic_scale: the state to use for the next step.
+    finite: whether every gradient element is finite.
+    aux: the unscaled loss, or ``(loss, aux)`` when ``has_aux`` is set.
+    grad: the unscaled gradients, in float32.
+  """
+
+  dynamic_scale: 'DynamicScale'
+  finite: Array
+  aux: Any
+  grad: Any
+
+
+def _all_finite(tree) -> Array:
+  """Returns a boolean scalar: is every element of every leaf finite?"""
+  verdicts = (jnp.isfinite(leaf).all() for leaf in jax.tree.leaves(tree))
+  return functools.reduce(jnp.logical_and, verdicts, jnp.array(True))
 
 
 class DynamicScale(struct.PyTreeNode):
@@ -44,8 +68,23 @@ class DynamicScale(struct.PyTreeNode):
   fin_steps: Any = 0
   scale: Any = 65536.0
   minimum_scale: float | None = struct.field(
-    pytree_node=False, default=float(jnp.finfo(jnp.float32).tiny)
+    pytree_node=False, default=jnp.finfo(jnp.float32).tiny
   )
+
+  def _next(self, finite: Array) -> 'DynamicScale':
+    """Returns the state after a step whose gradients were ``finite``."""
+    at_interval = self.fin_steps == self.growth_interval
+    ceiling = jnp.finfo(jnp.float32).max
+    grown = jnp.minimum(self.scale * self.growth_factor, ceiling)
+    shrunk = self.scale * self.backoff_factor
+    if self.minimum_scale is not None:
+      shrunk = jnp.maximum(shrunk, self.minimum_scale)
+    return self.replace(
+      fin_steps=jnp.where(finite & ~at_interval, self.fin_steps + 1, 0),
+      scale=jnp.where(
+        finite, jnp.where(at_interval, grown, self.scale), shrunk
+      ),
+    )
 
   def value_and_grad(self, fun, argnums=0, has_aux=False, axis_name=None):
     """Like ``jax.value_and_grad``, with loss scaling.
@@ -57,47 +96,30 @@ class DynamicScale(struct.PyTreeNode):
       axis_name: if given, gradients are averaged over this pmapped axis.
 
     Returns:
-      A function returning ``(new_dynamic_scale, is_finite, value, grad)``,
-      where ``value`` is ``loss`` or ``(loss, aux)``.
+      A function returning a ``DynamicScaleResult``
+      ``(dynamic_scale, finite, aux, grad)``, where ``aux`` holds ``loss``
+      or ``(loss, aux)``.
     """
 
     @functools.wraps(fun)
-    def scaled_fun(*args):
+    def scaled_loss(*args):
       out = fun(*args)
-      if has_aux:
-        return self.scale * out[0], out[1]
-      return self.scale * out
+      loss, extra = (out[0], out[1]) if has_aux else (out, None)
+      return self.scale * loss, extra
 
-    grad_fn = jax.value_and_grad(scaled_fun, argnums, has_aux)
+    differentiate = jax.value_and_grad(scaled_loss, argnums, has_aux=True)
 
-    def wrapper(*args):
-      value, grad = grad_fn(*args)
-      if has_aux:
-        value = (value[0] / self.scale, value[1])
-      else:
-        value = value / self.scale
+    def step(*args):
+      (scaled, extra), scaled_grad = differentiate(*args)
+      loss = scaled / self.scale
       grad = jax.tree.map(
-        lambda g: jnp.asarray(g, jnp.float32) / self.scale, grad
+        lambda g: jnp.asarray(g, jnp.float32) / self.scale, scaled_grad
       )
       if axis_name is not None:
         grad = lax.pmean(grad, axis_name)
-      finite = jnp.array(True)
-      for g in jax.tree.leaves(grad):
-        finite &= jnp.all(lax.is_finite(g))
-      grow = self.fin_steps == self.growth_interval
-      fin_scale = jnp.where(
-        grow & finite,
-        jnp.minimum(
-          self.scale * self.growth_factor, jnp.finfo(jnp.float32).max
-        ),
-        self.scale,
+      finite = _all_finite(grad)
+      return DynamicScaleResult(
+        self._next(finite), finite, (loss, extra) if has_aux else loss, grad
       )
-      inf_scale = self.scale * self.backoff_factor
-      if self.minimum_scale is not None:
-        inf_scale = jnp.maximum(inf_scale, self.minimum_scale)
-      new_scale = jnp.where(finite, fin_scale, inf_scale)
-      new_fin_steps = jnp.where(grow | ~finite, 0, self.fin_steps + 1)
-      new_self = self.replace(fin_steps=new_fin_steps, scale=new_scale)
-      return new_self, finite, value, grad
 
-    return wrapper
+    return step
