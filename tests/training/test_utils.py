@@ -74,6 +74,68 @@ def test_early_stopping():
   assert es.has_improved and es.best_metric == 1.5
 
 
+def _early_stopping_trace(es, metrics):
+  trace = []
+  for metric in metrics:
+    es = es.update(metric)
+    trace.append(
+      (es.best_metric, es.patience_count, es.should_stop, es.has_improved)
+    )
+  return es, trace
+
+
+def test_early_stopping_min_delta_and_sticky_stop():
+  es, trace = _early_stopping_trace(
+    early_stopping.EarlyStopping(patience=1, min_delta=0.5),
+    [3, 2.8, 2.4, 2.0, 1.0, 1.2, 1.1, 0.9],
+  )
+  assert trace == [
+    (3, 0, False, True),
+    (3, 1, False, False),
+    (2.4, 0, False, True),
+    (2.4, 1, False, False),
+    (1.0, 0, False, True),
+    (1.0, 1, False, False),
+    (1.0, 2, True, False),
+    (1.0, 3, True, False),
+  ]
+  # An improvement after stopping does not clear should_stop.
+  _, trace = _early_stopping_trace(
+    early_stopping.EarlyStopping(), [1.0, 1.0, 0.5]
+  )
+  assert trace == [
+    (1.0, 0, False, True),
+    (1.0, 1, True, False),
+    (0.5, 0, True, True),
+  ]
+  # NaN is never beaten; an infinite best accepts anything.
+  _, trace = _early_stopping_trace(
+    early_stopping.EarlyStopping(), [math.nan, 1.0]
+  )
+  assert trace[1][1:] == (1, True, False) and math.isnan(trace[1][0])
+  _, trace = _early_stopping_trace(
+    early_stopping.EarlyStopping(best_metric=-math.inf), [1.0, 2.0]
+  )
+  assert trace == [(1.0, 0, False, True), (1.0, 1, True, False)]
+
+
+def test_early_stopping_reset_keeps_settings_and_extra_fields():
+  class Tracked(early_stopping.EarlyStopping):
+    extra: int = 3
+
+  es = Tracked(
+    patience=5,
+    min_delta=0.1,
+    extra=7,
+    best_metric=1.0,
+    patience_count=2,
+    should_stop=True,
+    has_improved=True,
+  ).reset()
+  assert es == Tracked(patience=5, min_delta=0.1, extra=7)
+  assert type(es.best_metric) is float and es.best_metric == math.inf
+
+
 def test_lr_schedules_match_formulas():
   spe = 10
   const = lr_schedule.create_constant_learning_rate_schedule(0.1, spe, 2.0)

@@ -16,6 +16,11 @@ from flax import struct
 
 __all__ = ['EarlyStopping']
 
+# The progress fields as they are before the first update.
+_UNTOUCHED = dict(
+  best_metric=math.inf, patience_count=0, should_stop=False, has_improved=False
+)
+
 
 class EarlyStopping(struct.PyTreeNode):
   """Tracks the best value of a metric (lower is better).
@@ -42,12 +47,7 @@ class EarlyStopping(struct.PyTreeNode):
 
   def reset(self):
     """Returns the state before the first update (same settings)."""
-    return self.replace(
-      best_metric=float('inf'),
-      patience_count=0,
-      should_stop=False,
-      has_improved=False,
-    )
+    return self.replace(**_UNTOUCHED)
 
   def update(self, metric):
     """Returns the state after seeing ``metric``.
@@ -55,15 +55,19 @@ class EarlyStopping(struct.PyTreeNode):
     Args:
       metric: the new value (lower is better).
     """
-    if (
-      math.isinf(self.best_metric) or self.best_metric - metric > self.min_delta
-    ):
-      return self.replace(
-        best_metric=metric, patience_count=0, has_improved=True
+    # The first metric always counts as an improvement.
+    if math.isinf(self.best_metric):
+      improved = True
+    else:
+      improved = self.best_metric - metric > self.min_delta
+    if improved:
+      changes = dict(best_metric=metric, patience_count=0, has_improved=True)
+    else:
+      # Patience runs out one update after the count reaches it.
+      out_of_patience = self.patience_count >= self.patience
+      changes = dict(
+        patience_count=self.patience_count + 1,
+        should_stop=out_of_patience or self.should_stop,
+        has_improved=False,
       )
-    should_stop = self.patience_count >= self.patience or self.should_stop
-    return self.replace(
-      patience_count=self.patience_count + 1,
-      should_stop=should_stop,
-      has_improved=False,
-    )
+    return self.replace(**changes)
