@@ -217,3 +217,10 @@ def test_initializers_activation_group_size_embedding():
     return e.replace(table=jnp.zeros((1, 1))).table.shape
 
   assert init(emb)(KEY)[0] == (1, 1)
+
+
+def test_group_norm_params_keep_the_input_rank():
+  _, v = init(lambda s, x: core_nn.group_norm(s, x, num_groups=2))(
+    KEY, jnp.ones((1, 8))
+  )
+  assert shapes(v) == {'params': {'bias': (1, 8), 'scale': (1, 8)}}

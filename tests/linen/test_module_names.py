@@ -186,3 +186,21 @@ def test_transform_names():
   assert a is b and a.__name__ == 'CheckpointLin'
   assert transforms.lift_transform(lift.checkpoint, Lin) is not a
   assert transforms.named_call is nn.named_call
+
+
+def test_tabulate_shows_compact_name_scopes_as_modules():
+  import re
+
+  text = nn.tabulate(AutoEncoder(), jax.random.key(0))(jnp.ones((1, 2)))
+  rows = [
+    [c.strip() for c in line.strip('│').split('│')][:2]
+    for line in re.sub(r'\x1b\[[0-9;]*m', '', text).splitlines()
+    if line.startswith('│') and line.split('│')[2].strip()
+  ]
+  assert rows == [
+    ['', 'AutoEncoder'],
+    ['encode', 'CompactNameSc…'],
+    ['encode/Lin_0', 'Lin'],
+    ['decode', 'CompactNameSc…'],
+    ['decode/Lin_0', 'Lin'],
+  ]

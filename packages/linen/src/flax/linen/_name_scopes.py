@@ -73,6 +73,7 @@ def compact_name_scope(fun: _CallableT) -> _CallableT:
   def wrapped(self, *args, **kwargs):
     if self.scope is None:
       raise errors.CallCompactUnboundModuleError()
+    self._try_setup()
     # A fresh scope Module per call, on the reused child scope ``name``:
     # names restart, variables and PRNG counters carry over.
     child_scope = self.scope.push(name, reuse=True)
@@ -82,4 +83,7 @@ def compact_name_scope(fun: _CallableT) -> _CallableT:
     return scope_module(*args, **kwargs)
 
   wrapped.compact_name_scope = True  # type: ignore[attr-defined]
+  # Not wrapped as a Module method: the call shows up as a call of the
+  # CompactNameScope (e.g. in ``nn.tabulate``), not of this Module.
+  wrapped.nowrap = True  # type: ignore[attr-defined]
   return wrapped  # type: ignore[return-value]

@@ -104,10 +104,14 @@ def _record_calls(module, rngs, mutable, args, kwargs):
     calls.append(record)
     out = next_fun(*call_args, **call_kwargs)
     record.outputs = _abstract(out)
+    # Children: submodules, and any other child scope (e.g. of a
+    # compact_name_scope method), reserved without a collection.
     record.submodules = frozenset(
       k
       for k, v in mdl._state.children.items()
       if isinstance(v, module_lib.Module)
+    ) | frozenset(
+      k for k, cols in mdl.scope.reservations.items() if None in cols
     )
     return out
 

@@ -179,10 +179,11 @@ def group_norm(
   mean = jnp.mean(grouped, axis=axes, keepdims=True)
   var = jnp.mean(lax.square(grouped - mean), axis=axes, keepdims=True)
   y = ((grouped - mean) * lax.rsqrt(var + epsilon)).reshape(x.shape)
+  # As in Flax 0.12.8, the params keep the input's rank: (1, ..., 1, C).
   y = _affine(
     scope,
     y,
-    (channels,),
+    _last_axis_shape(x),
     dtype,
     bias,
     scale,
