@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import optax
@@ -234,11 +235,44 @@ def test_prefetch_iterator():
 
   it = prefetch_iterator.PrefetchIterator(failing())
   assert next(it) == 1
-  with pytest.raises(RuntimeError, match='source broke'):
+  with pytest.raises(RuntimeError, match='source broke') as first:
     next(it)
+  # The error stays: every later call raises it again.
+  with pytest.raises(RuntimeError) as again:
+    next(it)
+  assert again.value is first.value
   it = prefetch_iterator.PrefetchIterator(iter(range(100)))
   assert next(it) == 0
   it.close()
+
+
+def _settle(condition):
+  """Waits (up to 5 s) for ``condition``, then a little longer."""
+  deadline = time.monotonic() + 5
+  while not condition() and time.monotonic() < deadline:
+    time.sleep(0.01)
+  time.sleep(0.05)
+
+
+def test_prefetch_iterator_reads_ahead_and_drains_after_close():
+  fetched = []
+
+  def source():
+    for i in range(100):
+      fetched.append(i)
+      yield i
+
+  it = prefetch_iterator.PrefetchIterator(source(), buffer_size=2)
+  assert it.buffer_size == 2
+  _settle(lambda: len(fetched) >= 2)
+  assert fetched == [0, 1]  # No more than buffer_size ahead.
+  assert next(it) == 0
+  _settle(lambda: len(fetched) >= 3)
+  it.close()
+  # Items fetched before close are still handed out, then the end.
+  assert list(it) == [1, 2] and fetched == [0, 1, 2]
+  with pytest.raises(StopIteration):
+    next(it)
 
 
 def test_jax_utils_single_device():

@@ -5,6 +5,7 @@
 [0, 1, 2, 3, 4]
 """
 
+import collections
 import threading
 
 __all__ = ['PrefetchIterator']
@@ -13,9 +14,9 @@ __all__ = ['PrefetchIterator']
 class PrefetchIterator:
   """Wraps an iterator and fetches up to ``buffer_size`` items ahead.
 
-  An error raised by the wrapped iterator is raised again by ``next`` once
-  the items fetched before it have been consumed. Call ``close()`` to stop
-  the background thread early.
+  An error raised by the wrapped iterator is raised by ``next`` once the
+  items fetched before it have been consumed, and again by every later
+  ``next``. Call ``close()`` to stop the background thread early.
 
   Args:
     data_iter: the iterator (or iterable) to read.
@@ -23,55 +24,55 @@ class PrefetchIterator:
   """
 
   def __init__(self, data_iter, buffer_size: int = 1):
-    self._data_iter = iter(data_iter)
     self.buffer_size = buffer_size
-    self._cond = threading.Condition()
-    self._buffer = []
-    self._active = True
-    self._error = None
-    self._thread = threading.Thread(target=self._prefetch_loop, daemon=True)
-    self._thread.start()
+    self._source = iter(data_iter)
+    self._ready = collections.deque()
+    self._failure = None
+    self._open = True
+    # Guards the three fields above; notified whenever one of them changes.
+    self._changed = threading.Condition()
+    self._worker = threading.Thread(target=self._produce, daemon=True)
+    self._worker.start()
 
   def __iter__(self):
     return self
 
   def __next__(self):
-    with self._cond:
-      self._cond.wait_for(lambda: self._buffer or not self._active)
-      if self._buffer:
-        item = self._buffer.pop(0)
-        self._cond.notify_all()
-        return item
-      if self._error is not None:
-        error, self._error = self._error, None
-        raise error
-      raise StopIteration
+    with self._changed:
+      self._changed.wait_for(lambda: self._ready or not self._open)
+      if not self._ready:
+        if self._failure is not None:
+          raise self._failure
+        raise StopIteration
+      self._changed.notify_all()
+      return self._ready.popleft()
 
   def close(self):
     """Stops prefetching."""
-    with self._cond:
-      self._active = False
-      self._cond.notify_all()
+    with self._changed:
+      self._open = False
+      self._changed.notify_all()
 
-  def _prefetch_loop(self):
-    def has_room():
-      return len(self._buffer) < self.buffer_size or not self._active
+  def _wait_for_room(self) -> bool:
+    """Blocks until another item may be fetched; False once closed."""
+    with self._changed:
+      self._changed.wait_for(
+        lambda: len(self._ready) < self.buffer_size or not self._open
+      )
+      return self._open
 
-    while True:
-      with self._cond:
-        self._cond.wait_for(has_room)
-        if not self._active:
-          return
+  def _produce(self):
+    """The background thread: fills the buffer until the source ends."""
+    while self._wait_for_room():
       try:
-        item = next(self._data_iter)
+        item = next(self._source)
       except StopIteration:
-        self.close()
-        return
+        break
       except Exception as e:  # noqa: BLE001 - handed to the consumer.
-        with self._cond:
-          self._error = e
-        self.close()
-        return
-      with self._cond:
-        self._buffer.append(item)
-        self._cond.notify_all()
+        with self._changed:
+          self._failure = e
+        break
+      with self._changed:
+        self._ready.append(item)
+        self._changed.notify_all()
+    self.close()
