@@ -191,3 +191,20 @@ def test_model_param_traversal():
   assert isinstance(frozen, FrozenDict) and frozen == mask
   with pytest.raises(ValueError, match='Can only traverse'):
     list(kernels.iterate([1]))
+
+
+def test_each_traversal_of_containers():
+  import collections
+
+  from flax.core import freeze
+
+  each = traverse_util.TraverseEach()
+  assert each.update(lambda v: v + 1, {'a': 1}) == {'a': 2}
+  assert each.update(lambda v: v * 3, (1, 2)) == (3, 6)
+  assert list(each.iterate({'a': 1})) == [1]
+  # FrozenDicts iterate over their keys and namedtuples are refused.
+  assert list(each.iterate(freeze({'a': 1}))) == ['a']
+  point = collections.namedtuple('Point', 'a b')
+  for value in (freeze({'a': 1}), point(1, 2), 3):
+    with pytest.raises(ValueError, match='Only the entries of a list'):
+      each.update(lambda v: v, value)

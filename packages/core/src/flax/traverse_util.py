@@ -389,21 +389,15 @@ class TraverseEach(Traversal):
   """Selects every element of a list or tuple (every value of a dict)."""
 
   def update(self, fn, inputs):
-    if isinstance(inputs, FrozenDict):
-      return FrozenDict({k: fn(v) for k, v in inputs.items()})
     if isinstance(inputs, dict):
       return {k: fn(v) for k, v in inputs.items()}
-    if isinstance(inputs, tuple) and hasattr(type(inputs), '_fields'):
-      return type(inputs)(*(fn(x) for x in inputs))
-    if isinstance(inputs, (list, tuple)):
-      return type(inputs)(fn(x) for x in inputs)
-    raise TypeError(
-      f'Each traversals update lists, tuples and dicts, not a '
-      f'{type(inputs).__name__}.'
-    )
+    # Exactly lists and tuples (not namedtuples or FrozenDicts), as in Flax.
+    if type(inputs) not in (list, tuple):
+      raise ValueError('Only the entries of a list or tuple can be traversed.')
+    return type(inputs)(fn(x) for x in inputs)
 
   def iterate(self, inputs):
-    if _is_dict(inputs):
+    if isinstance(inputs, dict):
       yield from inputs.values()
     else:
       yield from inputs
