@@ -215,6 +215,28 @@ def test_convert_pre_linen():
   assert checkpoints.convert_pre_linen(converted) == converted
 
 
+def test_convert_pre_linen_orders_numbers_naturally():
+  converted = checkpoints.convert_pre_linen(
+    {'Dense_10': 1, 'Dense_9': 2, 'Dense_2': 3, 'bias': 4, 'Dense': 5}
+  )
+  assert list(converted.items()) == [
+    ('Dense', 5),
+    ('Dense_0', 3),
+    ('Dense_1', 2),
+    ('Dense_2', 1),
+    ('bias', 4),
+  ]
+  # Prefixes may contain underscores; leading zeros are dropped.
+  converted = checkpoints.convert_pre_linen(
+    {'x_2': 1, 'x_0': 2, 'x_1_1': 3, 'a_b_3': 4, 'a_01': 5}
+  )
+  assert converted == {'x_0': 2, 'x_1_0': 3, 'x_1': 1, 'a_b_0': 4, 'a_0': 5}
+  # Only dicts are converted; other leaves pass through untouched.
+  leaf = [{'Dense_4': 1}]
+  assert checkpoints.convert_pre_linen({'D_1': leaf})['D_0'] is leaf
+  assert checkpoints.convert_pre_linen(3) == 3
+
+
 KILL_SCRIPT = textwrap.dedent(
   """
   import os, sys, time

@@ -27,6 +27,7 @@ that step's data, and a save whose step is by then outdated raises
 {'w': [1, 2]}
 """
 
+import collections
 import concurrent.futures
 import logging
 import os
@@ -598,17 +599,22 @@ def convert_pre_linen(params):
   """
   if not isinstance(params, (dict, frozen_dict.FrozenDict)):
     return params
-  renamed = {}
-  counts: dict[str, int] = {}
-  for name in natural_sort(params.keys()):
-    value = params[name]
-    match = MODULE_NUM_RE.match(name)
-    if match:
-      module = match.group(1)
-      num = counts.get(module, 0)
-      name = f'{module}_{num}'
-      counts[module] = num + 1
-    renamed[name] = convert_pre_linen(value)
+  per_class = collections.Counter()
+
+  def linen_name(name):
+    numbered = MODULE_NUM_RE.match(name)
+    if numbered is None:
+      return name
+    prefix = numbered.group(1)
+    index = per_class[prefix]
+    per_class[prefix] += 1
+    return f'{prefix}_{index}'
+
+  # Renumber in natural order, so 'Dense_2' comes before 'Dense_10'.
+  renamed = {
+    linen_name(name): convert_pre_linen(params[name])
+    for name in natural_sort(params)
+  }
   if isinstance(params, frozen_dict.FrozenDict):
-    return frozen_dict.freeze(renamed)
+    return frozen_dict.FrozenDict(renamed)
   return renamed
