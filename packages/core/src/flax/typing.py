@@ -305,5 +305,5 @@ class BaseConfigContext(abc.ABC):
   def __enter__(self):
     return None
 
-  def __exit__(self, *exc_info):
+  def __exit__(self, exc_type, exc_value, traceback):
     type(self).get_stack().pop()
