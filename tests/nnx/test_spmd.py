@@ -1,30 +1,78 @@
 """flax.nnx.spmd and eager sharding on a 2x4 CPU mesh (Flax 0.12.8
-behaviour). Run with 8 host devices
-(XLA_FLAGS=--xla_force_host_platform_device_count=8)."""
+behaviour).
 
+The cases need 8 devices: with fewer (no
+XLA_FLAGS=--xla_force_host_platform_device_count=8), they all run once in a
+fresh process with 8 host CPU devices and each test checks its result.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import traceback
 import warnings
 
-import numpy as np
 import pytest
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import nnx
 from flax.nnx import spmd
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-pytestmark = pytest.mark.skipif(
-  jax.device_count() < 8, reason='needs 8 devices (XLA_FLAGS host devices)'
-)
 
-
-@pytest.fixture
-def mesh():
+def _mesh():
   return jax.make_mesh((2, 4), ('data', 'model'))
 
 
-def test_eager_sharding_places_variables(mesh):
+def _run_all() -> dict:
+  """Runs every ``case_*`` of this module; ``{name: error or None}``."""
+  results = {}
+  for name, fn in sorted(globals().items()):
+    if name.startswith('case_'):
+      try:
+        fn()
+        results[name] = None
+      except Exception:  # reported by the test of that case
+        results[name] = traceback.format_exc()
+  return results
+
+
+@pytest.fixture(scope='module')
+def results():
+  if jax.device_count() >= 8:
+    return None
+  env = dict(os.environ)
+  env['XLA_FLAGS'] = '--xla_force_host_platform_device_count=8'
+  env['JAX_PLATFORMS'] = 'cpu'
+  code = (
+    'import json, runpy, sys\n'
+    f'module = runpy.run_path({__file__!r})\n'
+    'print(json.dumps(module["_run_all"]()))\n'
+  )
+  out = subprocess.run(
+    [sys.executable, '-c', code],
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=600,
+  )
+  assert out.returncode == 0, out.stderr[-3000:]
+  return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _check(results, name):
+  if results is None:
+    globals()[name]()
+  else:
+    assert results[name] is None, results[name]
+
+
+def case_eager_sharding_places_variables():
+  mesh = _mesh()
   with jax.set_mesh(mesh):
     p = nnx.Param(jnp.ones((4, 8)), out_sharding=('data', 'model'))
   assert p[...].sharding == NamedSharding(mesh, P('data', 'model'))
@@ -57,7 +105,8 @@ class M(nnx.Module):
     self.b = nnx.BatchStat(jnp.zeros((8,)))
 
 
-def test_sharded_init_eager_jit_and_eval_shape(mesh):
+def case_sharded_init_eager_jit_and_eval_shape():
+  mesh = _mesh()
   with jax.set_mesh(mesh):
     eager = M(nnx.Rngs(0))
     abstract = nnx.eval_shape(lambda: M(nnx.Rngs(0)))
@@ -73,7 +122,7 @@ def test_sharded_init_eager_jit_and_eval_shape(mesh):
   assert kernel.sharding.spec == P('data', 'model')
 
 
-def test_get_var_pspec_and_partition_specs():
+def case_get_var_pspec_and_partition_specs():
   r = nnx.Param(
     jnp.ones((4, 8)), out_sharding=('embed', 'mlp'), eager_sharding=False
   )
@@ -98,7 +147,8 @@ def test_get_var_pspec_and_partition_specs():
   assert specs['c'] == P()
 
 
-def test_get_named_sharding(mesh):
+def case_get_named_sharding():
+  mesh = _mesh()
   with jax.set_mesh(mesh):
     state = nnx.state(nnx.eval_shape(lambda: M(nnx.Rngs(0))))
   shardings = nnx.get_named_sharding(state, mesh)
@@ -109,7 +159,8 @@ def test_get_named_sharding(mesh):
   assert shardings['b'].get_value() == NamedSharding(mesh, P())
 
 
-def test_as_abstract_and_deprecated_alias(mesh):
+def case_as_abstract_and_deprecated_alias():
+  mesh = _mesh()
   with jax.set_mesh(mesh):
     concrete = M(nnx.Rngs(0))
   same = nnx.as_abstract(concrete)
@@ -128,7 +179,8 @@ def test_as_abstract_and_deprecated_alias(mesh):
   assert kernel.sharding.mesh == mesh.abstract_mesh
 
 
-def test_get_abstract_model(mesh):
+def case_get_abstract_model():
+  mesh = _mesh()
   graphdef, state = nnx.get_abstract_model(lambda: M(nnx.Rngs(0)), mesh)
   assert isinstance(graphdef, nnx.GraphDef)
   kernel = state['l']['kernel'].get_raw_value()
@@ -140,7 +192,7 @@ def test_get_abstract_model(mesh):
   assert model.l.bias.get_raw_value().sharding.spec == P('model')
 
 
-def test_add_and_remove_axis():
+def case_add_and_remove_axis():
   w = nnx.Param(jnp.ones((3, 4)), out_sharding=('a', 'b'), eager_sharding=False)
   state = nnx.State({'w': w})
   out = spmd.add_axis(state, 0, {nnx.PARTITION_NAME: 'layers'})
@@ -155,18 +207,7 @@ def test_add_and_remove_axis():
   np.testing.assert_array_equal(state['w'][...], np.ones((3, 4)))
 
 
-def test_optimizer_state_keeps_sharding(mesh):
-  import optax
-
-  with jax.set_mesh(mesh):
-    model = M(nnx.Rngs(0))
-    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
-  mu = optimizer.opt_state[0].mu['l']['kernel']
-  assert mu.out_sharding == ('data', 'model')
-  assert mu[...].sharding.spec == P('data', 'model')
-
-
-def test_module_names():
+def case_module_names():
   assert spmd.eval_shape is nnx.eval_shape
   assert nnx.spmd is spmd
   assert nnx.as_abstract is spmd.as_abstract
@@ -174,3 +215,35 @@ def test_module_names():
   from flax.core import spmd as core_spmd
 
   assert nnx.logical_axis_rules is core_spmd.logical_axis_rules
+
+
+def test_eager_sharding_places_variables(results):
+  _check(results, 'case_eager_sharding_places_variables')
+
+
+def test_sharded_init_eager_jit_and_eval_shape(results):
+  _check(results, 'case_sharded_init_eager_jit_and_eval_shape')
+
+
+def test_get_var_pspec_and_partition_specs(results):
+  _check(results, 'case_get_var_pspec_and_partition_specs')
+
+
+def test_get_named_sharding(results):
+  _check(results, 'case_get_named_sharding')
+
+
+def test_as_abstract_and_deprecated_alias(results):
+  _check(results, 'case_as_abstract_and_deprecated_alias')
+
+
+def test_get_abstract_model(results):
+  _check(results, 'case_get_abstract_model')
+
+
+def test_add_and_remove_axis(results):
+  _check(results, 'case_add_and_remove_axis')
+
+
+def test_module_names(results):
+  _check(results, 'case_module_names')

@@ -354,3 +354,16 @@ def test_mnist_style_loop_trains():
   assert history[-1]['loss'] < history[0]['loss']
   assert final['accuracy'] == 1.0
   assert final['loss'] < history[0]['loss']
+
+
+def test_optimizer_state_keeps_sharding():
+  mesh = jax.make_mesh((1, 1), ('data', 'model'))
+  init = nnx.with_partitioning(
+    nnx.initializers.lecun_normal(), ('data', 'model')
+  )
+  with jax.set_mesh(mesh):
+    model = nnx.Linear(4, 8, kernel_init=init, rngs=nnx.Rngs(0))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+  mu = optimizer.opt_state[0].mu['kernel']
+  assert mu.out_sharding == ('data', 'model')
+  assert mu[...].sharding.spec == jax.sharding.PartitionSpec('data', 'model')

@@ -267,3 +267,49 @@ def cache_step_mask(cur_index, batch_dims, max_length: int):
     jnp.arange(max_length) <= cur_index,
     tuple(batch_dims) + (1, 1, max_length),
   )
+
+
+def causal_mask(q_length: int, kv_length: int):
+  """Boolean ``[q_length, kv_length]`` mask: query ``i`` sees keys ``<= i``.
+
+  >>> causal_mask(2, 3)
+  Array([[ True, False, False],
+         [ True,  True, False]], dtype=bool)
+  """
+  return jnp.tril(jnp.ones((q_length, kv_length), dtype=jnp.bool_))
+
+
+def with_causal_mask(mask, q_length: int, kv_length: int):
+  """``mask`` (or no mask) combined with :func:`causal_mask`.
+
+  The causal mask gets leading singleton axes to the rank of ``mask``.
+  """
+  causal = causal_mask(q_length, kv_length)
+  if mask is None:
+    return causal
+  causal = jnp.reshape(causal, (1,) * (mask.ndim - 2) + causal.shape)
+  return jnp.logical_and(mask, causal)
+
+
+def repeat_kv_heads(query, key, value=None):
+  """Repeats the heads of ``key`` (and ``value``) to match ``query``.
+
+  Grouped-query attention: each key/value head serves
+  ``query_heads // kv_heads`` consecutive query heads.
+
+  Raises:
+    ValueError: if the query heads are not a multiple of the key heads.
+  """
+  q_heads, kv_heads = query.shape[-2], key.shape[-2]
+  if q_heads == kv_heads:
+    return key, value
+  if q_heads % kv_heads:
+    raise ValueError(
+      f'The number of query heads ({q_heads}) must be a multiple of the '
+      f'number of key/value heads ({kv_heads}).'
+    )
+  reps = q_heads // kv_heads
+  key = jnp.repeat(key, reps, axis=-2)
+  if value is not None:
+    value = jnp.repeat(value, reps, axis=-2)
+  return key, value

@@ -18,7 +18,12 @@ import optax
 
 from flax import struct
 
-__all__ = ['TrainState']
+__all__ = ['OVERWRITE_WITH_GRADIENT', 'TrainState']
+
+# A top-level key of ``params``/``grads``: the values under it are not
+# trained but replaced by the matching "gradients" (e.g. fp8 scales); the
+# trained parameters then sit under ``'params'``.
+OVERWRITE_WITH_GRADIENT = '_overwrite_with_gradient'
 
 
 class TrainState(struct.PyTreeNode):
@@ -46,6 +51,10 @@ class TrainState(struct.PyTreeNode):
   def apply_gradients(self, *, grads, **kwargs):
     """Applies one update of ``tx`` and increments ``step``.
 
+    When ``grads`` has an ``OVERWRITE_WITH_GRADIENT`` entry, only
+    ``params['params']`` is trained and the new ``params`` is
+    ``{'params': ..., OVERWRITE_WITH_GRADIENT: grads[OVERWRITE_WITH_GRADIENT]}``.
+
     Args:
       grads: gradients with the structure of ``params``.
       **kwargs: other fields of the state to replace.
@@ -53,18 +62,30 @@ class TrainState(struct.PyTreeNode):
     Returns:
       The updated state.
     """
-    updates, new_opt_state = self.tx.update(grads, self.opt_state, self.params)
-    new_params = optax.apply_updates(self.params, updates)
+    overwrite = OVERWRITE_WITH_GRADIENT in grads
+    if overwrite:
+      trained, trained_grads = self.params['params'], grads['params']
+    else:
+      trained, trained_grads = self.params, grads
+    updates, opt_state = self.tx.update(trained_grads, self.opt_state, trained)
+    trained = optax.apply_updates(trained, updates)
+    if overwrite:
+      params = {
+        'params': trained,
+        OVERWRITE_WITH_GRADIENT: grads[OVERWRITE_WITH_GRADIENT],
+      }
+    else:
+      params = trained
     return self.replace(
-      step=self.step + 1,
-      params=new_params,
-      opt_state=new_opt_state,
-      **kwargs,
+      **kwargs, step=self.step + 1, params=params, opt_state=opt_state
     )
 
   @classmethod
   def create(cls, *, apply_fn, params, tx, **kwargs):
     """Creates a state at step 0 with ``opt_state = tx.init(params)``.
+
+    With an ``OVERWRITE_WITH_GRADIENT`` entry in ``params``, ``tx`` sees
+    only ``params['params']``.
 
     Args:
       apply_fn: the apply function, usually ``model.apply``.
@@ -72,12 +93,9 @@ class TrainState(struct.PyTreeNode):
       tx: the Optax transformation.
       **kwargs: values of the fields that subclasses add.
     """
-    opt_state = tx.init(params)
-    return cls(
-      step=0,
-      apply_fn=apply_fn,
-      params=params,
-      tx=tx,
-      opt_state=opt_state,
-      **kwargs,
-    )
+    if OVERWRITE_WITH_GRADIENT in params:
+      opt_state = tx.init(params['params'])
+    else:
+      opt_state = tx.init(params)
+    fields = dict(apply_fn=apply_fn, params=params, tx=tx, opt_state=opt_state)
+    return cls(step=0, **fields, **kwargs)

@@ -44,6 +44,7 @@ def dot_product_attention_weights(
   precision=None,
   module: nnx.Module | None = None,
   promote_dtype=dtypes.promote_dtype,
+  is_causal: bool = False,
 ):
   """Attention weights ``softmax(q k^T / sqrt(depth) + bias)``.
 
@@ -71,11 +72,16 @@ def dot_product_attention_weights(
     precision: numerical precision of the einsum.
     module: module to sow the weights into.
     promote_dtype: dtype promotion function.
+    is_causal: also mask out keys after each query position (query ``i``
+      attends to keys ``<= i``).
 
   Returns:
     The attention weights.
   """
   query, key = promote_dtype((query, key), dtype=dtype)
+  key, _ = _attention.repeat_kv_heads(query, key)
+  if is_causal:
+    mask = _attention.with_causal_mask(mask, query.shape[-3], key.shape[-3])
   weights = _attention.dot_product_attention_weights(
     query,
     key,
@@ -107,12 +113,15 @@ def dot_product_attention(
   precision=None,
   module: nnx.Module | None = None,
   promote_dtype=dtypes.promote_dtype,
+  is_causal: bool = False,
 ):
   """Scaled dot-product attention.
 
   Shapes: ``query [batch..., q_len, heads, depth]``, ``key`` and ``value``
   ``[batch..., kv_len, heads, depth]``; the result is
-  ``[batch..., q_len, heads, v_depth]``. See
+  ``[batch..., q_len, heads, v_depth]``. ``key`` and ``value`` may have
+  fewer heads than ``query`` (grouped-query attention): each of their heads
+  serves a group of consecutive query heads. See
   :func:`dot_product_attention_weights` for the other arguments.
 
   >>> from flax import nnx
@@ -126,6 +135,7 @@ def dot_product_attention(
   """
   query, key, value = promote_dtype((query, key, value), dtype=dtype)
   dtype = query.dtype
+  key, value = _attention.repeat_kv_heads(query, key, value)
   if not (query.ndim == key.ndim == value.ndim):
     raise ValueError('q, k, v must have same rank.')
   if not (query.shape[:-3] == key.shape[:-3] == value.shape[:-3]):
@@ -147,6 +157,7 @@ def dot_product_attention(
     precision,
     module,
     promote_dtype,
+    is_causal,
   )
   return jnp.einsum(
     '...hqk,...khd->...qhd', weights, value, precision=precision

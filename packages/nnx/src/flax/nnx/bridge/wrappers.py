@@ -329,6 +329,23 @@ def _load_linen_vars(module, linen_vars) -> None:
       var.set_value(new.get_value())
 
 
+def _build_nnx(linen_module, keys):
+  """Builds the NNX Module of a :class:`ToLinen` with Rngs made of ``keys``
+  (module-level so Linen does not treat it as a Module method)."""
+  kwargs = dict(linen_module.kwargs)
+  if not linen_module.skip_rng:
+    kwargs['rngs'] = Rngs(**keys)
+  return linen_module.nnx_class(*linen_module.args, **kwargs)
+
+
+def _nnx_method(module, nnx_method):
+  if nnx_method is None:
+    return module
+  if isinstance(nnx_method, str):
+    return getattr(module, nnx_method)
+  return functools.partial(nnx_method, module)
+
+
 class ToLinen(linen.Module):
   """A Linen Module that builds and runs an NNX Module.
 
@@ -357,19 +374,6 @@ class ToLinen(linen.Module):
   skip_rng: bool = False
   metadata_fn: tp.Callable[[Variable], tp.Any] | None = bv.to_linen_var
 
-  def _build(self, keys):
-    kwargs = dict(self.kwargs)
-    if not self.skip_rng:
-      kwargs['rngs'] = Rngs(**keys)
-    return self.nnx_class(*self.args, **kwargs)
-
-  def _method(self, module, nnx_method):
-    if nnx_method is None:
-      return module
-    if isinstance(nnx_method, str):
-      return getattr(module, nnx_method)
-    return functools.partial(nnx_method, module)
-
   @linen.compact
   def __call__(
     self,
@@ -379,19 +383,19 @@ class ToLinen(linen.Module):
   ):
     """Runs the NNX Module (its ``__call__``, or ``nnx_method``)."""
     if self.is_initializing():
-      module = self._build(linen_rngs_dict(self))
+      module = _build_nnx(self, linen_rngs_dict(self))
       for col, tree in _group_by_collection(module, self.metadata_fn).items():
         if self.is_mutable_collection(col):
           for name, value in tree.items():
             self.put_variable(col, name, value)
       with _running(self):
-        return self._method(module, nnx_method)(*args, **kwargs)
+        return _nnx_method(module, nnx_method)(*args, **kwargs)
 
     keys = linen_rngs_dict(self, add_default=True)
-    module = self._build(keys)
+    module = _build_nnx(self, keys)
     _load_linen_vars(module, self.variables)
     with _running(self):
-      out = self._method(module, nnx_method)(*args, **kwargs)
+      out = _nnx_method(module, nnx_method)(*args, **kwargs)
     for col, tree in _group_by_collection(module, self.metadata_fn).items():
       if self.is_mutable_collection(col):
         for name, value in tree.items():
