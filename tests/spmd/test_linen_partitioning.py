@@ -60,13 +60,13 @@ def test_param_and_variable_with_axes():
     @nn.compact
     def __call__(self, x):
       k = nnp.param_with_axes(
-        'kernel', nn.initializers.ones, (2,), axes=('embed',)
+        'kernel', jax.nn.initializers.ones, (2,), axes=('embed',)
       )
       # The number of names is not checked.
       nnp.param_with_axes(
-        'kernel2', nn.initializers.ones, (2, 3), axes=('embed',)
+        'kernel2', jax.nn.initializers.ones, (2, 3), axes=('embed',)
       )
-      nnp.param_with_axes('bias', nn.initializers.zeros, (2,))
+      nnp.param_with_axes('bias', jax.nn.initializers.zeros, (2,))
       v = nnp.variable_with_axes('cache', 'c', jnp.zeros, (2,), axes=('mlp',))
       seen.append((type(v).__name__, v.axes, v.fallback, v.value.tolist()))
       v.value = v.value + 1
@@ -96,7 +96,7 @@ def test_param_and_variable_with_axes():
   )
   assert list(state) == ['cache']
   with pytest.raises(AssertionError):
-    nnp.param_with_axes('x', nn.initializers.ones, (2,))
+    nnp.param_with_axes('x', jax.nn.initializers.ones, (2,))
 
 
 class Layer(nn.Module):
@@ -104,7 +104,7 @@ class Layer(nn.Module):
   def __call__(self, x, _):
     n = x.shape[-1]
     k = nnp.param_with_axes(
-      'kernel', nn.initializers.ones, (n, n), axes=('embed', 'mlp')
+      'kernel', jax.nn.initializers.ones, (n, n), axes=('embed', 'mlp')
     )
     nnp.variable_with_axes('cache', 'c', jnp.zeros, (2,), axes=('heads',))
     return x @ k, None
@@ -115,7 +115,7 @@ class Layer2(nn.Module):
   def __call__(self, x, _):
     n = x.shape[-1]
     k = nnp.param_with_axes(
-      'kernel', nn.initializers.ones, (n, n), axes=('embed', 'mlp')
+      'kernel', jax.nn.initializers.ones, (n, n), axes=('embed', 'mlp')
     )
     return x @ k, None
 
@@ -185,7 +185,7 @@ def test_remat_with_static_argnums():
     @nn.compact
     def __call__(self, x, flag):
       seen.append(type(flag).__name__)
-      k = nnp.param_with_axes('k', nn.initializers.ones, (2,), axes=('embed',))
+      k = nnp.param_with_axes('k', jax.nn.initializers.ones, (2,), axes=('embed',))
       return x * k if flag else x
 
   r_cls = nnp.remat(L, static_argnums=(1,))

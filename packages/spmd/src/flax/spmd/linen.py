@@ -16,7 +16,7 @@ This module needs ``flax-linen`` (install ``flax-spmd[linen]``).
 >>> class Dense(nn.Module):
 ...   @nn.compact
 ...   def __call__(self, x):
-...     kernel = nnp.param_with_axes('kernel', nn.initializers.ones,
+...     kernel = nnp.param_with_axes('kernel', jax.nn.initializers.ones,
 ...                                  (x.shape[-1], 3), axes=('embed', 'mlp'))
 ...     return x @ kernel
 >>> variables = Dense().init(jax.random.key(0), jnp.ones((1, 2)))
