@@ -18,7 +18,7 @@ class Lin(nn.Module):
 
   @nn.compact
   def __call__(self, x):
-    return x @ self.param('k', nn.initializers.ones, (x.shape[-1], self.f))
+    return x @ self.param('k', jax.nn.initializers.ones, (x.shape[-1], self.f))
 
 
 class AutoEncoder(nn.Module):
@@ -54,7 +54,7 @@ def test_compact_name_scope_variables_stay_on_the_module():
   class B(nn.Module):
     @nn.compact_name_scope
     def f(self, x):
-      return x + self.param('b', nn.initializers.zeros, x.shape)
+      return x + self.param('b', jax.nn.initializers.zeros, x.shape)
 
     @nn.compact
     def __call__(self, x):
@@ -66,7 +66,7 @@ def test_compact_name_scope_variables_stay_on_the_module():
   class Twice(nn.Module):
     @nn.compact_name_scope
     def f(self, x):
-      return x + self.param('b', nn.initializers.zeros, x.shape)
+      return x + self.param('b', jax.nn.initializers.zeros, x.shape)
 
     @nn.compact
     def __call__(self, x):
