@@ -40,12 +40,14 @@ _PROVIDERS = {
 
 def _missing(fullname):
   """Error for a known ``flax.<name>`` whose distribution is not installed."""
+  from flax.plugins._install import install_command
+
   name = fullname.split('.')[1]
   dist = _PROVIDERS[name]
   return ModuleNotFoundError(
     f'No module named {fullname!r}: it is provided by the {dist!r} '
     f'distribution, which is not installed. Install it with '
-    f'`pip install {dist}`.',
+    f'`{install_command(dist)}`.',
     name=fullname,
   )
 

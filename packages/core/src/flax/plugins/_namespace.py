@@ -3,6 +3,7 @@
 import sys
 import warnings
 
+from flax.plugins import _install
 from flax.plugins import _registry
 
 
@@ -89,7 +90,8 @@ def lazy_namespace(module_name: str, hints=None):
       hint = hints.get(name)
       if hint and not _installed(hint):
         extra = (
-          f'; it is provided by the {hint!r} distribution: `pip install {hint}`'
+          f'; it is provided by the {hint!r} distribution: '
+          f'`{_install.install_command(hint)}`'
         )
       else:
         extra = (
@@ -154,8 +156,8 @@ def require(module_name: str, distribution: str):
     if e.name and module_name.startswith(e.name):
       raise ModuleNotFoundError(
         f'{module_name!r} is provided by the {distribution!r} distribution, '
-        f'which is not installed. Install it with `pip install '
-        f'{distribution}`.',
+        f'which is not installed. Install it with '
+        f'`{_install.install_command(distribution)}`.',
         name=module_name,
       ) from e
     raise

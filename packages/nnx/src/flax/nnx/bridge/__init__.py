@@ -25,9 +25,11 @@ which brings flax-linen; this is the only part of flax-nnx that imports
 try:
   import flax.linen  # noqa: F401
 except ImportError as e:
+  from flax.plugins._install import install_command
+
   raise ModuleNotFoundError(
     'flax.nnx.bridge needs Linen, which is not installed. Install the '
-    "bridge extra: pip install 'flax-nnx[bridge]' (it brings flax-linen).",
+    f'bridge extra (it brings flax-linen): {install_command("flax-nnx", ("bridge",))}',
     name=e.name or 'flax.linen',
   ) from e
 
