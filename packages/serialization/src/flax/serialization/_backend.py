@@ -7,6 +7,7 @@ and ``flax.serialization.testing.CheckpointBackendContract`` checks one.
 """
 
 import abc
+import contextlib
 import os
 import re
 import uuid
@@ -125,6 +126,14 @@ def restore_abstract_leaves(target, restored):
   def place(t, x):
     if not is_abstract(t):
       return x
+    sharding = getattr(t, 'sharding', None)
+    if (
+      isinstance(x, jax.Array)
+      and x.shape == tuple(t.shape)
+      and x.dtype == t.dtype
+      and (sharding is None or x.sharding == sharding)
+    ):
+      return x  # already placed (possibly over several processes)
     x = np.asarray(x)
     if x.shape != tuple(t.shape):
       raise ValueError(
@@ -132,7 +141,6 @@ def restore_abstract_leaves(target, restored):
         f'for {tuple(t.shape)}.'
       )
     x = x.astype(t.dtype, copy=False)
-    sharding = getattr(t, 'sharding', None)
     return (
       jax.device_put(x, sharding)
       if sharding is not None
@@ -142,26 +150,247 @@ def restore_abstract_leaves(target, restored):
   return jax.tree.map(place, target, restored, is_leaf=is_abstract)
 
 
+class PendingCheckpoint:
+  """A checkpoint written under a temporary name, not yet visible.
+
+  ``CheckpointBackend.stage`` returns one. ``publish`` moves it to its
+  step's name in one atomic rename; leaving the ``with`` block (or calling
+  ``discard``) removes whatever was not published, so a failed save leaves
+  the directory as it was.
+
+  Attributes:
+    backend: the backend that wrote it.
+    temp: where the data lies now.
+    path: the step's path it is published to.
+    step: the step.
+  """
+
+  def __init__(self, backend, temp, path, step):
+    self.backend = backend
+    self.temp = temp
+    self.path = path
+    self.step = step
+
+  def publish(self, *, overwrite: bool = False) -> None:
+    """Makes the checkpoint visible at ``path``.
+
+    Raises:
+      flax.errors.InvalidCheckpointError: if ``path`` exists and
+        ``overwrite`` is False (nothing is replaced then).
+    """
+    try:
+      move_into_place(self.temp, self.path, overwrite=overwrite)
+    except FileExistsError:
+      raise errors.InvalidCheckpointError(self.path, self.step) from None
+
+  def discard(self) -> None:
+    """Removes the temporary data if it is still there."""
+    remove_path(self.temp)
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *exc):
+    self.discard()
+
+
+def remove_path(path) -> None:
+  """Deletes a file or a directory tree; a missing ``path`` is fine."""
+  import shutil
+
+  if os.path.isdir(path) and not os.path.islink(path):
+    shutil.rmtree(path, ignore_errors=True)
+  else:
+    try:
+      os.unlink(path)
+    except OSError:
+      pass
+
+
+def move_into_place(temp, path, *, overwrite: bool) -> None:
+  """Renames ``temp`` (a file or a directory) to ``path`` atomically.
+
+  Without ``overwrite``, an existing ``path`` is left alone and
+  ``FileExistsError`` raised. With it, the old checkpoint is replaced: a
+  file by one ``os.replace``; a directory is first renamed aside, so the
+  step's name never shows a mix of the two.
+
+  Raises:
+    FileExistsError: if ``path`` exists and ``overwrite`` is False.
+  """
+  temp, path = os.fspath(temp), os.fspath(path)
+  replacing_file = not os.path.isdir(temp) and not os.path.isdir(path)
+  if overwrite and replacing_file:
+    os.replace(temp, path)
+  elif not overwrite and not os.path.isdir(temp):
+    # link() fails when ``path`` exists: an atomic "create, never replace".
+    os.link(temp, path)
+    os.unlink(temp)
+  else:
+    if os.path.lexists(path):
+      if not overwrite:
+        raise FileExistsError(path)
+      _rename_aside_and_drop(path)
+    try:
+      os.rename(temp, path)
+    except OSError as e:  # another writer created ``path`` meanwhile
+      if os.path.lexists(path):
+        raise FileExistsError(path) from e
+      raise
+  _fsync_dir(os.path.dirname(path) or '.')
+
+
+def _rename_aside_and_drop(path) -> None:
+  aside = unique_temp_path(path, 'old')
+  os.rename(path, aside)
+  remove_path(aside)
+
+
+def unique_temp_path(path, kind: str = 'tmp') -> str:
+  """A hidden name next to ``path`` that no other save uses."""
+  directory, name = os.path.split(os.fspath(path))
+  return os.path.join(
+    directory, f'.{name}.{kind}-{os.getpid()}-{uuid.uuid4().hex[:12]}'
+  )
+
+
+@contextlib.contextmanager
+def directory_lock(directory):
+  """Holds an exclusive lock on ``directory`` while the block runs.
+
+  The lock is an ``flock`` on the directory itself (no lock file), which
+  the system drops when the process dies: a killed save never leaves the
+  directory locked. Where ``flock`` is missing the block runs unlocked;
+  the atomic publish still keeps every step whole.
+  """
+  try:
+    import fcntl
+  except ImportError:  # not POSIX
+    fcntl = None
+  fd = None
+  if fcntl is not None:
+    try:
+      fd = os.open(os.fspath(directory), os.O_RDONLY)
+      fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+      if fd is not None:
+        os.close(fd)
+      fd = None
+  try:
+    yield
+  finally:
+    if fd is not None:
+      os.close(fd)
+
+
+def _copy_arrays(target):
+  import jax
+  import numpy as np
+
+  return jax.tree.map(
+    lambda x: x.copy() if isinstance(x, np.ndarray) else x, target
+  )
+
+
 class CheckpointBackend(abc.ABC):
   """A way of storing numbered checkpoints of pytrees in a directory.
 
-  Checkpoint ``step`` of ``prefix`` in ``directory`` is named
-  ``f'{prefix}{step}'``; steps are ints or floats and sort numerically.
-  Implementations must make saves atomic (an interrupted save leaves the
-  previous checkpoints restorable) and never replace an existing
-  checkpoint unless asked to.
+  Checkpoint ``step`` of ``prefix`` in ``directory`` is the file or
+  directory ``f'{prefix}{step}'``; steps are ints or floats and sort
+  numerically. A backend implements three things:
+
+  * ``write(path, payload)``: store a checkpoint at a fresh ``path``;
+  * ``read(path, target)``: restore the checkpoint at ``path``;
+  * ``is_checkpoint(path)``: whether ``path`` holds one of its checkpoints;
+
+  and may refine ``snapshot`` (capture a target at call time, for
+  background saves), ``wait`` (finish its own background work) and
+  ``multiprocess`` (whether all processes of a job write together).
+
+  Everything else (atomic saves through a temporary name, listing,
+  deletion, the directory lock) is built here on those, and
+  ``flax.training.checkpoints`` uses only this interface, so every
+  backend gets the same guarantees: a save is never half visible, an
+  interrupted one leaves the previous checkpoints restorable, and an
+  existing step is replaced only when asked.
 
   Attributes:
     name: the name users select the backend by.
+    multiprocess: True if every process of a multi-process job takes part
+      in a save (the backend coordinates them and handles arrays spread
+      over processes); False if process 0 alone writes.
   """
 
   name: str = ''
+  multiprocess: bool = False
+
+  # -- what a backend implements ---------------------------------------------
+
+  @abc.abstractmethod
+  def write(self, path: str, payload) -> None:
+    """Stores ``payload`` (from ``snapshot``) as a checkpoint at ``path``.
+
+    ``path`` is a temporary name unique to this save; it need not be
+    written atomically. It may be a file or a directory.
+    """
+
+  @abc.abstractmethod
+  def read(self, path: str, target=None):
+    """Restores the checkpoint at ``path``.
+
+    ``target=None`` gives the raw state dict. Otherwise the result has the
+    structure of ``target``; its ``jax.ShapeDtypeStruct`` leaves become
+    arrays of that shape and dtype, put on their ``sharding``.
+    """
+
+  @abc.abstractmethod
+  def is_checkpoint(self, path: str) -> bool:
+    """Whether ``path`` holds a checkpoint this backend reads."""
+
+  def snapshot(self, target):
+    """What ``write`` will store: ``target`` as it is now.
+
+    Called in the caller's thread, so later changes to ``target`` do not
+    reach a save that runs in the background. The default copies NumPy
+    leaves.
+    """
+    return _copy_arrays(target)
+
+  def wait(self) -> None:
+    """Waits for background work of the backend's own (default: none)."""
+
+  # -- built on the above ----------------------------------------------------
 
   def path(self, directory, step, *, prefix: str = 'checkpoint_') -> str:
     """The path of checkpoint ``step``."""
     return os.path.join(os.fspath(directory), f'{prefix}{step}')
 
-  @abc.abstractmethod
+  def lock(self, directory):
+    """A context manager serializing publishes into ``directory``."""
+    return directory_lock(directory)
+
+  def stage(
+    self, directory, step, payload, *, prefix='checkpoint_', temp=None
+  ) -> PendingCheckpoint:
+    """Writes ``payload`` under a temporary name next to checkpoint ``step``.
+
+    Args:
+      directory: the checkpoint directory (it must exist).
+      step: the step.
+      payload: what ``snapshot`` returned.
+      prefix: the name prefix.
+      temp: the temporary path; by default one unique to this save.
+    """
+    path = self.path(directory, step, prefix=prefix)
+    temp = unique_temp_path(path) if temp is None else temp
+    pending = PendingCheckpoint(self, temp, path, step)
+    try:
+      self.write(temp, payload)
+    except BaseException:
+      pending.discard()
+      raise
+    return pending
+
   def save(
     self, directory, step, target, *, prefix='checkpoint_', overwrite=False
   ) -> str:
@@ -172,55 +401,93 @@ class CheckpointBackend(abc.ABC):
         ``overwrite`` is False.
       NotADirectoryError: if ``directory`` is a file.
     """
+    directory = os.fspath(directory)
+    ensure_directory(directory)
+    path = self.path(directory, step, prefix=prefix)
+    if not overwrite and os.path.lexists(path):
+      raise errors.InvalidCheckpointError(path, step)
+    with self.stage(directory, step, self.snapshot(target), prefix=prefix) as p:
+      with self.lock(directory):
+        p.publish(overwrite=overwrite)
+    return path
 
-  @abc.abstractmethod
   def restore(self, directory, step=None, target=None, *, prefix='checkpoint_'):
-    """Restores checkpoint ``step`` (default: the latest).
-
-    ``target=None`` gives the raw state dict. Otherwise the result has the
-    structure of ``target``; its ``jax.ShapeDtypeStruct`` leaves become
-    arrays of that shape and dtype, put on their ``sharding``.
+    """Restores checkpoint ``step`` (default: the latest); see ``read``.
 
     Raises:
       FileNotFoundError: if there is no such checkpoint.
     """
+    directory = os.fspath(directory)
+    if step is None:
+      step = self.latest_step(directory, prefix=prefix)
+      if step is None:
+        raise FileNotFoundError(
+          f'No checkpoint with prefix {prefix!r} in {directory!r}.'
+        )
+    path = self.path(directory, step, prefix=prefix)
+    if not self.is_checkpoint(path):
+      raise FileNotFoundError(f'Matching checkpoint not found: {path}')
+    self.wait()
+    return self.read(path, target)
 
-  @abc.abstractmethod
   def steps(self, directory, *, prefix='checkpoint_') -> list:
-    """The steps saved in ``directory``, in increasing order."""
-
-  @abc.abstractmethod
-  def delete(self, directory, step, *, prefix='checkpoint_') -> None:
-    """Deletes checkpoint ``step``."""
+    """The steps of this backend's checkpoints in ``directory``, sorted."""
+    directory = os.fspath(directory)
+    return [
+      step
+      for step, name in list_entries(directory, prefix)
+      if self.is_checkpoint(os.path.join(directory, name))
+    ]
 
   def latest_step(self, directory, *, prefix='checkpoint_'):
     """The highest saved step, or None."""
     steps = self.steps(directory, prefix=prefix)
     return steps[-1] if steps else None
 
+  def delete(self, directory, step, *, prefix='checkpoint_') -> None:
+    """Deletes checkpoint ``step``."""
+    self.wait()
+    for found, name in list_entries(directory, prefix):
+      if found == step:
+        remove_path(os.path.join(os.fspath(directory), name))
+
   def __repr__(self):
     return f'{type(self).__name__}(name={self.name!r})'
 
 
-def list_steps(directory, prefix: str, *, want_dirs=None) -> list:
-  """Steps of the entries ``{prefix}{step}`` in ``directory``, sorted."""
+def list_entries(directory, prefix: str) -> list:
+  """``(step, name)`` of the entries ``{prefix}{step}``, sorted by step.
+
+  Hidden temporary names never match (a step must follow ``prefix``).
+  """
   directory = os.fspath(directory)
   try:
     names = os.listdir(directory)
   except (FileNotFoundError, NotADirectoryError):
     return []
-  found = {}
+  found = []
   for name in names:
-    if not name.startswith(prefix):
-      continue
-    step = parse_step(name[len(prefix) :])
-    if step is None:
-      continue
+    if name.startswith(prefix):
+      step = parse_step(name[len(prefix) :])
+      if step is not None:
+        found.append((step, name))
+  return sorted(found, key=lambda entry: entry[0])
+
+
+def list_steps(directory, prefix: str, *, want_dirs=None) -> list:
+  """Steps of the entries ``{prefix}{step}`` in ``directory``, sorted.
+
+  ``want_dirs`` keeps only directories (True) or only files (False).
+  """
+  directory = os.fspath(directory)
+  steps = []
+  for step, name in list_entries(directory, prefix):
     if want_dirs is not None:
       if os.path.isdir(os.path.join(directory, name)) != want_dirs:
         continue
-    found.setdefault(step, name)
-  return sorted(found)
+    if not steps or steps[-1] != step:
+      steps.append(step)
+  return steps
 
 
 def read_file(path: str) -> bytearray:
@@ -282,42 +549,24 @@ class MsgpackBackend(CheckpointBackend):
 
   name = 'msgpack'
 
-  def save(
-    self, directory, step, target, *, prefix='checkpoint_', overwrite=False
-  ) -> str:
-    directory = os.fspath(directory)
-    ensure_directory(directory)
-    path = self.path(directory, step, prefix=prefix)
-    if not overwrite and os.path.exists(path):
-      raise errors.InvalidCheckpointError(path, step)
-    pieces = encode_pieces(to_state_dict(target))
-    try:
-      atomic_write(path, pieces, overwrite=overwrite)
-    except FileExistsError:
-      raise errors.InvalidCheckpointError(path, step) from None
-    return path
+  def snapshot(self, target):
+    # Encoding now copies the data: the payload is the file's bytes.
+    return b''.join(encode_pieces(to_state_dict(target)))
 
-  def restore(self, directory, step=None, target=None, *, prefix='checkpoint_'):
-    directory = os.fspath(directory)
-    if step is None:
-      step = self.latest_step(directory, prefix=prefix)
-      if step is None:
-        raise FileNotFoundError(
-          f'No checkpoint with prefix {prefix!r} in {directory!r}.'
-        )
-    path = self.path(directory, step, prefix=prefix)
-    if not os.path.isfile(path):
-      raise FileNotFoundError(f'Matching checkpoint not found: {path}')
+  def write(self, path, payload) -> None:
+    with open(path, 'wb') as f:
+      f.write(payload)
+      f.flush()
+      os.fsync(f.fileno())
+
+  def read(self, path, target=None):
     state = load_msgpack_file(path)
     if target is None:
       return state
     return restore_abstract_leaves(target, from_state_dict(target, state))
 
-  def steps(self, directory, *, prefix='checkpoint_') -> list:
-    return list_steps(directory, prefix, want_dirs=False)
-
-  def delete(self, directory, step, *, prefix='checkpoint_') -> None:
-    os.remove(self.path(directory, step, prefix=prefix))
+  def is_checkpoint(self, path) -> bool:
+    return os.path.isfile(path)
 
 
 msgpack_backend = MsgpackBackend()

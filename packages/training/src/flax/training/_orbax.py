@@ -6,7 +6,7 @@ Orbax wants absolute paths; relative ones are made absolute here, so
 
 import os
 
-from flax import errors
+from flax.core.state_dict import from_state_dict
 from flax.core.state_dict import to_state_dict
 from flax.serialization import backend_utils as backend_lib
 
@@ -206,12 +206,16 @@ class OrbaxBackend(backend_lib.CheckpointBackend):
   Args:
     checkpointer: the Orbax checkpointer to use (default: a synchronous
       ``Checkpointer(PyTreeCheckpointHandler())``).
+    transforms: Orbax ``transforms`` used when restoring into a target of a
+      different structure.
   """
 
   name = 'orbax'
+  multiprocess = True
 
-  def __init__(self, checkpointer=None):
+  def __init__(self, checkpointer=None, transforms=None):
     self.checkpointer = checkpointer
+    self.transforms = transforms
 
   def _checkpointer(self):
     if self.checkpointer is None:
@@ -224,62 +228,42 @@ class OrbaxBackend(backend_lib.CheckpointBackend):
     if wait is not None:
       wait()
 
-  def save(
-    self, directory, step, target, *, prefix='checkpoint_', overwrite=False
-  ) -> str:
+  def write(self, path, payload) -> None:
     from flax.training import orbax_utils
 
     o = ocp()
-    directory = os.fspath(directory)
-    backend_lib.ensure_directory(directory)
-    path = self.path(directory, step, prefix=prefix)
-    if not overwrite and os.path.exists(path):
-      raise errors.InvalidCheckpointError(path, step)
     checkpointer = self._checkpointer()
     self.wait()
-    abs_path = os.path.abspath(path)
+    path = os.path.abspath(path)
     if _is_pytree_checkpointer(checkpointer):
-      if _is_leaf_target(target):
+      if _is_leaf_target(payload):
         raise ValueError(
           'Orbax backend only accept pytree as save target. To save a '
           'single array or number, use the msgpack backend '
           "(backend='msgpack') or wrap it in a dict."
         )
-      save_args = orbax_utils.save_args_from_target(target)
+      save_args = orbax_utils.save_args_from_target(payload)
       checkpointer.save(
-        abs_path,
-        args=o.args.PyTreeSave(target, save_args=save_args),
-        force=overwrite,
+        path, args=o.args.PyTreeSave(payload, save_args=save_args), force=True
       )
     else:
-      checkpointer.save(abs_path, target, force=overwrite)
-    return path
-
-  def restore(self, directory, step=None, target=None, *, prefix='checkpoint_'):
-    directory = os.fspath(directory)
-    if step is None:
-      step = self.latest_step(directory, prefix=prefix)
-      if step is None:
-        raise FileNotFoundError(
-          f'No checkpoint with prefix {prefix!r} in {directory!r}.'
-        )
-    path = self.path(directory, step, prefix=prefix)
-    if not is_orbax_checkpoint(path):
-      raise FileNotFoundError(f'Matching checkpoint not found: {path}')
+      checkpointer.save(path, payload, force=True)
+    # The temporary directory must be complete before it is published.
     self.wait()
-    restored = restore_path(path, target, self.checkpointer)
+
+  def read(self, path, target=None):
+    self.wait()
+    restored = to_state_dict(
+      restore_path(path, target, self.checkpointer, self.transforms)
+    )
     if target is None:
-      return to_state_dict(restored)
-    return backend_lib.restore_abstract_leaves(target, restored)
+      return restored
+    return backend_lib.restore_abstract_leaves(
+      target, from_state_dict(target, restored)
+    )
 
-  def steps(self, directory, *, prefix='checkpoint_') -> list:
-    return backend_lib.list_steps(directory, prefix, want_dirs=True)
-
-  def delete(self, directory, step, *, prefix='checkpoint_') -> None:
-    import shutil
-
-    self.wait()
-    shutil.rmtree(self.path(directory, step, prefix=prefix))
+  def is_checkpoint(self, path) -> bool:
+    return is_orbax_checkpoint(path)
 
 
 orbax_backend = OrbaxBackend()

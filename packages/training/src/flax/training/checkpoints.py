@@ -32,15 +32,10 @@ import concurrent.futures
 import logging
 import os
 import re
-import shutil
 
 from flax import errors
 from flax.core import frozen_dict
 from flax.serialization import backend_utils as backend_lib
-from flax.serialization import from_state_dict
-from flax.serialization.backend_utils import encode_pieces
-from flax.serialization import to_state_dict
-from flax.training import _publish
 
 # As in Flax, importing this module imports Orbax when it is installed, so
 # that user code can use ``orbax.checkpoint`` after it (``ocp`` here).
@@ -68,8 +63,6 @@ logger = logging.getLogger(__name__)
 SIGNED_FLOAT_RE = re.compile(r'([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)')
 UNSIGNED_FLOAT_RE = re.compile(r'((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)')
 MODULE_NUM_RE = re.compile(r'(.*)_([0-9]+)$')
-# Suffix of the directories that hold multiprocess arrays (legacy).
-MP_ARRAY_POSTFIX = '_gda'
 
 
 def natural_sort(file_list, signed: bool = True):
@@ -110,35 +103,22 @@ def _checkpoint_path(ckpt_dir: str, step, prefix: str) -> str:
   return os.path.join(ckpt_dir, f'{prefix}{step}')
 
 
-def _all_steps(ckpt_dir: str, prefix: str) -> list:
-  """Steps of every checkpoint (file or directory), in increasing order."""
-  return backend_lib.list_steps(ckpt_dir, prefix)
-
-
 def latest_checkpoint(ckpt_dir, prefix: str = 'checkpoint_'):
   """Returns the path of the latest checkpoint in ``ckpt_dir``, or None.
 
   Steps sort numerically (``checkpoint_0.1`` after ``checkpoint_0.01``);
-  temporary files and ``*_gda`` directories are ignored.
+  temporary files are ignored.
 
   Args:
     ckpt_dir: the directory.
     prefix: the file-name prefix of the checkpoints.
   """
   ckpt_dir = safe_normpath(ckpt_dir)
-  steps = _all_steps(ckpt_dir, prefix)
-  if not steps:
+  entries = backend_lib.list_entries(ckpt_dir, prefix)
+  if not entries:
     return None
-  return _path_of_step(ckpt_dir, steps[-1], prefix)
-
-
-def _path_of_step(ckpt_dir, step, prefix):
-  # The file name as written (``1.0`` and ``1e0`` parse to the same step).
-  for name in os.listdir(ckpt_dir):
-    if name.startswith(prefix):
-      if backend_lib.parse_step(name[len(prefix) :]) == step:
-        return os.path.join(ckpt_dir, name)
-  return _checkpoint_path(ckpt_dir, step, prefix)
+  # The name as written (``1.0`` and ``1e0`` are the same step).
+  return os.path.join(ckpt_dir, entries[-1][1])
 
 
 def available_steps(ckpt_dir, prefix: str = 'checkpoint_', step_type=int):
@@ -149,7 +129,8 @@ def available_steps(ckpt_dir, prefix: str = 'checkpoint_', step_type=int):
     prefix: the file-name prefix of the checkpoints.
     step_type: the type to convert each step to (``int`` or ``float``).
   """
-  return [step_type(s) for s in _all_steps(safe_normpath(ckpt_dir), prefix)]
+  steps = backend_lib.list_steps(safe_normpath(ckpt_dir), prefix)
+  return [step_type(s) for s in steps]
 
 
 class AsyncManager:
@@ -194,103 +175,73 @@ def _orbax_installed() -> bool:
     return False
 
 
+def _orbax_backend(checkpointer=None, transforms=None):
+  from flax.training import _orbax
+
+  if checkpointer is None and transforms is None:
+    return _orbax.orbax_backend
+  return _orbax.OrbaxBackend(checkpointer, transforms)
+
+
 def _backend_by_name(name):
   from flax import plugins
 
   if name == 'orbax':
-    from flax.training import _orbax
-
-    return _orbax.OrbaxBackend()
+    return _orbax_backend()
   return plugins.select_backend('checkpoint', name)
 
 
-def _requested_backend_name():
-  """The backend named by a ``use_backend`` block or the config flag."""
+def _choose_backend(backend=None, orbax_checkpointer=None):
+  """The backend a save uses (see the module docstring for the order)."""
+  from flax import config
   from flax import plugins
 
-  return plugins.requested_backend('checkpoint')
-
-
-def _choose_backend(backend=None, orbax_checkpointer=None):
   if backend is not None:
     return _backend_by_name(backend) if isinstance(backend, str) else backend
   if orbax_checkpointer is not None:
-    from flax.training import _orbax
-
-    return _orbax.OrbaxBackend(orbax_checkpointer)
-  name = _requested_backend_name()
+    return _orbax_backend(orbax_checkpointer)
+  name = plugins.requested_backend('checkpoint')
   if name is not None:
     return _backend_by_name(name)
-  from flax import config
-
   if config.flax_use_orbax_checkpointing and _orbax_installed():
-    from flax.training import _orbax
-
-    return _orbax.OrbaxBackend()
+    return _orbax_backend()
   return backend_lib.msgpack_backend
-
-
-def _is_file_backend(backend) -> bool:
-  from flax.training import _orbax
-
-  return isinstance(backend, (backend_lib.MsgpackBackend, _orbax.OrbaxBackend))
 
 
 # -- saving ---------------------------------------------------------------------
 
 
-def _check_overwrite(ckpt_dir, step, prefix, backend):
+def _check_not_outdated(ckpt_dir, step, prefix, backend):
   """Raises if checkpoint ``step`` or a later one exists."""
-  if _is_file_backend(backend):
-    steps = _all_steps(ckpt_dir, prefix)
-  else:
-    steps = backend.steps(ckpt_dir, prefix=prefix)
-  if steps and (step in steps or step < steps[-1]):
+  latest = backend.latest_step(ckpt_dir, prefix=prefix)
+  if latest is not None and step <= latest:
     raise errors.InvalidCheckpointError(
-      _checkpoint_path(ckpt_dir, step, prefix), step
+      backend.path(ckpt_dir, step, prefix=prefix), step
     )
 
 
-def _delete_path(path):
-  if os.path.isdir(path):
-    shutil.rmtree(path)
-  elif os.path.exists(path):
-    os.remove(path)
-
-
-def _remove_invalid_ckpts(
+def _prune(
   ckpt_dir, step, prefix, keep, overwrite, keep_every_n_steps, backend
 ):
   """Deletes checkpoints after ``step`` (if overwriting) and old ones."""
-  file_based = _is_file_backend(backend)
-  if file_based:
-    steps = _all_steps(ckpt_dir, prefix)
-
-    def delete(s):
-      _delete_path(_path_of_step(ckpt_dir, s, prefix))
-  else:
-    steps = backend.steps(ckpt_dir, prefix=prefix)
-
-    def delete(s):
-      backend.delete(ckpt_dir, s, prefix=prefix)
-
+  steps = backend.steps(ckpt_dir, prefix=prefix)
   if overwrite and step in steps:
-    index = steps.index(step) + 1
-    for newer in steps[index:]:
-      logger.info('Removing checkpoint at step %s (newer than %s)', newer, step)
-      delete(newer)
-    steps = steps[:index]
-  if keep is None or len(steps) <= keep:
+    newer = steps[steps.index(step) + 1 :]
+    for s in newer:
+      logger.info('Removing checkpoint at step %s (newer than %s)', s, step)
+      backend.delete(ckpt_dir, s, prefix=prefix)
+    steps = steps[: len(steps) - len(newer)]
+  # ``keep=0`` keeps everything, as ``keep=None`` does.
+  if not keep or len(steps) <= keep:
     return
   last_kept = -float('inf')
-  # As in Flax, ``keep=0`` keeps everything (``steps[:-0]`` is empty).
-  for old in steps[:-keep] if keep else []:
-    # As in Flax, step 0 is never kept by ``keep_every_n_steps``.
+  for old in steps[:-keep]:
+    # Step 0 is never one of the ``keep_every_n_steps`` checkpoints.
     if keep_every_n_steps and old and old - last_kept >= keep_every_n_steps:
       last_kept = old
-      continue
-    logger.info('Removing checkpoint at step %s', old)
-    delete(old)
+    else:
+      logger.info('Removing checkpoint at step %s', old)
+      backend.delete(ckpt_dir, old, prefix=prefix)
 
 
 def _save(
@@ -302,54 +253,46 @@ def _save(
   overwrite,
   keep_every_n_steps,
   async_manager,
-  orbax_checkpointer,
   backend,
-  write_files=True,
+  *,
+  writes=True,
+  publishes=True,
+  shared_temp=False,
 ):
+  """Saves through the backend protocol, the same way for every backend.
+
+  The data is captured now (``snapshot``) and written under a temporary
+  name of this save's own (``stage``); then, holding the directory lock,
+  the step is checked again (another process may have saved meanwhile),
+  published in one rename and old checkpoints pruned. A failure at any
+  point leaves the published checkpoints as they were.
+  """
   ckpt_dir = safe_normpath(ckpt_dir)
   if async_manager is not None:
     async_manager.wait_previous_save()
-  backend = _choose_backend(backend, orbax_checkpointer)
-  ckpt_path = _checkpoint_path(ckpt_dir, step, prefix)
-  if not write_files:
+  ckpt_path = backend.path(ckpt_dir, step, prefix=prefix)
+  if not writes:
     return ckpt_path
   backend_lib.ensure_directory(ckpt_dir)
   if not overwrite:
-    _check_overwrite(ckpt_dir, step, prefix, backend)
+    _check_not_outdated(ckpt_dir, step, prefix, backend)
   logger.info('Saving checkpoint at step %s to %s', step, ckpt_path)
+  payload = backend.snapshot(target)
+  # Processes that write one checkpoint together need one temporary name.
+  temp = f'{ckpt_path}.tmp-shared' if shared_temp else None
 
-  if isinstance(backend, backend_lib.MsgpackBackend):
-    pieces = encode_pieces(to_state_dict(target))
-    if async_manager is not None:
-      # Copy now: later changes to ``target`` must not reach the file.
-      pieces = [b''.join(pieces)]
-
-    def task():
-      # A temporary file of this save's own; then, under the directory
-      # lock, check again (another process may have saved meanwhile),
-      # publish and prune.
-      tmp = _publish.temp_path(ckpt_path)
-      try:
-        _publish.write_temp(tmp, pieces)
-        with _publish.directory_lock(ckpt_dir):
-          if not overwrite:
-            _check_overwrite(ckpt_dir, step, prefix, backend)
-          try:
-            _publish.publish(tmp, ckpt_path, overwrite=overwrite)
-          except FileExistsError:
-            raise errors.InvalidCheckpointError(ckpt_path, step) from None
-          _remove_invalid_ckpts(
-            ckpt_dir, step, prefix, keep, overwrite, keep_every_n_steps, backend
-          )
-      finally:
-        _publish.remove_quietly(tmp)
-  else:
-
-    def task():
-      backend.save(ckpt_dir, step, target, prefix=prefix, overwrite=overwrite)
-      _remove_invalid_ckpts(
-        ckpt_dir, step, prefix, keep, overwrite, keep_every_n_steps, backend
-      )
+  def task():
+    pending = backend.stage(ckpt_dir, step, payload, prefix=prefix, temp=temp)
+    if not publishes:  # another process publishes the shared temporary
+      return
+    with pending:
+      with backend.lock(ckpt_dir):
+        if not overwrite:
+          _check_not_outdated(ckpt_dir, step, prefix, backend)
+        pending.publish(overwrite=overwrite)
+        _prune(
+          ckpt_dir, step, prefix, keep, overwrite, keep_every_n_steps, backend
+        )
 
   if async_manager is not None:
     async_manager.save_async(task)
@@ -406,8 +349,7 @@ def save_checkpoint(
     overwrite,
     keep_every_n_steps,
     async_manager,
-    orbax_checkpointer,
-    backend,
+    _choose_backend(backend, orbax_checkpointer),
   )
 
 
@@ -456,17 +398,15 @@ def save_checkpoint_multiprocess(
 
   del gda_manager
   chosen = _choose_backend(backend, orbax_checkpointer)
-  from flax.training import _orbax
-
-  is_orbax = isinstance(chosen, _orbax.OrbaxBackend)
-  if not is_orbax and _has_multiprocess_arrays(target):
+  if not chosen.multiprocess and _has_multiprocess_arrays(target):
     raise errors.MPACheckpointingRequiredError(
       _checkpoint_path(safe_normpath(ckpt_dir), step, prefix), step
     )
-  # Orbax coordinates the processes itself; the msgpack file is written by
-  # process 0 only.
-  write = is_orbax or jax.process_index() == 0
-  return _save(
+  # A multiprocess backend writes one temporary checkpoint with every
+  # process; process 0 alone publishes it and prunes old ones.
+  lead = jax.process_index() == 0
+  together = chosen.multiprocess and jax.process_count() > 1
+  path = _save(
     ckpt_dir,
     target,
     step,
@@ -475,19 +415,42 @@ def save_checkpoint_multiprocess(
     overwrite,
     keep_every_n_steps,
     async_manager,
-    None,
     chosen,
-    write_files=write,
+    writes=lead or chosen.multiprocess,
+    publishes=lead,
+    shared_temp=together,
   )
+  if together:
+    if async_manager is not None:
+      async_manager.wait_previous_save()
+    from jax.experimental import multihost_utils
+
+    multihost_utils.sync_global_devices(f'flax checkpoint {path}')
+  return path
 
 
 # -- restoring -------------------------------------------------------------------
 
 
-def _is_orbax_dir(path: str) -> bool:
-  from flax.training import _orbax
+def _readers(backend, orbax_checkpointer, orbax_transforms) -> list:
+  """The backends that may read a checkpoint, the one asked for first."""
+  from flax import plugins
 
-  return _orbax.is_orbax_checkpoint(path)
+  readers = []
+  if orbax_checkpointer is not None or orbax_transforms is not None:
+    readers.append(_orbax_backend(orbax_checkpointer, orbax_transforms))
+  if backend is None:
+    backend = plugins.requested_backend('checkpoint')
+  if backend is not None:
+    readers.append(_choose_backend(backend))
+  readers.append(backend_lib.msgpack_backend)
+  if _orbax_installed():
+    readers.append(_orbax_backend())
+  return readers
+
+
+def _reader_of(path, readers):
+  return next((r for r in readers if r.is_checkpoint(path)), None)
 
 
 def restore_checkpoint(
@@ -534,50 +497,34 @@ def restore_checkpoint(
   """
   del parallel, gda_manager, allow_partial_mpa_restoration
   ckpt_dir = safe_normpath(ckpt_dir)
-  requested = backend if backend is not None else _requested_backend_name()
-  if requested is not None and orbax_checkpointer is None:
-    chosen = _choose_backend(requested)
-    if not _is_file_backend(chosen):
-      try:
-        return chosen.restore(ckpt_dir, step, target, prefix=prefix)
-      except FileNotFoundError:
-        if step is not None:
-          raise
-        return target
+  readers = _readers(backend, orbax_checkpointer, orbax_transforms)
   if step is not None:
     ckpt_path = _checkpoint_path(ckpt_dir, step, prefix)
-    if not os.path.exists(ckpt_path):
+    reader = _reader_of(ckpt_path, readers)
+    if reader is None:
       raise ValueError(f'Matching checkpoint not found: {ckpt_path}')
+  elif not os.path.exists(ckpt_dir):
+    logger.info('Found no checkpoint directory at %s', ckpt_dir)
+    return target
   else:
-    if not os.path.exists(ckpt_dir):
-      logger.info('Found no checkpoint directory at %s', ckpt_dir)
-      return target
-    if os.path.isdir(ckpt_dir) and not _is_orbax_dir(ckpt_dir):
+    # ``ckpt_dir`` is one checkpoint, or a directory of them.
+    ckpt_path, reader = ckpt_dir, _reader_of(ckpt_dir, readers)
+    if reader is None:
       ckpt_path = latest_checkpoint(ckpt_dir, prefix)
       if ckpt_path is None:
         logger.info(
           'Found no checkpoints in %s with prefix %s', ckpt_dir, prefix
         )
         return target
-    else:
-      ckpt_path = ckpt_dir
+      reader = _reader_of(ckpt_path, readers)
+      if reader is None:
+        raise ValueError(
+          f'{ckpt_path} is not a checkpoint of any known backend '
+          f'({", ".join(r.name for r in readers)}).'
+        )
   logger.info('Restoring checkpoint from %s', ckpt_path)
-  if os.path.isdir(ckpt_path):
-    from flax.training import _orbax
-
-    restored = _orbax.restore_path(
-      ckpt_path, target, orbax_checkpointer, orbax_transforms
-    )
-    restored = to_state_dict(restored)
-    if target is None:
-      return restored
-    return from_state_dict(target, restored)
-  state = backend_lib.load_msgpack_file(ckpt_path)
-  if target is None:
-    return state
-  return backend_lib.restore_abstract_leaves(
-    target, from_state_dict(target, state)
-  )
+  reader.wait()
+  return reader.read(ckpt_path, target)
 
 
 def convert_pre_linen(params):
