@@ -19,7 +19,8 @@ class Lin(nnx.Module):
     self.b = nnx.Param(jnp.zeros(dout))
 
   def __call__(self, x):
-    return x @ self.w + self.b
+    y = x @ self.w
+    return y + jnp.broadcast_to(self.b[...], y.shape)  # no rank promotion
 
 
 class Stack(nnx.Module):
@@ -34,7 +35,7 @@ class Stack(nnx.Module):
 
 def ref_stack(stack, x):
   for layer in stack.layers:
-    x = x @ np.asarray(layer.w.value) + np.asarray(layer.b.value)
+    x = np.asarray(x) @ np.asarray(layer.w.value) + np.asarray(layer.b.value)
   return x
 
 

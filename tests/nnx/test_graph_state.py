@@ -16,7 +16,8 @@ class Dense(nnx.Module):
 
   def __call__(self, x):
     self.count[...] += 1
-    return x @ self.w + self.b
+    y = x @ self.w
+    return y + jnp.broadcast_to(self.b[...], y.shape)  # no rank promotion
 
 
 class MLP(nnx.Module):

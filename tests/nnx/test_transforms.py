@@ -16,11 +16,18 @@ class Dense(nnx.Module):
 
   def __call__(self, x):
     self.count[...] += 1
-    return x @ self.w + self.b
+    y = x @ self.w
+    return y + jnp.broadcast_to(self.b[...], y.shape)  # no rank promotion
+
+
+def _affine(x, w, b):
+  """``x @ w + b`` in NumPy (which broadcasts ranks freely)."""
+  return np.asarray(x) @ np.asarray(w) + np.asarray(b)
 
 
 def loss_ref(w, b, x):
-  return jnp.mean((x @ w + b) ** 2)
+  y = x @ w
+  return jnp.mean((y + jnp.broadcast_to(b, y.shape)) ** 2)
 
 
 @pytest.mark.parametrize('graph', [True, False])
@@ -29,7 +36,7 @@ def test_jit_updates_and_numerics(graph):
   x = jnp.arange(4.0).reshape(2, 2)
   f = nnx.jit(lambda m, x: m(x), graph=graph)
   y = f(m, x)
-  np.testing.assert_allclose(y, x @ m.w.value + m.b.value, rtol=1e-6)
+  np.testing.assert_allclose(y, _affine(x, m.w.value, m.b.value), rtol=1e-6)
   f(m, x)
   assert int(m.count.value) == 2
 
@@ -115,7 +122,7 @@ def test_vmap(graph):
   m = Dense(2, 3, nnx.Rngs(0))
   x = jnp.ones((5, 2))
   y = nnx.vmap(lambda m, x: m(x), in_axes=(None, 0), graph=graph)(m, x)
-  np.testing.assert_allclose(y, x @ m.w.value + m.b.value, rtol=1e-6)
+  np.testing.assert_allclose(y, _affine(x, m.w.value, m.b.value), rtol=1e-6)
 
 
 def test_vmap_creates_stacked_modules():
@@ -145,7 +152,7 @@ def test_scan_over_stacked_layers():
   y = forward(x, stacked)
   ref = x
   for i in range(3):
-    ref = ref @ stacked.w.value[i] + stacked.b.value[i]
+    ref = _affine(ref, stacked.w.value[i], stacked.b.value[i])
   np.testing.assert_allclose(y, ref, rtol=1e-5)
   np.testing.assert_array_equal(stacked.count.value, [1, 1, 1])
 
@@ -154,7 +161,7 @@ def test_cond_switch_loops():
   m = Dense(2, 2, nnx.Rngs(0))
   x = jnp.ones((2,))
   y = nnx.cond(True, lambda m, x: m(x), lambda m, x: x, m, x)
-  np.testing.assert_allclose(y, x @ m.w.value + m.b.value, rtol=1e-6)
+  np.testing.assert_allclose(y, _affine(x, m.w.value, m.b.value), rtol=1e-6)
   assert int(m.count.value) == 1
   y = nnx.switch(1, [lambda m, x: x, lambda m, x: -x], m, x)
   np.testing.assert_allclose(y, -x)
@@ -166,7 +173,7 @@ def test_cond_switch_loops():
   _, y = nnx.fori_loop(0, 3, body, (m, x))
   ref = x
   for _ in range(3):
-    ref = ref @ m.w.value + m.b.value
+    ref = _affine(ref, m.w.value, m.b.value)
   np.testing.assert_allclose(y, ref, rtol=1e-5)
   assert int(m.count.value) == 4
   _, n = nnx.while_loop(lambda c: c[1] < 5, lambda c: (c[0], c[1] + 1), (m, 0))
