@@ -397,6 +397,18 @@ def isolation(session):
 
 
 @nox.session
+def install(session):
+  """Run every install command of README.md in a fresh virtualenv.
+
+  Each ``pip install`` line runs as ``uv pip install`` with the same
+  arguments from the repository root, then what it promises is imported.
+  Not in the default list: it reaches the package index (or uv's cache).
+  """
+  session.install(*TEST_TOOLS, 'uv')
+  _pytest(session, 'tests/install')
+
+
+@nox.session
 def lint(session):
   """ruff (lint rules, 2-space indent, single quotes) and the import scan."""
   session.install('ruff')
