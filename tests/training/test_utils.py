@@ -278,6 +278,11 @@ def test_prefetch_iterator_reads_ahead_and_drains_after_close():
 def test_jax_utils_single_device():
   tree = jax_utils.replicate({'w': np.arange(3.0)})
   assert tree['w'].shape == (jax.local_device_count(), 3)
+  assert tree['w'].sharding.spec == jax.sharding.PartitionSpec(
+    '_device_put_sharded'
+  )
+  named = jax_utils.replicate(np.ones(2), axis_name='batch')
+  assert named.sharding.mesh.axis_names == ('batch',)
   np.testing.assert_array_equal(jax_utils.unreplicate(tree)['w'], [0, 1, 2])
   out = jax_utils.partial_eval_by_shape(
     lambda x, key: (x + 1, jax.random.normal(key, (2,))),
@@ -315,6 +320,14 @@ MULTI_DEVICE = textwrap.dedent(
   got = list(jax_utils.prefetch_to_device(iter(batches), 2))
   assert [int(b[0, 0]) for b in got] == [0, 1, 2]
   assert len(got[0].sharding.device_set) == 4
+  assert got[0].sharding.spec == jax.sharding.PartitionSpec('_device_put_sharded')
+  got = next(jax_utils.prefetch_to_device(iter(batches), 1, axis_name='data'))
+  assert got.sharding.mesh.axis_names == ('data',)
+  r = jax_utils.replicate(np.ones(3), devices=jax.local_devices()[:2],
+                          axis_name='d')
+  assert r.shape == (2, 3) and r.sharding.spec == jax.sharding.PartitionSpec('d')
+  assert r.sharding.mesh.devices.shape == (2,)
+  np.testing.assert_allclose(jax.pmap(lambda x: x * 2, devices=jax.local_devices()[:2])(r), 2.0)
   print('OK')
   """
 )
@@ -392,6 +405,20 @@ def test_scan_in_dim_keepdims_and_pytrees():
   assert shapes[0] == ((1, 2), (1, 3))
   np.testing.assert_allclose(carry, 3.0 * (0 + 1 + 2 + 3))
   np.testing.assert_allclose(ys['s'], np.full((4, 2), 2.0))
+
+
+@pytest.mark.parametrize('unroll', [(1,), (1, 3), 2, (2,)])
+def test_scan_in_dim_unroll_per_axis(unroll):
+  xs = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+  carry, ys = jax_utils.scan_in_dim(
+    lambda c, x: (c + x, c + x),
+    np.zeros(4, np.float32),
+    xs,
+    (0, 1),
+    unroll=unroll,
+  )
+  np.testing.assert_allclose(carry, [60.0, 66.0, 72.0, 78.0])
+  assert ys.shape == (2, 3, 4)
 
 
 def test_scan_in_dim_needs_an_axis():

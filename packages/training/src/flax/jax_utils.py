@@ -28,29 +28,27 @@ __all__ = [
   'unreplicate',
 ]
 
-# The mesh axis name that ``jax.pmap`` gives its outputs, so that arrays put
-# on devices here are passed to pmapped functions without a copy.
-_PMAP_AXIS = '_internal_pmap_axis_name'
+# The mesh axis name of the arrays that ``replicate`` and
+# ``prefetch_to_device`` build, unless the caller names another one.
+_DEFAULT_AXIS = '_device_put_sharded'
 
 
 def _pmap_device_order():
   return jax.local_devices()
 
 
-def _stacked_sharding(devices):
-  mesh = jax.sharding.Mesh(np.array(devices), (_PMAP_AXIS,))
-  return jax.sharding.NamedSharding(
-    mesh, jax.sharding.PartitionSpec(_PMAP_AXIS)
-  )
+def _stacked_sharding(devices, axis_name):
+  mesh = jax.sharding.Mesh(np.array(devices), (axis_name,))
+  return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(axis_name))
 
 
-def _put_stacked(slices, devices):
+def _put_stacked(slices, devices, axis_name):
   """One array of shape ``(len(devices), ...)`` whose row ``i`` lives on
-  ``devices[i]``."""
+  ``devices[i]``, sharded over a one-axis mesh named ``axis_name``."""
   shards = [jax.device_put(s[None], d) for s, d in zip(slices, devices)]
   shape = (len(devices), *np.shape(slices[0]))
   return jax.make_array_from_single_device_arrays(
-    shape, _stacked_sharding(devices), shards
+    shape, _stacked_sharding(devices, axis_name), shards
   )
 
 
@@ -58,13 +56,21 @@ def _as_array(x):
   return x if isinstance(x, (jax.Array, np.ndarray)) else np.asarray(x)
 
 
-def replicate(tree, devices=None):
+def replicate(tree, devices=None, axis_name=_DEFAULT_AXIS):
   """Copies every leaf of ``tree`` to each device, on a new leading axis.
+
+  >>> import jax, jax.numpy as jnp
+  >>> from flax import jax_utils
+  >>> r = jax_utils.replicate(jnp.ones(3), axis_name='batch')
+  >>> r.shape == (jax.local_device_count(), 3), r.sharding.spec
+  (True, PartitionSpec('batch',))
 
   Args:
     tree: a pytree of arrays.
     devices: the devices; by default ``jax.local_devices()`` (the order
       ``jax.pmap`` uses).
+    axis_name: the name of the one-axis device mesh the leaves are sharded
+      over (their sharding is ``NamedSharding(mesh, P(axis_name))``).
 
   Returns:
     The tree, each leaf of shape ``(len(devices), *leaf.shape)``.
@@ -73,7 +79,7 @@ def replicate(tree, devices=None):
 
   def put(x):
     x = _as_array(x)
-    return _put_stacked([x] * len(devices), devices)
+    return _put_stacked([x] * len(devices), devices, axis_name)
 
   return jax.tree.map(put, tree)
 
@@ -155,7 +161,7 @@ def partial_eval_by_shape(fn, input_spec, *args, **kwargs):
   return jax.tree.unflatten(out_tree, leaves)
 
 
-def prefetch_to_device(iterator, size, devices=None):
+def prefetch_to_device(iterator, size, devices=None, axis_name=_DEFAULT_AXIS):
   """Shards the batches of ``iterator`` over devices, ``size`` ahead.
 
   Each leaf of a batch must have a leading axis of length ``len(devices)``;
@@ -166,6 +172,8 @@ def prefetch_to_device(iterator, size, devices=None):
     iterator: an iterator of pytrees of NumPy arrays.
     size: how many batches to keep on the devices ahead (2 is usual).
     devices: the devices; by default ``jax.local_devices()``.
+    axis_name: the name of the one-axis device mesh each batch is sharded
+      over.
 
   Yields:
     The batches, as device arrays.
@@ -180,7 +188,7 @@ def prefetch_to_device(iterator, size, devices=None):
         f'prefetch_to_device needs a leading axis of size {len(devices)} '
         f'(the number of devices), got shape {x.shape}.'
       )
-    return _put_stacked(list(x), devices)
+    return _put_stacked(list(x), devices, axis_name)
 
   def enqueue(n):
     for data in itertools.islice(iterator, n):
@@ -259,19 +267,20 @@ def pad_shard_unpad(
   return wrapper
 
 
-def _scan_leading(body_fn, init, xs, depth, unroll):
-  """``lax.scan`` over the ``depth`` leading axes of ``xs``, outermost first."""
-  if depth == 1:
-    return lax.scan(body_fn, init, xs, unroll=unroll)
+def _scan_leading(body_fn, init, xs, unrolls):
+  """``lax.scan`` over the ``len(unrolls)`` leading axes of ``xs``, outermost
+  first, each loop unrolled by its own factor."""
+  if len(unrolls) == 1:
+    return lax.scan(body_fn, init, xs, unroll=unrolls[0])
 
   def outer(carry, x):
-    return _scan_leading(body_fn, carry, x, depth - 1, unroll)
+    return _scan_leading(body_fn, carry, x, unrolls[1:])
 
-  return lax.scan(outer, init, xs, unroll=unroll)
+  return lax.scan(outer, init, xs, unroll=unrolls[0])
 
 
 def scan_in_dim(
-  body_fn, init, xs, axis=(0,), unroll: int = 1, keepdims: bool = False
+  body_fn, init, xs, axis=(0,), unroll=(1,), keepdims: bool = False
 ):
   """``lax.scan`` along any axes of ``xs`` (several axes scan as nested loops).
 
@@ -297,7 +306,9 @@ def scan_in_dim(
     init: the initial carry.
     xs: a pytree of arrays to scan over.
     axis: an axis or a tuple of axes of every leaf of ``xs``.
-    unroll: passed on to ``lax.scan``.
+    unroll: the ``lax.scan`` unroll factor of each scanned axis (a tuple,
+      in the order of ``axis``; axes past its end use 1), or one int for
+      all of them.
     keepdims: keep the scanned axes (size 1) in the body's inputs and
       outputs.
 
@@ -334,5 +345,10 @@ def scan_in_dim(
     return carry, y
 
   xs = jax.tree_util.tree_map(to_front, xs)
-  carry, ys = _scan_leading(body, init, xs, n, unroll)
+  if isinstance(unroll, Iterable):
+    unrolls = tuple(unroll)[:n]
+    unrolls += (1,) * (n - len(unrolls))
+  else:
+    unrolls = (unroll,) * n
+  carry, ys = _scan_leading(body, init, xs, unrolls)
   return carry, jax.tree_util.tree_map(from_front, ys)
