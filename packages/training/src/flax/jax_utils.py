@@ -63,7 +63,7 @@ def replicate(tree, devices=None, axis_name=_DEFAULT_AXIS):
   >>> from flax import jax_utils
   >>> r = jax_utils.replicate(jnp.ones(3), axis_name='batch')
   >>> r.shape == (jax.local_device_count(), 3), r.sharding.spec
-  (True, PartitionSpec('batch',))
+  (True, P('batch',))
 
   Args:
     tree: a pytree of arrays.
