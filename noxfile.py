@@ -408,6 +408,83 @@ def install(session):
   _pytest(session, 'tests/install')
 
 
+DOCS_TOOLS = (
+  'mkdocs>=1.6',
+  'mkdocs-material>=9.5',
+  'mkdocstrings[python]>=0.26',
+)
+
+
+def _headless_browser(session):
+  """Debian's chromium, installed with apt-get when missing and root."""
+  import shutil
+
+  for name in ('chromium', 'chromium-browser', 'google-chrome'):
+    if shutil.which(name):
+      return
+  if os.environ.get('FLAX_DOCS_BROWSER'):
+    return
+  if shutil.which('apt-get') and os.geteuid() == 0:
+    session.log('Installing chromium (apt-get) for the page rendering test')
+    session.run('apt-get', 'update', '-qq', external=True)
+    session.run(
+      'apt-get',
+      'install',
+      '-y',
+      '-qq',
+      'chromium',
+      external=True,
+      env={'DEBIAN_FRONTEND': 'noninteractive'},
+    )
+    return
+  session.error(
+    'The docs session needs a headless Chromium: install it (Debian: '
+    '`apt-get install chromium`) or set FLAX_DOCS_BROWSER.'
+  )
+
+
+@nox.session
+def docs(session):
+  """Build the documentation site into site/ (mkdocs --strict).
+
+  First every docstring example of every package and every Python example
+  of the pages runs; after the build, headless Chromium opens the home page
+  and an API page and checks that they render.
+  """
+  _install_all(session)
+  session.install(
+    '-r',
+    str(ROOT / 'examples' / 'requirements.txt'),
+    *DOCS_TOOLS,
+    'pillow',
+  )
+  for package in PACKAGES:
+    _doctests(session, package, '--strict')
+  _pytest(session, 'tests/docs/test_page_examples.py')
+  site = ROOT / 'site'
+  session.run(
+    'mkdocs',
+    'build',
+    '--strict',
+    '--clean',
+    '--site-dir',
+    str(site),
+    env={'NO_MKDOCS_2_WARNING': '1'},
+  )
+  _headless_browser(session)
+  session.run(
+    'python',
+    '-m',
+    'pytest',
+    'tests/docs/test_site_renders.py',
+    '-q',
+    '-W',
+    'error',
+    env={**CI_ENV, 'FLAX_DOCS_SITE': str(site)},
+  )
+  session.log(f'Site built in {site}; open {site / "index.html"}')
+
+
 @nox.session
 def lint(session):
   """ruff (lint rules, 2-space indent, single quotes) and the import scan."""

@@ -1,33 +1,36 @@
 """Errors raised by Flax.
 
 Every error is a subclass of :class:`FlaxError`. Its message says what went
-wrong and ends with a link to the page that explains the error and how to
-fix it:
+wrong and ends with the place in this project's documentation (the
+``flax.errors`` page of the API reference, ``api/errors.html`` of the site
+that ``nox -s docs`` builds) that explains the error and how to fix it:
 
 >>> from flax import errors
 >>> e = errors.ScopeParamNotFoundError('kernel', '/Dense_0')
->>> str(e).split(' (https')[0]
+>>> str(e)
+'Could not find parameter named "kernel" in scope "/Dense_0". (docs: api/errors.html#flax.errors.ScopeParamNotFoundError)'
+>>> e.message
 'Could not find parameter named "kernel" in scope "/Dense_0".'
 >>> isinstance(e, errors.FlaxError)
 True
 """
 
-_ERROR_PAGE = (
-  'https://flax.readthedocs.io/en/latest/api_reference/flax.errors.html'
-)
+# The page of this project's documentation site that documents every error
+# (docs/api/errors.md), relative to the site's root.
+_ERROR_PAGE = 'api/errors.html'
 
 
 class FlaxError(Exception):
   """Base class of the errors that Flax raises.
 
-  The message is followed by a link to the documentation of the concrete
-  error class.
+  The message is followed by the place in the documentation that explains
+  the concrete error class.
   """
 
   def __init__(self, message):
     self.message = message
     name = type(self).__name__
-    super().__init__(f'{message} ({_ERROR_PAGE}#flax.errors.{name})')
+    super().__init__(f'{message} (docs: {_ERROR_PAGE}#flax.errors.{name})')
 
   def __reduce__(self):
     # Errors are rebuilt from their final text, so they pickle (e.g. across

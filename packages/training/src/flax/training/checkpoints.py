@@ -382,10 +382,18 @@ def save_checkpoint_multiprocess(
   over several processes need the Orbax backend.
 
   Args:
-    ckpt_dir, target, step, prefix, keep, overwrite, keep_every_n_steps,
-    async_manager, orbax_checkpointer, backend: as for ``save_checkpoint``.
+    ckpt_dir: as for ``save_checkpoint``.
+    target: as for ``save_checkpoint``.
+    step: as for ``save_checkpoint``.
+    prefix: as for ``save_checkpoint``.
+    keep: as for ``save_checkpoint``.
+    overwrite: as for ``save_checkpoint``.
+    keep_every_n_steps: as for ``save_checkpoint``.
+    async_manager: as for ``save_checkpoint``.
     gda_manager: legacy argument, not used (JAX removed its
       GlobalAsyncCheckpointManager); use Orbax.
+    orbax_checkpointer: as for ``save_checkpoint``.
+    backend: as for ``save_checkpoint``.
 
   Returns:
     The path of the checkpoint.
