@@ -68,6 +68,7 @@ from flax.nnx.rnglib import fork_rngs as fork_rngs
 from flax.nnx.rnglib import reseed as reseed
 from flax.nnx.rnglib import restore_rngs as restore_rngs
 from flax.nnx.rnglib import split_rngs as split_rngs
+from flax.nnx.rnglib import with_rngs as with_rngs
 from flax.nnx.statelib import FlatState as FlatState
 from flax.nnx.statelib import State as State
 
@@ -108,6 +109,8 @@ _LAZY = {
   'StateAxes': ('flax.nnx.transforms.types', 'StateAxes'),
   'StateSharding': ('flax.nnx.transforms.types', 'StateSharding'),
   'cached_partial': ('flax.nnx.transforms.compilation', 'cached_partial'),
+  'checkify': ('flax.nnx.transforms.transforms', 'checkify'),
+  'make_jaxpr': ('flax.nnx.transforms.transforms', 'make_jaxpr'),
   'checkpoint': ('flax.nnx.transforms.general', 'checkpoint'),
   'cond': ('flax.nnx.transforms.general', 'cond'),
   'custom_vjp': ('flax.nnx.transforms.autodiff', 'custom_vjp'),

@@ -14,15 +14,22 @@ makes the stream ``default``, which serves every stream not given.
 True
 """
 
+import dataclasses
 import functools
 import typing as tp
+import warnings
 
 import jax
 import jax.numpy as jnp
 
 from flax.nnx import filterlib, graphlib
+from flax.nnx._common import MISSING, Missing, graph_updates_default
+from flax.nnx._common import resolve_graph
+from flax.nnx._rngmethods import KeylessInitializer as KeylessInitializer
+from flax.nnx._rngmethods import RngMethods
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
+from flax.typing import Key as Key
 
 
 class RngState(Variable):
@@ -52,8 +59,35 @@ def _to_key(value):
   )
 
 
-class RngStream(Pytree):
-  """One named stream: a key and a count."""
+NotKey = filterlib.All(
+  filterlib.OfType(RngState), filterlib.Not(filterlib.OfType(RngKey))
+)
+"""Filter matching the Rng Variables that are not keys (the counts)."""
+
+_FORK_SPLIT_DEPRECATED = (
+  "The 'split' argument of 'fork' is deprecated; use the 'split' method "
+  'instead.'
+)
+
+
+def _shape(k) -> tuple:
+  return (k,) if isinstance(k, int) else tuple(k)
+
+
+class RngStream(RngMethods, Pytree):
+  """One named stream: a key and a count.
+
+  Calling the stream returns ``fold_in(key, count)`` and increments the
+  count. The sampling methods (``normal``, ``uniform``, ...) draw the next
+  key the same way.
+
+  >>> from flax import nnx
+  >>> stream = nnx.Rngs(params=0).params
+  >>> stream.uniform((2,)).shape
+  (2,)
+  >>> int(stream.count[...])
+  1
+  """
 
   def __init__(self, key, *, tag: str):
     key = _to_key(key)
@@ -62,34 +96,54 @@ class RngStream(Pytree):
     self.count = RngCount(jnp.zeros(jnp.shape(key), dtype=jnp.uint32), tag=tag)
 
   def __call__(self) -> jax.Array:
-    key = self.key.raw_value
     count = self.count.raw_value
-    if jnp.ndim(key):
-      out = jax.vmap(jax.random.fold_in)(key, count)
-    else:
-      out = jax.random.fold_in(key, count)
+    out = jax.random.fold_in(self.key.raw_value, count)
     self.count.raw_value = count + 1
     return out
 
   make_rng = __call__
 
-  def fork(self, *, split: int | tuple[int, ...] | None = None):
-    """A new stream whose key is drawn from this one."""
-    key = self()
-    if split is not None:
-      key = jax.random.split(key, split)
+  def _from_key(self, key):
     return type(self)(key, tag=self.tag)
 
-  def split(self, k):
-    return self.fork(split=k)
+  def fork(self, *, split: int | tuple[int, ...] | None = None):
+    """A new stream whose key is drawn from this one (``split`` is
+    deprecated: use :meth:`split`)."""
+    if split is not None:
+      warnings.warn(_FORK_SPLIT_DEPRECATED, DeprecationWarning, stacklevel=2)
+      return self.split(split)
+    return self._from_key(self())
+
+  def split(self, k: int | tuple[int, ...]):
+    """A new stream holding ``k`` keys split from the next key."""
+    return self._from_key(jax.random.split(self(), k))
+
+  def broadcast(self, k: int | tuple[int, ...]):
+    """A new stream holding the next key repeated to shape ``k``."""
+    key = self()
+    return self._from_key(jnp.broadcast_to(key, _shape(k)))
+
+  def _clone(self):
+    new = self._from_key(self.key.raw_value)
+    new.count.raw_value = self.count.raw_value
+    return new
 
 
-class Rngs(Pytree):
+class Rngs(RngMethods, Pytree):
   """A container of named :class:`RngStream` s.
 
   Args:
     default: seed or key of the ``default`` stream (or a mapping of streams).
     **rngs: seeds or keys of named streams.
+
+  The sampling methods draw from the ``default`` stream:
+
+  >>> from flax import nnx
+  >>> import jax
+  >>> rngs = nnx.Rngs(0)
+  >>> x = rngs.uniform((3,))
+  >>> bool((x == jax.random.uniform(nnx.Rngs(0)(), (3,))).all())
+  True
   """
 
   def __init__(self, default=None, /, **rngs):
@@ -143,47 +197,196 @@ class Rngs(Pytree):
   def streams(self):
     return dict(vars(self))
 
-  def fork(self, /, *, split=None) -> 'Rngs':
-    """Returns new Rngs with keys drawn from these streams.
-
-    ``split`` is an int/shape (all streams) or a mapping
-    ``{filter: splits}``.
-    """
-    new = {}
-    for name, stream in vars(self).items():
-      k = _split_for(split, name, stream)
-      new[name] = stream.fork(split=k)
+  def _build(self, make_stream) -> 'Rngs':
     out = type(self).__new__(type(self))
-    for name, stream in new.items():
-      setattr(out, name, stream)
+    for name, stream in vars(self).items():
+      setattr(out, name, make_stream(name, stream))
     return out
 
+  def fork(self, /, *, split=None) -> 'Rngs':
+    """New Rngs whose streams are forked from these (``split`` is
+    deprecated: use :meth:`split`)."""
+    if split is not None:
+      warnings.warn(_FORK_SPLIT_DEPRECATED, DeprecationWarning, stacklevel=2)
+      return self.split(split)
+    return self._build(lambda name, stream: stream.fork())
+
   def split(self, k) -> 'Rngs':
-    return self.fork(split=k)
+    """New Rngs whose streams hold ``k`` split keys.
+
+    ``k`` is an int or shape for every stream, or a mapping
+    ``{filter: k}``; streams no filter matches are copied unchanged.
+    """
+    return self._build(
+      lambda name, stream: _per_stream(
+        k, name, stream, stream.split, stream._clone
+      )
+    )
+
+  def broadcast(self, k) -> 'Rngs':
+    """New Rngs whose streams hold their next key repeated ``k`` times
+    (an int, a shape, or a mapping ``{filter: k}``)."""
+    return self._build(
+      lambda name, stream: _per_stream(
+        k, name, stream, stream.broadcast, stream._clone
+      )
+    )
 
 
-def _split_for(split, name, stream):
-  if split is None or isinstance(split, (int, tuple)):
-    return split
-  for filt, k in split.items():
-    if filterlib.to_predicate(filt)((name,), stream.key):
-      return k
-  return None
+def _match_mapping(spec, path, stream):
+  """The value of the first filter of ``spec`` matching the stream."""
+  for filt, k in spec.items():
+    if filterlib.to_predicate(filt)(path, stream.key):
+      return True, k
+  return False, None
 
 
-def _iter_streams(node, only):
+def _per_stream(spec, name, stream, apply, otherwise):
+  if isinstance(spec, tp.Mapping):
+    found, k = _match_mapping(spec, (name,), stream)
+    if not found:
+      return otherwise()
+    return otherwise() if k is None else apply(k)
+  return apply(spec)
+
+
+# ---------------------------------------------------------------------------
+# Finding and rewriting the streams of a node.
+
+
+def _is_stream_or_var(x):
+  return isinstance(x, (RngStream, Variable))
+
+
+def _tree_key(k):
+  for attr in ('name', 'key', 'idx'):
+    if hasattr(k, attr):
+      return getattr(k, attr)
+  return k
+
+
+def _nnx_path(jax_path) -> tuple:
+  return tuple(_tree_key(k) for k in jax_path)
+
+
+def _iter_streams(node, only=..., graph=None):
+  """Yields ``(path, stream)`` for the streams of ``node`` accepted by
+  ``only`` (graph traversal, each stream once; or pytree traversal)."""
   predicate = filterlib.to_predicate(only)
-  for path, value in graphlib.iter_graph(node):
-    if isinstance(value, RngStream) and predicate(path, value.key):
-      yield path, value
+  if resolve_graph(graph):
+    found = (
+      (path, value)
+      for path, value in graphlib.iter_graph(node)
+      if isinstance(value, RngStream)
+    )
+  else:
+    leaves = jax.tree_util.tree_flatten_with_path(
+      node, is_leaf=_is_stream_or_var
+    )[0]
+    found = (
+      (_nnx_path(path), value)
+      for path, value in leaves
+      if isinstance(value, RngStream)
+    )
+  for path, stream in found:
+    if predicate(path, stream.key):
+      yield path, stream
 
 
+def _in_place(graph, graph_updates) -> bool:
+  if graph_updates is None:
+    graph_updates = graph_updates_default()
+  return resolve_graph(graph) and bool(graph_updates)
+
+
+def _rewrite_in_place(node, new_key_for, graph):
+  """Gives every stream for which ``new_key_for`` returns a key that key
+  (count reset); returns the backups of the old keys."""
+  backups = []
+  for path, stream in _iter_streams(node, graph=graph):
+    key = new_key_for(path, stream)
+    if key is None:
+      continue
+    backups.append((stream, stream.key.raw_value, stream.count.raw_value))
+    stream.key.raw_value = key
+    stream.count.raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)
+  return SplitBackups(backups)
+
+
+def _rewrite_copy(node, new_key_for):
+  """A copy of the pytree ``node`` whose streams are new: the ones for
+  which ``new_key_for`` returns a key hold it, the others are copies.
+  Variables are shared with ``node``."""
+
+  def visit(path, x):
+    if not isinstance(x, RngStream):
+      return x
+    key = new_key_for(_nnx_path(path), x)
+    return x._clone() if key is None else x._from_key(key)
+
+  return jax.tree_util.tree_map_with_path(
+    visit, node, is_leaf=_is_stream_or_var
+  )
+
+
+def _graph_nodes(tree):
+  return [
+    x
+    for x in jax.tree_util.tree_leaves(tree, is_leaf=_is_stream_or_var)
+    if isinstance(x, Pytree)
+  ]
+
+
+def _apply(node, new_key_for, graph, graph_updates):
+  """Runs a stream rewrite on ``node`` (or, with ``node`` missing, returns
+  a decorator running it on the arguments of each call)."""
+  in_place = _in_place(graph, graph_updates)
+  if not isinstance(node, Missing):
+    if in_place:
+      return _rewrite_in_place(node, new_key_for, graph)
+    return _rewrite_copy(node, new_key_for)
+
+  def decorator(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+      if not in_place:
+        args, kwargs = _rewrite_copy((args, kwargs), new_key_for)
+        return f(*args, **kwargs)
+      backups = _rewrite_in_place(
+        _graph_nodes((args, kwargs)), new_key_for, True
+      )
+      try:
+        return f(*args, **kwargs)
+      finally:
+        restore_rngs(backups)
+
+    return wrapper
+
+  return decorator
+
+
+StreamBackup = tuple  # (stream, key, count)
+
+
+@dataclasses.dataclass
 class SplitBackups:
-  """Saved keys and counts of split streams; ``restore_rngs`` puts them
-  back. Also a context manager."""
+  """The keys and counts that :func:`split_rngs` / :func:`fork_rngs`
+  replaced; :func:`restore_rngs` puts them back. Also a context manager
+  that restores on exit.
 
-  def __init__(self, backups):
-    self.backups = backups
+  >>> from flax import nnx
+  >>> rngs = nnx.Rngs(0)
+  >>> with nnx.split_rngs(rngs, splits=4):
+  ...   rngs.default.key.shape
+  (4,)
+  >>> rngs.default.key.shape
+  ()
+  """
+
+  backups: list
+
+  def __iter__(self):
+    return iter(self.backups)
 
   def __enter__(self):
     return self
@@ -192,122 +395,199 @@ class SplitBackups:
     restore_rngs(self)
     return False
 
+  def replace(self, **changes) -> 'SplitBackups':
+    return dataclasses.replace(self, **changes)
 
-def restore_rngs(backups: SplitBackups) -> None:
-  for stream, key, count in backups.backups:
+
+def restore_rngs(backups, /) -> None:
+  """Puts back the keys and counts saved in ``backups``."""
+  for stream, key, count in backups:
     stream.key.raw_value = key
     stream.count.raw_value = count
 
 
-def _split_nodes(nodes, splits, only, squeeze, fork_only):
-  backups = []
-  seen = set()
-  for node in nodes:
-    for _, stream in _iter_streams(node, only):
-      if id(stream) in seen:
-        continue
-      seen.add(id(stream))
-      key = stream()
-      backups.append((stream, stream.key.raw_value, stream.count.raw_value))
-      if not fork_only or splits is not None:
-        key = jax.random.split(key, splits)
-        if squeeze:
-          key = key[0]
-      stream.key.raw_value = key
-      stream.count.raw_value = jnp.zeros(key.shape, dtype=jnp.uint32)
-  return SplitBackups(backups)
-
-
-def _is_rng_container(x):
-  return isinstance(x, (Pytree, Variable))
+def backup_keys(node, /, *, graph=None) -> list:
+  """The current ``(stream, key, count)`` of every stream of ``node``."""
+  return [
+    (stream, stream.key.raw_value, stream.count.raw_value)
+    for _, stream in _iter_streams(node, graph=graph)
+  ]
 
 
 def split_rngs(
-  node=None,
+  node=MISSING,
   /,
   *,
   splits: int | tuple[int, ...],
   only=...,
   squeeze: bool = False,
   graph=None,
+  graph_updates=None,
 ):
-  """Splits the keys of the Rng streams in ``node`` into ``splits`` keys.
+  """Splits the keys of the Rng streams of ``node`` into ``splits`` keys.
 
-  Used directly it returns :class:`SplitBackups` (restore with
-  ``nnx.restore_rngs`` or a ``with`` block). Used as a decorator
-  (``@nnx.split_rngs(splits=n)``) it splits the streams found in the
-  arguments before the call and restores them after.
+  In graph mode with graph updates (the default) the streams change in
+  place and the result is a :class:`SplitBackups` (restore with
+  :func:`restore_rngs` or a ``with`` block). Otherwise (``graph=False`` or
+  ``graph_updates=False``) ``node`` keeps its streams (their counts move
+  on) and a copy of it with split streams is returned. Without ``node`` it
+  is a decorator that splits the streams found in the arguments of each
+  call (and, in place, restores them afterwards).
+
+  >>> from flax import nnx
+  >>> rngs = nnx.Rngs(0)
+  >>> nnx.split_rngs(rngs, splits=3, graph=False).default.key.shape
+  (3,)
   """
-  if node is None:
+  predicate = filterlib.to_predicate(only)
 
-    def decorator(f):
-      @functools.wraps(f)
-      def wrapper(*args, **kwargs):
-        nodes = _graph_leaves((args, kwargs))
-        backups = _split_nodes(nodes, splits, only, squeeze, False)
-        try:
-          return f(*args, **kwargs)
-        finally:
-          restore_rngs(backups)
+  def new_key_for(path, stream):
+    if not predicate(path, stream.key):
+      return None
+    key = jax.random.split(stream(), splits)
+    if squeeze:
+      key = key[0]
+    return key
 
-      return wrapper
-
-    return decorator
-  return _split_nodes(_graph_leaves(node), splits, only, squeeze, False)
+  return _apply(node, new_key_for, graph, graph_updates)
 
 
-def fork_rngs(node=None, /, *, split=None, only=..., graph=None):
-  """Replaces the keys of the Rng streams in ``node`` with keys drawn from
-  them (split into ``split`` keys if given); like :func:`split_rngs`, it
-  can be used as a decorator."""
-  if node is None:
+def fork_rngs(
+  node=MISSING, /, *, split=None, only=..., graph=None, graph_updates=None
+):
+  """Replaces the keys of the Rng streams of ``node`` with keys drawn from
+  them.
 
-    def decorator(f):
-      @functools.wraps(f)
-      def wrapper(*args, **kwargs):
-        nodes = _graph_leaves((args, kwargs))
-        backups = _split_nodes(nodes, split, only, False, True)
-        try:
-          return f(*args, **kwargs)
-        finally:
-          restore_rngs(backups)
+  ``split`` is None (fork every stream), an int or shape (split every
+  stream), or a mapping ``{filter: k}`` (``k`` None forks; streams no
+  filter matches are left alone). Modes and the decorator form are those
+  of :func:`split_rngs`.
 
-      return wrapper
+  >>> from flax import nnx
+  >>> rngs = nnx.Rngs(0, params=1)
+  >>> new = nnx.fork_rngs(rngs, split={'params': 2}, graph=False)
+  >>> new.params.key.shape, new.default.key.shape
+  ((2,), ())
+  """
+  predicate = filterlib.to_predicate(only)
 
-    return decorator
-  return _split_nodes(_graph_leaves(node), split, only, False, True)
+  def new_key_for(path, stream):
+    if not predicate(path, stream.key):
+      return None
+    if isinstance(split, tp.Mapping):
+      found, k = _match_mapping(split, path, stream)
+      if not found:
+        return None
+    else:
+      k = split
+    key = stream()
+    return key if k is None else jax.random.split(key, k)
+
+  return _apply(node, new_key_for, graph, graph_updates)
 
 
-def _graph_leaves(tree):
-  return [
-    x
-    for x in jax.tree_util.tree_leaves(tree, is_leaf=_is_rng_container)
-    if isinstance(x, Pytree)
-  ]
+def with_rngs(
+  node=MISSING,
+  /,
+  *,
+  split=None,
+  fork=None,
+  broadcast=None,
+  only=True,
+  graph=None,
+  graph_updates=None,
+):
+  """Returns a copy of ``node`` with new Rng streams.
+
+  Among the streams accepted by ``only``, those ``split`` names (an int or
+  shape for all, or ``{filter: k}``) hold ``k`` keys split from their next
+  key; otherwise those matching the ``fork`` filter hold their next key,
+  and those ``broadcast`` names hold their next key repeated ``k`` times.
+  Other streams are copied unchanged; Variables are shared with ``node``.
+  Without ``node`` it is a decorator applying this to the arguments.
+
+  >>> from flax import nnx
+  >>> rngs = nnx.Rngs(0, params=1)
+  >>> new = nnx.with_rngs(rngs, split={'params': 2}, broadcast=3)
+  >>> new.params.key.shape, new.default.key.shape
+  ((2,), (3,))
+  """
+  only_pred = filterlib.to_predicate(only)
+  fork_pred = None if fork is None else filterlib.to_predicate(fork)
+
+  def lookup(spec, path, stream):
+    if spec is None:
+      return None
+    if isinstance(spec, tp.Mapping):
+      return _match_mapping(spec, path, stream)[1]
+    return spec
+
+  def new_key_for(path, stream):
+    if not only_pred(path, stream.key):
+      return None
+    k = lookup(split, path, stream)
+    if k is not None:
+      return jax.random.split(stream(), k)
+    if fork_pred is not None and fork_pred(path, stream.key):
+      return stream()
+    k = lookup(broadcast, path, stream)
+    if k is not None:
+      return jnp.broadcast_to(stream(), _shape(k))
+    return None
+
+  if not isinstance(node, Missing):
+    return _rewrite_copy(node, new_key_for)
+
+  def decorator(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+      args, kwargs = _rewrite_copy((args, kwargs), new_key_for)
+      return f(*args, **kwargs)
+
+    return wrapper
+
+  return decorator
 
 
-def reseed(node, /, *, policy='scalars_only', **stream_keys) -> None:
-  """Resets the named streams in ``node`` to new seeds (count 0).
+def reseed(
+  node, /, *, graph=None, policy='scalars_only', **stream_keys
+) -> None:
+  """Gives the named streams of ``node`` new keys drawn from
+  ``nnx.Rngs(**stream_keys)`` (one draw per stream, in traversal order),
+  with counts reset to 0.
+
+  ``policy`` says what a stream with a non-scalar key (split under
+  ``vmap``) gets: ``'scalars_only'`` refuses it, ``'match_shape'`` splits
+  the drawn key to the stream's key shape, and a callable
+  ``policy(path, key, shape)`` returns the new keys.
 
   >>> from flax import nnx
   >>> rngs = nnx.Rngs(params=0)
   >>> _ = rngs.params()
-  >>> nnx.reseed(rngs, params=0)
-  >>> int(rngs.params.count.value)
+  >>> nnx.reseed(rngs, params=1)
+  >>> int(rngs.params.count[...])
   0
   """
-  for _, stream in _iter_streams(node, ...):
-    if stream.tag in stream_keys:
-      key = _to_key(stream_keys[stream.tag])
-      old = stream.key.raw_value
-      if jnp.shape(old) and not jnp.shape(key):
-        key = jax.random.split(key, jnp.shape(old))
-      stream.key.raw_value = key
-      stream.count.raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)
-
-
-def backup_keys(node, /):
-  return [
-    (stream, stream.key.raw_value, stream.count.raw_value)
-    for _, stream in _iter_streams(node, ...)
-  ]
+  if not (policy in ('scalars_only', 'match_shape') or callable(policy)):
+    raise ValueError(
+      'reseed policy must be "scalars_only", "match_shape" or a callable '
+      f'(path, key, shape) -> keys; got {policy!r}.'
+    )
+  source = Rngs(**stream_keys)
+  for path, stream in list(_iter_streams(node, graph=graph)):
+    if stream.tag not in stream_keys:
+      continue
+    shape = tuple(stream.key.raw_value.shape)
+    key = source[stream.tag]()
+    if policy == 'scalars_only' and shape:
+      raise ValueError(
+        f'Cannot reseed stream at path {path}: its key is not a scalar '
+        f'(shape {shape}). Pass policy="match_shape" when every key along '
+        'those axes should differ, or a custom policy callable.'
+      )
+    if callable(policy):
+      key = policy(path, key, shape)
+    elif policy == 'match_shape' and shape:
+      key = jax.random.split(key, shape)
+    stream.key.raw_value = key
+    stream.count.raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)

@@ -296,12 +296,22 @@ class InnerGraph:
     for obj_id, gpos in self.global_ids.items():
       f.visited[obj_id] = -(gpos + 1)
     nodes = []
+    self.out_slots = []
     for pos in positions:
       start = len(f.leaves)
       node = f.visit(leaves[pos], ())
       nodes.append(node)
+      self.out_slots.append((f.paths[start:], f.leaves[start:]))
       leaves[pos] = NodeStates(([s.raw_value for s in f.leaves[start:]],), None)
     return (treedef, tuple(nodes), tuple(positions)), leaves
+
+  def out_masks(self, predicates_per_node):
+    """Filter groups of the leaves of each output graph node (after
+    :meth:`flatten_out`); ``None`` predicates give ``None``."""
+    return [
+      None if preds is None else _mask(paths, slots, preds)
+      for preds, (paths, slots) in zip(predicates_per_node, self.out_slots)
+    ]
 
 
 class _OuterIndex(dict):

@@ -5,8 +5,21 @@ import functools
 
 import jax
 
-from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx.transforms import common
+
+
+def graph_with_updates(graph, graph_updates) -> bool:
+  """Whether a transform runs in graph mode propagating graph updates
+  (structure changes, shared references, input objects returned as
+  themselves). Otherwise it works on pytrees: Variable values still flow
+  back to the inputs, but outputs are new objects and structure changes
+  made inside stay inside."""
+  if not resolve_graph(graph):
+    return False
+  if graph_updates is None:
+    graph_updates = graph_updates_default()
+  return bool(graph_updates)
 
 
 def lift(
@@ -47,12 +60,15 @@ def lift(
 def lift_tree(transform, f, args, kwargs, *, write_back=True):
   variables = common.tree_variables((args, kwargs))
 
-  def pure_f(tree):
-    a, kw = tree
+  leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+
+  def pure_f(leaves):
+    # objects are rebuilt here, inside the trace of the transform
+    a, kw = treedef.unflatten(leaves)
     out = f(*a, **kw)
     return out, [v.raw_value for v in common.tree_variables((a, kw))]
 
-  out, new = transform(pure_f)((args, kwargs))
+  out, new = transform(pure_f)(leaves)
   if write_back:
     for var, value in zip(variables, new):
       object.__setattr__(var, 'raw_value', value)
@@ -76,7 +92,7 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
     f,
     args,
     kwargs,
-    graph=graph,
+    graph=graph_with_updates(graph, graph_updates),
     write_back=False,
   )
 
@@ -117,7 +133,7 @@ def remat(
       g,
       dyn,
       kwargs,
-      graph=graph,
+      graph=graph_with_updates(graph, graph_updates),
     )
 
   return wrapper
@@ -133,20 +149,20 @@ def cond(pred, true_fun, false_fun, *operands, graph=None, graph_updates=None):
     (false_fun, true_fun),
     *operands,
     graph=graph,
+    graph_updates=graph_updates,
   )
 
 
 def switch(index, branches, *operands, graph=None, graph_updates=None):
-  """``jax.lax.switch`` for branches taking Modules / graph nodes."""
+  """``jax.lax.switch`` for branches taking Modules / graph nodes.
+
+  With graph updates (graph mode's default) attributes the branches add
+  or remove (the same in every branch) appear on the operands afterwards;
+  with ``graph_updates=False`` or ``graph=False`` only Variable values
+  flow back.
+  """
   branches = tuple(branches)
-
-  def transform(pure_f_of):
-    def run(pure):
-      return jax.lax.switch(index, [pure_f_of(b) for b in branches], pure)
-
-    return run
-
-  if not resolve_graph(graph):
+  if not graph_with_updates(graph, graph_updates):
     variables = common.tree_variables(operands)
 
     def make(b):
@@ -170,12 +186,14 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
       ig = common.InnerGraph(ga.static, None, pure)
       out = b(*ig.args)
       changed, values = ig.updates()
-      if changed is not None:
+      if 'changed' in cell and cell['changed'] != changed:
         raise ValueError(
-          'A branch of nnx.cond / nnx.switch changed the graph structure of '
-          'an operand (added or removed an attribute); create attributes '
-          'before the call.'
+          'The branches of nnx.cond / nnx.switch changed the graph '
+          'structure of the operands differently (an attribute added or '
+          'removed in one branch only); make the same change in every '
+          'branch or create attributes before the call.'
         )
+      cell['changed'] = changed
       out_static, out_leaves = ig.flatten_out(out)
       cell['static'] = out_static
       return out_leaves, values
@@ -183,7 +201,7 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
     return pf
 
   out_leaves, values = jax.lax.switch(index, [make(b) for b in branches], pure)
-  ga.write_back((None, values))
+  ga.write_back((cell['changed'], values))
   return common.unflatten_out(cell['static'], out_leaves, ga)
 
 
@@ -219,9 +237,12 @@ def _finish_loop(ga, pure_out):
 def while_loop(cond_fun, body_fun, init_val, *, graph=None, graph_updates=None):
   """``jax.lax.while_loop`` whose carry may hold Modules / graph nodes.
 
-  The body must keep the reference structure of the carry.
+  The body must keep the reference structure of the carry. With
+  ``graph_updates=False`` (or ``graph=False``) the carry is a pytree: the
+  result holds new objects and the Variables of ``init_val`` get the final
+  values.
   """
-  if not resolve_graph(graph):
+  if not graph_with_updates(graph, graph_updates):
     return _tree_loop(
       lambda c, b, v: jax.lax.while_loop(c, b, v),
       cond_fun,
@@ -250,8 +271,9 @@ def fori_loop(
   graph=None,
   graph_updates=None,
 ):
-  """``jax.lax.fori_loop`` whose carry may hold Modules / graph nodes."""
-  if not resolve_graph(graph):
+  """``jax.lax.fori_loop`` whose carry may hold Modules / graph nodes
+  (``graph_updates=False`` / ``graph=False``: as in :func:`while_loop`)."""
+  if not graph_with_updates(graph, graph_updates):
     variables = common.tree_variables(init_val)
 
     def pb(i, v):

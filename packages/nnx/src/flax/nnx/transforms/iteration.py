@@ -109,6 +109,11 @@ def _vmap_call(
     out_static, out_leaves = ig.flatten_out(out)
     cell['static'] = out_static
     cell['out'] = out
+    if not isinstance(out_axes, int):
+      cell['out_axes'] = _out_axes_per_leaf(out_axes, out)
+      cell['out_masks'] = ig.out_masks(
+        [_state_axes_predicates(cell['out_axes'][pos]) for pos in out_static[2]]
+      )
     return out_leaves, values
 
   out_leaves, values = jax_map(
@@ -145,44 +150,64 @@ def _vmap_call(
   new_values = [_fix_out(vals, pos_axes[k]) for k, vals in enumerate(values)]
   ga.write_back((None, new_values))
   # outputs
-  user_out = cell['out']
-  out_axes_leaves = (
-    _broadcast(
-      out_axes,
-      user_out,
-      is_leaf=lambda x: _axes_leaf(x) or common.is_node_leaf(x),
-    )
-    if not isinstance(out_axes, int)
-    else None
-  )
   treedef, nodes, positions = out_static
   leaves = list(out_leaves)
-  if out_axes_leaves is None:
+  if isinstance(out_axes, int):
     fixed = jax.tree.map(lambda x: _move(x, 0, out_axes), leaves)
   else:
-    # one axis per user-output leaf (nodes count as leaves here)
-    per_node = _broadcast(out_axes, user_out, is_leaf=lambda x: _axes_leaf(x))
-    del per_node
-    node_axes = []
-    jax.tree.map(
-      lambda ax, sub: node_axes.extend(
-        [ax] * len(jax.tree_util.tree_leaves(sub, is_leaf=common.is_node_leaf))
-      ),
-      out_axes,
-      user_out,
-      is_leaf=lambda x: _axes_leaf(x),
-    )
+    node_masks = dict(zip(positions, cell['out_masks']))
     fixed = []
-    for x, ax in zip(leaves, node_axes):
-      fixed.append(
-        jax.tree.map(
-          lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), x
+    for i, (x, ax) in enumerate(zip(leaves, cell['out_axes'])):
+      if isinstance(ax, StateAxes):
+        fixed.append(_state_axes_out(x, ax, node_masks[i]))
+      else:
+        fixed.append(
+          jax.tree.map(
+            lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), x
+          )
         )
-      )
   out = common.unflatten_out(out_static, fixed, ga)
   if transform_metadata is not None and positions:
     _add_axis_to_outputs(out, out_axes, transform_metadata)
   return out
+
+
+def _out_axes_per_leaf(out_axes, out):
+  """One axis spec per output leaf (graph nodes count as leaves)."""
+  per_leaf = []
+  jax.tree.map(
+    lambda ax, sub: per_leaf.extend(
+      [ax] * len(jax.tree_util.tree_leaves(sub, is_leaf=common.is_node_leaf))
+    ),
+    out_axes,
+    out,
+    is_leaf=_axes_leaf,
+  )
+  return per_leaf
+
+
+def _state_axes_predicates(ax):
+  return ax.predicates if isinstance(ax, StateAxes) else None
+
+
+def _state_axes_out(node_states, axes, mask):
+  """Moves the mapped axis of each leaf of an output graph node to the
+  axis its StateAxes filter gives (None: not mapped)."""
+  (values,) = node_states.groups
+  out = []
+  for value, group in zip(values, mask):
+    if group == len(axes.axes):
+      raise ValueError(
+        f'A leaf of an output graph node matches no filter of {axes!r}; '
+        'add a catch-all filter (...) to the out_axes StateAxes.'
+      )
+    ax = axes.axes[group]
+    out.append(
+      jax.tree.map(
+        lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), value
+      )
+    )
+  return common.NodeStates((out,), node_states.key)
 
 
 def _add_axis_to_outputs(out, out_axes, metadata):

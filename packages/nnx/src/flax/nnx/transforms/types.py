@@ -19,6 +19,10 @@ class DiffState:
   argnum: int
   filter: tp.Any
 
+  def map_prefix(self, path, variable) -> bool:
+    """Whether the Variable at ``path`` is differentiated."""
+    return bool(filterlib.to_predicate(self.filter)(path, variable))
+
 
 class StateAxes:
   """Maps filters to the axes of the substates they select (vmap, scan).
@@ -32,7 +36,10 @@ class StateAxes:
   def __init__(self, filter_axes, /):
     if isinstance(filter_axes, StateAxes):
       filter_axes = dict(zip(filter_axes.filters, filter_axes.axes))
-    items = list(filter_axes.items())
+    if hasattr(filter_axes, 'items'):
+      items = list(filter_axes.items())
+    else:
+      items = [tuple(pair) for pair in filter_axes]
     self._filters = tuple(f for f, _ in items)
     self._axes = tuple(a for _, a in items)
     self.predicates = filterlib.filters_to_predicates(self._filters)
@@ -47,6 +54,25 @@ class StateAxes:
 
   def items(self):
     return zip(self._filters, self._axes)
+
+  def __len__(self):
+    return len(self._filters)
+
+  def __iter__(self):
+    return iter(self._filters)
+
+  def __getitem__(self, key):
+    return self._axes[self._filters.index(key)]
+
+  def map_prefix(self, path, variable):
+    """The axis of the first filter matching the Variable at ``path``."""
+    for predicate, axis in zip(self.predicates, self._axes):
+      if predicate(path, variable):
+        return axis
+    raise ValueError(
+      f'No axis found for path={path!r}, variable={variable!r}: no filter '
+      f'of {self!r} matches it (add a catch-all ... filter).'
+    )
 
   def __repr__(self):
     return f'StateAxes({dict(self.items())})'
@@ -63,13 +89,19 @@ class StateAxes:
 class StateSharding(StateAxes):
   """Maps filters (or a State of specs) to PartitionSpecs (shard_map)."""
 
-  def __init__(self, filter_specs, /):
+  def __init__(self, filter_sharding, /):
     from flax.nnx.statelib import State
 
-    if isinstance(filter_specs, State):
-      paths, specs = filter_specs._flat_items()
-      filter_specs = {filterlib.PathIn(p): s for p, s in zip(paths, specs)}
-    super().__init__(filter_specs)
+    if isinstance(filter_sharding, State):
+      paths, specs = filter_sharding._flat_items()
+      filter_sharding = {filterlib.PathIn(p): s for p, s in zip(paths, specs)}
+    elif not isinstance(filter_sharding, (tp.Mapping, StateAxes)):
+      filter_sharding = dict(filter_sharding)
+    super().__init__(filter_sharding)
+
+  @property
+  def shardings(self):
+    return self._axes
 
   def __repr__(self):
     return f'StateSharding({dict(self.items())})'

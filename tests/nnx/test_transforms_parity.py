@@ -1,0 +1,134 @@
+"""make_jaxpr, checkify, graph_updates on cond/switch/loops, vmap with
+StateAxes out_axes, StateAxes / StateSharding / DiffState members
+(behaviour settled against Flax 0.12.8)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.experimental import checkify
+
+from flax import nnx
+from flax.nnx.transforms.transforms import resolve_kwargs
+
+
+class M(nnx.Module):
+  def __init__(self, rngs=None):
+    w = jnp.ones(2) if rngs is None else rngs.params.normal((2,))
+    self.w = nnx.Param(w)
+    self.c = nnx.BatchStat(jnp.zeros(()))
+
+
+def test_make_jaxpr_needs_graph_updates_false():
+  m = M()
+
+  def f(m, x):
+    m.c[...] += 1
+    return m.w[...] * x
+
+  with pytest.raises(ValueError, match='graph_updates=True'):
+    nnx.make_jaxpr(f)(m, 2.0)
+  jaxpr = nnx.make_jaxpr(f, graph_updates=False)(m, 2.0)
+  assert [v.aval.shape for v in jaxpr.jaxpr.invars] == [(), (2,), ()]
+  assert len(jaxpr.jaxpr.outvars) == 1
+  assert float(m.c[...]) == 0.0
+  g = nnx.make_jaxpr(static_argnums=1, graph_updates=False)(
+    lambda m, n: m.w[...] * n
+  )
+  assert len(g(m, 3).jaxpr.invars) == 2
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_checkify_returns_error_and_updates(graph):
+  m = M()
+
+  def h(m, x):
+    checkify.check(x > 0, 'x must be positive')
+    m.c[...] += 1
+    return m.w[...] * x
+
+  err, out = nnx.checkify(h, graph=graph)(m, 1.0)
+  assert err.get() is None
+  np.testing.assert_array_equal(out, [1.0, 1.0])
+  err, out = nnx.checkify(h, graph=graph)(m, -1.0)
+  assert err.get() == 'x must be positive (`check` failed)'
+  assert float(m.c[...]) == 2.0
+
+
+def test_cond_structure_updates_follow_graph_updates():
+  def add(m):
+    m.extra = nnx.Param(jnp.zeros(1))
+    return m.w[...]
+
+  m = M()
+  nnx.cond(True, add, add, m)
+  assert hasattr(m, 'extra')
+  m = M()
+  nnx.cond(True, add, add, m, graph_updates=False)
+  assert not hasattr(m, 'extra')
+
+  def bump(m):
+    m.c[...] += 1
+    return m.w[...]
+
+  m = M()
+  nnx.cond(True, bump, bump, m, graph_updates=False)
+  assert float(m.c[...]) == 1.0
+
+
+@pytest.mark.parametrize('graph_updates', [True, False])
+def test_fori_loop_graph_updates(graph_updates):
+  m = M()
+
+  def body(i, m):
+    m.c[...] += i
+    return m
+
+  out = nnx.fori_loop(0, 3, body, m, graph_updates=graph_updates)
+  assert (out is m) == graph_updates
+  assert float(m.c[...]) == 3.0
+
+
+def test_vmap_out_axes_state_axes():
+  @nnx.vmap(in_axes=0, out_axes=nnx.StateAxes({nnx.Param: 0, ...: None}))
+  def create(key):
+    return M(nnx.Rngs(key))
+
+  m = create(jax.random.split(jax.random.key(0), 3))
+  assert m.w[...].shape == (3, 2) and m.c[...].shape == ()
+  np.testing.assert_allclose(m.w[...][0], [-0.57478017, 0.79983664], rtol=1e-6)
+
+  @nnx.vmap(in_axes=0, out_axes=nnx.StateAxes({nnx.Param: 1, ...: None}))
+  def create_t(key):
+    return M(nnx.Rngs(key))
+
+  assert create_t(jax.random.split(jax.random.key(0), 3)).w[...].shape == (
+    2,
+    3,
+  )
+
+
+def test_state_axes_members():
+  sa = nnx.StateAxes({nnx.Param: 0, ...: None})
+  assert len(sa) == 2 and list(sa) == [nnx.Param, ...]
+  assert sa[nnx.Param] == 0
+  m = M()
+  assert sa.map_prefix(('w',), m.w) == 0
+  assert sa.map_prefix(('c',), m.c) is None
+  with pytest.raises(ValueError, match='No axis found'):
+    nnx.StateAxes({nnx.Param: 0}).map_prefix(('c',), m.c)
+  s = nnx.StateSharding({nnx.Param: 'x', ...: None})
+  assert s.shardings == ('x', None)
+  assert s.map_prefix(('w',), m.w) == 'x'
+  d = nnx.DiffState(0, nnx.Param)
+  assert d.map_prefix(('w',), m.w) and not d.map_prefix(('c',), m.c)
+
+
+def test_resolve_kwargs():
+  def f(a, b=2, c=3):
+    return a, b, c
+
+  assert resolve_kwargs(f, (1,), {'c': 5}) == (1, 2, 5)
+  assert resolve_kwargs()(f)(1, b=4) == (1, 4, 3)
+  with pytest.raises(TypeError, match='could not be resolved to positions'):
+    resolve_kwargs(lambda a, *, c=3: 0, (1,), {'c': 5})
