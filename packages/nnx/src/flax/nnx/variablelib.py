@@ -842,10 +842,20 @@ def with_metadata(
 
   >>> from flax import nnx
   >>> import jax, jax.numpy as jnp
-  >>> init = nnx.with_metadata(jax.nn.initializers.ones, out_sharding=('a',))
+  >>> init = nnx.with_metadata(jax.nn.initializers.ones, tag='encoder')
   >>> p = nnx.Param(init(jax.random.key(0), (2,)))
-  >>> p.out_sharding
-  ('a',)
+  >>> p.tag
+  'encoder'
+
+  Sharding metadata (``out_sharding``) places the value eagerly, so it needs
+  a mesh:
+
+  >>> mesh = jax.make_mesh((1,), ('a',))
+  >>> init = nnx.with_metadata(jax.nn.initializers.ones, out_sharding=('a',))
+  >>> with jax.set_mesh(mesh):
+  ...   p = nnx.Param(init(jax.random.key(0), (2,)))
+  >>> p.out_sharding, p[...].sharding.spec
+  (('a',), PartitionSpec('a',))
   """
   import functools
 
