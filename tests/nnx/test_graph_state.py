@@ -232,11 +232,16 @@ def test_state_saves_through_flax_serialization_keeping_variable_types():
   from flax import nnx
   from flax.core import state_dict
 
-  model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  class Linear(nnx.Module):
+    def __init__(self, rngs):
+      self.kernel = nnx.Param(jax.random.normal(rngs.params(), (2, 3)))
+      self.bias = nnx.Param(jnp.zeros((3,)))
+
+  model = Linear(nnx.Rngs(0))
   sd = state_dict.to_state_dict(nnx.state(model))
   assert sorted(sd) == ['bias', 'kernel']
   assert sd['kernel'].shape == (2, 3)
-  target = nnx.state(nnx.Linear(2, 3, rngs=nnx.Rngs(1)))
+  target = nnx.state(Linear(nnx.Rngs(1)))
   restored = state_dict.from_state_dict(target, sd)
   assert type(restored['kernel']) is nnx.Param
   assert jnp.array_equal(restored['kernel'][...], model.kernel[...])

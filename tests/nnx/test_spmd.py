@@ -89,19 +89,21 @@ def case_eager_sharding_places_variables():
     nnx.Param(jnp.ones((4, 8)), out_sharding=('embed', 'mlp'))
 
 
+class PartitionedLinear(nnx.Module):
+  """A test-local dense layer whose params carry partitioning metadata."""
+
+  def __init__(self, din, dout, rngs):
+    kernel_init = nnx.with_partitioning(
+      jax.nn.initializers.lecun_normal(), ('data', 'model')
+    )
+    bias_init = nnx.with_partitioning(jax.nn.initializers.zeros, ('model',))
+    self.kernel = nnx.Param(kernel_init(rngs.params(), (din, dout)))
+    self.bias = nnx.Param(bias_init(rngs.params(), (dout,)))
+
+
 class M(nnx.Module):
   def __init__(self, rngs):
-    self.l = nnx.Linear(
-      4,
-      8,
-      kernel_init=nnx.with_partitioning(
-        nnx.initializers.lecun_normal(), ('data', 'model')
-      ),
-      bias_init=nnx.with_partitioning(
-        nnx.initializers.zeros_init(), ('model',)
-      ),
-      rngs=rngs,
-    )
+    self.l = PartitionedLinear(4, 8, rngs=rngs)
     self.b = nnx.BatchStat(jnp.zeros((8,)))
 
 
