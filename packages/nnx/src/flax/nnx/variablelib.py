@@ -855,7 +855,7 @@ def with_metadata(
   >>> with jax.set_mesh(mesh):
   ...   p = nnx.Param(init(jax.random.key(0), (2,)))
   >>> p.out_sharding, p[...].sharding.spec
-  (('a',), PartitionSpec('a',))
+  (('a',), P('a',))
   """
   import functools
 
