@@ -33,6 +33,7 @@ import logging
 import os
 import re
 
+from flax import config
 from flax import errors
 from flax.core import frozen_dict
 from flax.serialization import backend_utils as backend_lib
@@ -193,7 +194,6 @@ def _backend_by_name(name):
 
 def _choose_backend(backend=None, orbax_checkpointer=None):
   """The backend a save uses (see the module docstring for the order)."""
-  from flax import config
   from flax import plugins
 
   if backend is not None:

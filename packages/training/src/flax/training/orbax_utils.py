@@ -11,13 +11,57 @@ import numpy as np
 
 from flax.training._orbax import ocp
 
-__all__ = ['restore_args_from_target', 'save_args_from_target']
+__all__ = [
+  'is_multi_device_array',
+  'maybe_construct_transformations',
+  'restore_args_from_target',
+  'save_args_from_target',
+]
 
 
 def _is_multiprocess_array(value) -> bool:
   import jax
 
   return isinstance(value, jax.Array) and not value.is_fully_addressable
+
+
+def is_multi_device_array(value) -> bool:
+  """Whether ``value`` is a ``jax.Array`` split (not replicated) over devices.
+
+  >>> import jax.numpy as jnp
+  >>> from flax.training import orbax_utils
+  >>> orbax_utils.is_multi_device_array(jnp.ones(3))
+  False
+
+  Args:
+    value: any leaf of a checkpoint target.
+  """
+  import jax
+
+  return isinstance(value, jax.Array) and not value.is_fully_replicated
+
+
+def maybe_construct_transformations(target, transforms):
+  """The Orbax restore transformations to use for ``target``.
+
+  ``transforms`` when given; without a target, one fallback transformation
+  that restores every saved entry as it is; otherwise none.
+
+  >>> from flax.training import orbax_utils
+  >>> orbax_utils.maybe_construct_transformations({'w': 1}, None)
+  {}
+  >>> list(orbax_utils.maybe_construct_transformations(None, None))
+  ['']
+
+  Args:
+    target: the restore target, or None.
+    transforms: explicit Orbax transformations, or None.
+  """
+  if transforms is not None:
+    return transforms
+  if target is None:
+    return {'': ocp().Transform(use_fallback=True)}
+  return {}
 
 
 def save_args_from_target(target):
