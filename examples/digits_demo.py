@@ -29,7 +29,9 @@ from tqdm import tqdm  # noqa: E402
 
 from flax.training import checkpoints  # noqa: E402
 
-console = Console()
+# Lines are not wrapped at the console width (80 columns when the output is
+# not a terminal), and rich writes no colour codes into a pipe.
+console = Console(soft_wrap=True)
 NUM_CLASSES = 10
 
 
@@ -284,6 +286,9 @@ def main(argv=None):
       desc=f'epoch {epoch:2d}/{args.epochs}',
       unit='batch',
       leave=True,
+      # No bar when stderr is not a terminal (CI logs, pipes): the epoch line
+      # below says the same once.
+      disable=None,
     )
     for x, y in bar:
       loss, acc = runner.train(x, y)
