@@ -747,3 +747,15 @@ def test_map_variables_defaults_and_scan_options():
     )
     (c, ys), _ = init(scanned)(jax.random.key(0), 0.0, jnp.arange(3.0))
     assert float(c) == 3.0 and ys.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_axes_scan_build_shaped_array():
+  a = axes_scan.build_shaped_array(jnp.ones((2, 3)))
+  assert (a.shape, a.dtype, a.weak_type) == ((2, 3), jnp.float32, False)
+  a = axes_scan.build_shaped_array(np.ones((4,), np.int32), batch_dim=True)
+  assert (a.shape, a.dtype) == ((), jnp.int32)
+  a = axes_scan.build_shaped_array(3.0, batch_dim=True)
+  assert (a.shape, a.dtype, a.weak_type) == ((), jnp.float32, False)
+  spec = jax.ShapeDtypeStruct((5, 2), jnp.bfloat16)
+  a = axes_scan.build_shaped_array(spec, batch_dim=True)
+  assert (a.shape, a.dtype) == ((2,), jnp.bfloat16)

@@ -40,6 +40,27 @@ class _Broadcast:
 broadcast = _Broadcast()
 
 
+def build_shaped_array(x, batch_dim: bool = False) -> jax.core.ShapedArray:
+  """The abstract value (shape, dtype) of ``x``, not weakly typed.
+
+  With ``batch_dim`` the leading axis is left out (the shape of one slice).
+
+  >>> import jax.numpy as jnp
+  >>> from flax.core import axes_scan
+  >>> axes_scan.build_shaped_array(jnp.ones((2, 3)), batch_dim=True)
+  ShapedArray(float32[3])
+
+  Args:
+    x: an array, a ``jax.ShapeDtypeStruct`` or a Python scalar.
+    batch_dim: drop the leading axis.
+  """
+  shape = tuple(jnp.shape(x))
+  dtype = x.dtype if hasattr(x, 'dtype') else jnp.result_type(x)
+  if batch_dim:
+    shape = shape[1:]
+  return jax.core.ShapedArray(shape, dtype)
+
+
 def _tree_map_axes(fn, axes, *trees):
   # ``axes`` is a prefix tree whose leaves are ints or ``broadcast``.
   return jax.tree_util.tree_map(
