@@ -19,7 +19,10 @@ def test_split_merge_copies_nested_variables():
   graphdef, state = nnx.split(p)
   assert state.to_pure_dict() == {'s': {0: {'b': {'a': original[...]}}}}
   p2 = nnx.merge(graphdef, state)
-  assert p2.s[0]['b']['a'] is not original
+  # merge reuses the State's Variables (copy=True makes new ones).
+  assert p2.s[0]['b']['a'] is original and p2 is not p
+  p3 = nnx.merge(graphdef, state, copy=True)
+  assert p3.s[0]['b']['a'] is not original
   np.testing.assert_array_equal(p2.s[0]['b']['a'][...], [1.0, 1.0])
 
 

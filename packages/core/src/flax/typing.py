@@ -12,6 +12,7 @@ True
 import abc
 import collections
 import dataclasses
+import functools
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeGuard, TypeVar, Union
 
@@ -108,6 +109,7 @@ MISSING = Missing()
 
 
 T = TypeVar('T')
+F = TypeVar('F', bound=Callable[..., Any])
 HA = TypeVar('HA', bound=Hashable)
 HB = TypeVar('HB')
 
@@ -261,9 +263,12 @@ class PromoteDtypeFn(Protocol):
 
 
 class BaseConfigContext(abc.ABC):
-  """Base of context managers that set a value on a per-class stack.
+  """Base of settings held on a per-class stack, used as a call, a context
+  manager or a decorator.
 
-  Creating an instance pushes ``value``; leaving its ``with`` block pops it.
+  Called on its own, an instance replaces the innermost value (or pushes a
+  first one); as a ``with`` block or a decorator the value holds until the
+  block (or each call) ends, and the value in force before comes back.
   :meth:`current_value` is the innermost value, else :meth:`get_default`.
   Subclasses provide the stack (:meth:`get_stack`).
 
@@ -278,13 +283,22 @@ class BaseConfigContext(abc.ABC):
   'high'
   >>> Precision.current_value() is None
   True
+  >>> _ = Precision('low')  # a plain call sets the value
+  >>> Precision.current_value()
+  'low'
   """
 
   def __init__(self, value, /):
     stack = type(self).get_stack()
     self.prev_value = stack[-1] if stack else None
     self.new_value = value
-    stack.append(value)
+    # Whether construction replaced an existing innermost value (rather
+    # than pushing a first one); a with block or decorator undoes it.
+    self._replaced = bool(stack)
+    if stack:
+      stack[-1] = value
+    else:
+      stack.append(value)
 
   @classmethod
   def get_default(cls) -> Any:
@@ -302,8 +316,36 @@ class BaseConfigContext(abc.ABC):
     stack = cls.get_stack()
     return stack[-1] if stack else cls.get_default()
 
+  def _undo_construction(self, stack) -> None:
+    if self._replaced:
+      stack[-1] = self.prev_value
+    elif stack:
+      stack.pop()
+    self._replaced = False
+
   def __enter__(self):
+    stack = type(self).get_stack()
+    if self._replaced:
+      self._undo_construction(stack)
+      stack.append(self.new_value)
     return None
 
   def __exit__(self, exc_type, exc_value, traceback):
     type(self).get_stack().pop()
+
+  def __call__(self, f: F) -> F:
+    """Decorates ``f`` so that the value holds while ``f`` runs."""
+    cls = type(self)
+    value = self.new_value
+    self._undo_construction(cls.get_stack())
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+      stack = cls.get_stack()
+      stack.append(value)
+      try:
+        return f(*args, **kwargs)
+      finally:
+        stack.pop()
+
+    return wrapper  # type: ignore[return-value]

@@ -12,6 +12,7 @@ from flax.nnx import statelib as statelib
 from flax.nnx import variablelib as variablelib
 from flax.nnx._common import graph_mode as graph_mode
 from flax.nnx._common import set_graph_mode as set_graph_mode
+from flax.nnx._common import set_graph_updates as set_graph_updates
 from flax.nnx.filterlib import All as All
 from flax.nnx.filterlib import Any as Any
 from flax.nnx.filterlib import Everything as Everything
@@ -34,6 +35,25 @@ from flax.nnx.graphlib import split as split
 from flax.nnx.graphlib import state as state
 from flax.nnx.graphlib import update as update
 from flax.nnx.graphlib import variables as variables
+from flax.nnx.graphctx import MergeContext as MergeContext
+from flax.nnx.graphctx import SplitContext as SplitContext
+from flax.nnx.graphctx import UpdateContext as UpdateContext
+from flax.nnx.graphctx import current_update_context as current_update_context
+from flax.nnx.graphctx import merge_context as merge_context
+from flax.nnx.graphctx import split_context as split_context
+from flax.nnx.graphctx import update_context as update_context
+from flax.nnx.extract import NodeStates as NodeStates
+from flax.nnx.extract import from_tree as from_tree
+from flax.nnx.extract import prefix as prefix
+from flax.nnx.extract import to_tree as to_tree
+from flax.nnx.graphops import GraphState as GraphState
+from flax.nnx.graphops import as_pure as as_pure
+from flax.nnx.graphops import flatten as flatten
+from flax.nnx.graphops import map as map
+from flax.nnx.graphops import pure as pure
+from flax.nnx.graphops import recursive_map as recursive_map
+from flax.nnx.graphops import unflatten as unflatten
+from flax.nnx.graphops import unpack as unpack
 from flax.nnx.containers import Dict as Dict
 from flax.nnx.containers import List as List
 from flax.nnx.module import Module as Module
@@ -71,6 +91,15 @@ from flax.nnx.rnglib import split_rngs as split_rngs
 from flax.nnx.rnglib import with_rngs as with_rngs
 from flax.nnx.statelib import FlatState as FlatState
 from flax.nnx.statelib import State as State
+from flax.nnx.statelib import filter_state as filter_state
+from flax.nnx.statelib import from_flat_state as from_flat_state
+from flax.nnx.statelib import map_state as map_state
+from flax.nnx.statelib import merge_state as merge_state
+from flax.nnx.statelib import replace_by_pure_dict as replace_by_pure_dict
+from flax.nnx.statelib import restore_int_paths as restore_int_paths
+from flax.nnx.statelib import split_state as split_state
+from flax.nnx.statelib import to_flat_state as to_flat_state
+from flax.nnx.statelib import to_pure_dict as to_pure_dict
 
 from flax.nnx.variablelib import BatchStat as BatchStat
 from flax.nnx.variablelib import Cache as Cache
@@ -93,7 +122,6 @@ from flax.nnx._vardefaults import use_eager_sharding as use_eager_sharding
 from flax.nnx._vardefaults import using_eager_sharding as using_eager_sharding
 from flax.nnx._vardefaults import var_defaults as var_defaults
 
-graph = graphlib
 
 # Names whose modules load on first access (transforms pull in most of the
 # import time of flax.nnx beyond JAX itself).
@@ -202,7 +230,12 @@ def _plugin_namespace():
 
 # Submodules that load on first access (``nnx.helpers``, ``nnx.compat``...).
 _SUBMODULES = {
+  'bridge': 'flax.nnx.bridge',
   'compat': 'flax.nnx.compat',
+  'extract': 'flax.nnx.extract',
+  'graph': 'flax.nnx.graph',
+  'proxy_caller': 'flax.nnx.proxy_caller',
+  'traversals': 'flax.nnx.traversals',
   'deprecations': 'flax.nnx.deprecations',
   'helpers': 'flax.nnx.helpers',
   'ids': 'flax.nnx.ids',

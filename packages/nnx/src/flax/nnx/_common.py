@@ -1,11 +1,11 @@
 """Small shared pieces of flax.nnx: sentinels, graph-mode switch, epochs."""
 
-import contextlib
 import threading
 
 # The "argument not given" sentinel is flax.typing's, so that
 # ``flax.typing.MISSING`` means "not given" to NNX functions too.
 from flax.typing import MISSING as MISSING
+from flax.typing import BaseConfigContext as BaseConfigContext
 from flax.typing import Missing as Missing
 
 
@@ -48,6 +48,7 @@ def trace_context_error(what: str):
 class _Context(threading.local):
   def __init__(self):
     self.graph_mode = []
+    self.graph_updates = []
 
 
 _CONTEXT = _Context()
@@ -60,7 +61,17 @@ def graph_mode_default() -> bool:
     return stack[-1]
   import flax
 
-  return bool(flax.config.flax_graph_mode)
+  return bool(flax.config.nnx_graph_mode)
+
+
+def graph_updates_default() -> bool:
+  """Whether transforms propagate graph updates when given ``None``."""
+  stack = _CONTEXT.graph_updates
+  if stack:
+    return stack[-1]
+  import flax
+
+  return bool(flax.config.nnx_graph_updates)
 
 
 def resolve_graph(graph) -> bool:
@@ -69,38 +80,50 @@ def resolve_graph(graph) -> bool:
   return bool(graph)
 
 
-@contextlib.contextmanager
-def _graph_mode_ctx(value: bool):
-  _CONTEXT.graph_mode.append(value)
-  try:
-    yield
-  finally:
-    _CONTEXT.graph_mode.pop()
-
-
-class set_graph_mode:  # noqa: N801 - used as a function and context manager
+class set_graph_mode(BaseConfigContext):  # noqa: N801
   """Sets the default of the ``graph`` argument of NNX functions.
 
-  Used as a function it changes the default for this thread; used as a
-  context manager the change lasts until the ``with`` block ends.
+  Called on its own it changes the default for this thread; as a context
+  manager (or decorator) the change lasts until the block ends.
 
   >>> from flax import nnx
   >>> with nnx.set_graph_mode(False):
-  ...   nnx.graph_mode()
+  ...   nnx.set_graph_mode.current_value()
+  False
+  >>> nnx.set_graph_mode.current_value()
+  True
+  """
+
+  @classmethod
+  def get_stack(cls) -> list:
+    return _CONTEXT.graph_mode
+
+  @classmethod
+  def get_default(cls):
+    import flax
+
+    return flax.config.nnx_graph_mode
+
+
+class set_graph_updates(BaseConfigContext):  # noqa: N801
+  """Sets whether NNX transforms propagate graph updates by default (the
+  ``graph_updates`` argument when it is ``None``).
+
+  >>> from flax import nnx
+  >>> with nnx.set_graph_updates(False):
+  ...   nnx.set_graph_updates.current_value()
   False
   """
 
-  def __init__(self, value: bool):
-    self._value = bool(value)
-    self._previous = list(_CONTEXT.graph_mode)
-    _CONTEXT.graph_mode.append(self._value)
+  @classmethod
+  def get_stack(cls) -> list:
+    return _CONTEXT.graph_updates
 
-  def __enter__(self):
-    return self
+  @classmethod
+  def get_default(cls):
+    import flax
 
-  def __exit__(self, *exc):
-    _CONTEXT.graph_mode[:] = self._previous
-    return False
+    return flax.config.nnx_graph_updates
 
 
 def graph_mode() -> bool:

@@ -13,7 +13,15 @@ True
 import dataclasses
 import typing as tp
 
+from flax.typing import Key as Key
+
 Filter = tp.Any
+
+
+class HasTag(tp.Protocol):
+  """Objects with a ``tag`` attribute (what :class:`WithTag` matches)."""
+
+  tag: str
 
 
 def to_predicate(filter: Filter) -> tp.Callable[[tuple, tp.Any], bool]:
@@ -95,6 +103,9 @@ class PathIn:
   def __call__(self, path, x):
     return tuple(path) in self.paths
 
+  def __repr__(self):
+    return f'PathIn({",".join(map(repr, self.paths))})'
+
 
 @dataclasses.dataclass(frozen=True)
 class OfType:
@@ -153,8 +164,8 @@ class All:
 class Not:
   """Matches when the filter does not match."""
 
-  def __init__(self, filter: Filter, /):
-    self.predicate = to_predicate(filter)
+  def __init__(self, collection_filter: Filter, /):
+    self.predicate = to_predicate(collection_filter)
 
   def __call__(self, path, x):
     return not self.predicate(path, x)

@@ -23,12 +23,16 @@ only read or write the leaves.
 import collections
 import itertools
 import operator
-import typing as tp
 
 import jax
 
 from flax.nnx import filterlib, rebuildlib
-from flax.nnx._common import EPOCH, META_EPOCH
+from flax.nnx._common import EPOCH, META_EPOCH, graph_mode_default
+from flax.nnx.graphwalk import _duplicates_message as _duplicates_message
+from flax.nnx.graphwalk import find_duplicates as find_duplicates
+from flax.nnx.graphwalk import iter_children as iter_children
+from flax.nnx.graphwalk import iter_graph as iter_graph
+from flax.nnx.graphwalk import iter_module_children as iter_module_children
 from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
   _ARRAY_TYPES,
   _EMPTY_META,
@@ -57,41 +61,144 @@ class GraphDef:
   """The static structure of a graph: node types, attribute names, static
   values, Variable types/metadata and shared references.
 
-  Hashable, so it can be a static argument of ``jax.jit``.
+  Hashable and comparable (GraphDefs of equal structure are equal), so it
+  can be a static argument of ``jax.jit``; a pytree with no leaves.
+
+  Attributes:
+    node: the root record of the structure.
+    num_leaves: how many leaves (Variables and arrays) the graph holds.
+    num_index: how many objects (nodes and Variables) it indexes.
+    tree: whether it was made in tree mode (``graph=False``); its leaves
+      are then matched by position only.
+    outer: outer-index marker: None, ``'same'`` (every object's outer
+      index is its own index) or a tuple copied from another GraphDef.
   """
 
-  __slots__ = ('node', 'num_leaves', 'num_index', '_hash', '_plan')
+  __slots__ = (
+    'node',
+    'num_leaves',
+    'num_index',
+    'tree',
+    'outer',
+    '_hash',
+    '_plan',
+    '_refs',
+  )
 
-  def __init__(self, node, num_leaves, num_index):
+  def __init__(self, node, num_leaves, num_index, *, tree=False, outer=None):
     self.node = node
     self.num_leaves = num_leaves
     self.num_index = num_index
+    self.tree = tree
+    self.outer = outer
     self._hash = None
     self._plan = None
+    self._refs = None
 
   def __eq__(self, other):
     return isinstance(other, GraphDef) and (
-      self is other or self.node == other.node
+      self is other
+      or (
+        self.tree == other.tree
+        and self.outer == other.outer
+        and self.node == other.node
+      )
     )
 
   def __hash__(self):
     h = self._hash
     if h is None:
-      h = self._hash = hash(self.node)
+      h = self._hash = hash((self.node, self.tree, self.outer))
     return h
 
   def __repr__(self):
-    return f'GraphDef({_node_repr(self.node)})'
+    mode = ', tree' if self.tree else ''
+    return (
+      f'GraphDef({_node_repr(self.node)}, num_leaves={self.num_leaves}{mode})'
+    )
+
+  def _replace(self, **changes):
+    fields = dict(tree=self.tree, outer=self.outer)
+    fields.update(changes)
+    new = GraphDef(self.node, self.num_leaves, self.num_index, **fields)
+    new._plan = self._plan
+    return new
+
+  def has_refs(self) -> bool:
+    """Whether some object is reachable through more than one path."""
+    refs = self._refs
+    if refs is None:
+      refs = self._refs = _node_has_refs(self.node)
+    return refs
+
+  def with_no_outer_index(self) -> 'GraphDef':
+    """This GraphDef without outer indices."""
+    return self if self.outer is None else self._replace(outer=None)
+
+  def with_same_outer_index(self) -> 'GraphDef':
+    """This GraphDef with every outer index equal to the object's index."""
+    return self._replace(outer='same')
+
+  def with_matching_outer_index(self, other) -> 'GraphDef':
+    """This GraphDef with the outer indices of ``other``."""
+    if not isinstance(other, GraphDef):
+      raise TypeError(f'expected a GraphDef, got {type(other).__name__}')
+    return self._replace(outer=other.outer)
 
   def merge(self, state, /, *states):
     return merge(self, state, *states)
 
-  def apply(self, state, /, *states):
-    """Returns an :class:`ApplyCaller` that calls methods purely."""
-    return ApplyCaller(self, State.merge(state, *states))
+  def apply(self, state, *states, graph=None):
+    """Returns a proxy whose method calls run on a merged copy and return
+    ``(out, (graphdef, state))`` with the updated state.
+
+    >>> from flax import nnx
+    >>> import jax.numpy as jnp
+    >>> class Counter(nnx.Module):
+    ...   def __init__(self):
+    ...     self.n = nnx.BatchStat(jnp.array(0))
+    ...   def inc(self):
+    ...     self.n[...] += 1
+    ...     return self.n[...]
+    >>> graphdef, state = nnx.split(Counter())
+    >>> out, (_, state) = graphdef.apply(state).inc()
+    >>> int(out), int(state['n'][...])
+    (1, 1)
+    """
+    from flax.nnx import proxy_caller
+
+    merged = State.merge(state, *states)
+
+    def run(accessor, *args, **kwargs):
+      obj = merge(self, merged)
+      out = accessor(obj)(*args, **kwargs)
+      return out, split(obj, graph=graph)
+
+    return proxy_caller.CallableProxy(run)
 
   def __reduce__(self):
-    return (GraphDef, (self.node, self.num_leaves, self.num_index))
+    return (
+      _rebuild_graphdef,
+      (self.node, self.num_leaves, self.num_index, self.tree, self.outer),
+    )
+
+
+def _rebuild_graphdef(node, num_leaves, num_index, tree, outer):
+  return GraphDef(node, num_leaves, num_index, tree=tree, outer=outer)
+
+
+def _node_has_refs(node) -> bool:
+  kind = node[0]
+  if kind == 'r':
+    return True
+  if kind == 'n':
+    return any(_node_has_refs(c) for _, c in node[3])
+  if kind in ('l', 'd', 'p'):
+    return any(_node_has_refs(c) for c in node[2])
+  return False
+
+
+jax.tree_util.register_pytree_node(GraphDef, lambda g: ((), g), lambda g, _: g)
 
 
 NodeDef = GraphDef
@@ -123,6 +230,7 @@ class _View:
     'ids',
     'masks',
     'path_index',
+    'tree_graphdef',
   )
 
 
@@ -147,6 +255,7 @@ def _build_view(root) -> _View:
   view.ids = None
   view.masks = {}
   view.path_index = None
+  view.tree_graphdef = None
   return view
 
 
@@ -198,17 +307,24 @@ def view_mask(view: _View, predicates: tuple) -> list:
 
 
 def is_graph_node(x) -> bool:
-  return isinstance(x, Pytree)
+  """Whether ``x`` is a graph node: a Pytree (Module, ...) or a Variable."""
+  return isinstance(x, (Pytree, Variable))
 
 
 def is_node(x) -> bool:
-  return isinstance(x, (Pytree, Variable))
+  """Whether ``x`` has children the graph traverses: a Pytree or a JAX
+  pytree container (not a Variable, not a leaf)."""
+  if isinstance(x, Pytree):
+    return True
+  if isinstance(x, Variable) or x is None or isinstance(x, _ARRAY_TYPES):
+    return False
+  return type(x) in (list, tuple, dict) or not jax.tree_util.all_leaves([x])
 
 
 # -- unflatten ------------------------------------------------------------------
 
 _unflatten = rebuildlib.unflatten_node
-unflatten = rebuildlib.unflatten
+_rebuild = rebuildlib.unflatten
 
 
 # -- public API -------------------------------------------------------------------
@@ -270,8 +386,24 @@ def _check_exhaustive(view, filters):
       )
 
 
-def split(node, *filters):
+def _tree_graphdef(view, node) -> GraphDef:
+  """The tree-mode GraphDef of ``view``; shared references raise."""
+  graphdef = view.graphdef
+  if graphdef.has_refs():
+    raise ValueError(_duplicates_message(node, 'split'))
+  tree = view.tree_graphdef
+  if tree is None:
+    tree = view.tree_graphdef = graphdef._replace(tree=True)
+    _PATHS_CACHE[tree] = view.paths
+  return tree
+
+
+def split(node, *filters, graph=None):
   """Splits a graph node into a :class:`GraphDef` and one State per filter.
+
+  The States hold the node's own Variables. With ``graph=False`` (tree
+  mode) the node must be a tree: a Variable or node reachable through two
+  paths is a ValueError.
 
   >>> from flax import nnx
   >>> import jax.numpy as jnp
@@ -285,12 +417,18 @@ def split(node, *filters):
   view = flat_view(node)
   if filters:
     _check_exhaustive(view, filters)
-  states = _states_from_view(view, filters)
-  return (view.graphdef, *states)
+  states = _states_from_view(view, filters, copy=False)
+  if graph is None:
+    graph = graph_mode_default()
+  if graph:
+    return (view.graphdef, *states)
+  return (_tree_graphdef(view, node), *states)
 
 
-def state(node, *filters):
+def state(node, *filters, graph=None):
   """Returns the State of ``node`` (one State per filter if several).
+
+  The State holds the node's own Variables.
 
   >>> from flax import nnx
   >>> import jax.numpy as jnp
@@ -302,34 +440,58 @@ def state(node, *filters):
   ['s']
   """
   view = flat_view(node)
-  states = _states_from_view(view, filters)
-  return states[0] if len(states) == 1 else tuple(states)
-
-
-def variables(node, *filters):
-  """Like :func:`state` but the State holds the graph's own Variables."""
-  view = flat_view(node)
+  if graph is False or (graph is None and not graph_mode_default()):
+    _tree_graphdef(view, node)
   states = _states_from_view(view, filters, copy=False)
   return states[0] if len(states) == 1 else tuple(states)
 
 
-def graphdef(node) -> GraphDef:
+variables = state
+
+
+def graphdef(node, /, *, graph=None) -> GraphDef:
   """Returns the :class:`GraphDef` of ``node``."""
-  return flat_view(node).graphdef
+  view = flat_view(node)
+  if graph is None:
+    graph = graph_mode_default()
+  return view.graphdef if graph else _tree_graphdef(view, node)
 
 
 def _leaves_for(graphdef: GraphDef, states) -> list:
   """Orders the leaves of ``states`` as ``graphdef`` expects them."""
-  if len(states) == 1:
-    s = states[0]
-    s = s if isinstance(s, State) else State(s)
-    paths, leaves = s._flat_items()
-    if len(leaves) == graphdef.num_leaves and _paths_match(graphdef, paths):
-      return leaves
-  lookup = {}
+  flats = []
   for s in states:
-    s = s if isinstance(s, State) else State(s)
-    paths, leaves = s._flat_items()
+    if isinstance(s, (list, tuple)) and not isinstance(s, State):
+      flats.append((None, list(s)))
+      continue
+    if not isinstance(s, State):
+      s = State(s) if not hasattr(s, 'paths') else s.to_nested_state()
+    flats.append(s._flat_items())
+  total = sum(len(leaves) for _, leaves in flats)
+  if total != graphdef.num_leaves:
+    raise ValueError(
+      f'Incorrect number of leaves, expected {graphdef.num_leaves} leaves, '
+      f'but got {total}.'
+    )
+  if len(flats) == 1:
+    paths, leaves = flats[0]
+    if paths is None or graphdef.tree or _paths_match(graphdef, paths):
+      return leaves
+  if graphdef.tree or any(paths is None for paths, _ in flats):
+    # Tree mode matches leaves by position, in path order.
+    pairs = []
+    for paths, leaves in flats:
+      if paths is None:
+        raise ValueError(
+          'Cannot merge a list of leaves together with other states; '
+          'pass the leaves alone.'
+        )
+      pairs.extend(zip(paths, leaves))
+    order = {p: i for i, p in enumerate(graphdef_paths(graphdef))}
+    pairs.sort(key=lambda pv: order.get(pv[0], len(order)))
+    return [v for _, v in pairs]
+  lookup = {}
+  for paths, leaves in flats:
     lookup.update(zip(paths, leaves))
   out = []
   for path in graphdef_paths(graphdef):
@@ -389,21 +551,51 @@ def _paths_match(graphdef, paths) -> bool:
   return list(paths) == graphdef_paths(graphdef)
 
 
-def merge(graphdef: GraphDef, state, /, *states, copy: bool = False):
-  """Rebuilds the object described by ``graphdef`` from the states.
+def merge(
+  graphdef_or_graphstate,
+  /,
+  *states,
+  copy: bool = False,
+  recreate_variables: bool = True,
+):
+  """Rebuilds the object described by a GraphDef from its states.
 
   The Variables of the states become the Variables of the new object (pass
-  ``copy=True`` to copy them).
+  ``copy=True`` to copy them). Plain values in the states (e.g. from
+  ``nnx.as_pure``) are wrapped in new Variables of the GraphDef's types
+  when ``recreate_variables`` is True, and used as they are otherwise.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.zeros(1))
+  >>> graphdef, state = nnx.split(M())
+  >>> m = nnx.merge(graphdef, state)
+  >>> m.w is state['w']
+  True
   """
+  from flax.nnx.graphops import GraphState
+
+  graphdef = graphdef_or_graphstate
+  if isinstance(graphdef, GraphState):
+    graphdef, states = graphdef.graphdef, (graphdef.state, *states)
   if not isinstance(graphdef, GraphDef):
     raise TypeError(
       f'merge expects a GraphDef as first argument, got '
       f'{type(graphdef).__name__}; call it as nnx.merge(graphdef, state).'
     )
-  leaves = _leaves_for(graphdef, (state, *states))
+  if not states:
+    if graphdef.num_leaves:
+      raise ValueError(
+        f'Incorrect number of leaves, expected {graphdef.num_leaves} '
+        'leaves, but got 0.'
+      )
+    states = ([],)
+  leaves = _leaves_for(graphdef, states)
   if copy:
     leaves = [v.copy() if isinstance(v, Variable) else v for v in leaves]
-  return unflatten(graphdef, leaves, raw=False)
+  return _rebuild(graphdef, leaves, raw=False, wrap=recreate_variables)
 
 
 def update(node, state, /, *states) -> None:
@@ -467,16 +659,6 @@ def _set_path(node, path, leaf):
     obj[key] = value
 
 
-def clone(node, **kwargs):
-  """Returns a deep copy of ``node`` (new objects and Variables)."""
-  view = flat_view(node)
-  leaves = [
-    leaf.copy() if isinstance(leaf, Variable) else leaf.raw_value
-    for leaf in view.leaves
-  ]
-  return unflatten(view.graphdef, leaves, raw=False)
-
-
 def pop(node, *filters):
   """Removes the Variables matching ``filters`` from ``node`` and returns
   them as State(s)."""
@@ -496,127 +678,92 @@ def pop(node, *filters):
   return states[0] if len(states) == 1 else tuple(states)
 
 
-def iter_graph(node, /, *, graph=None):
-  """Yields ``(path, value)`` for every node and Variable in ``node``
-  (children first, keys sorted, each object once)."""
-  seen = set()
-
-  def walk(x, path):
-    if isinstance(x, (Pytree, Variable)):
-      if id(x) in seen:
-        return
-      seen.add(id(x))
-    if isinstance(x, Pytree):
-      for k, v in _sorted_items(vars(x)):
-        yield from walk(v, path + (k,))
-      yield path, x
-    elif isinstance(x, Variable):
-      yield path, x
-    elif type(x) in (list, tuple):
-      for j, v in enumerate(x):
-        yield from walk(v, path + (j,))
-    elif type(x) is dict:
-      for k, v in _sorted_items(x):
-        yield from walk(v, path + (k,))
-    elif isinstance(x, _ARRAY_TYPES):
-      yield path, x
-
-  yield from walk(node, ())
-
-
-def iter_children(node, /):
-  """Yields ``(key, child)`` for the direct Pytree children of ``node``."""
-  for k, v in _sorted_items(vars(node)):
-    if isinstance(v, Pytree):
-      yield k, v
+# Operations built on this module (imported last: they import it).
+from flax.nnx.graphops import GraphState as GraphState  # noqa: E402
+from flax.nnx.graphops import IndexMap as IndexMap  # noqa: E402
+from flax.nnx.graphops import PythonRefMap as PythonRefMap  # noqa: E402
+from flax.nnx.graphops import RefMap as RefMap  # noqa: E402
+from flax.nnx.graphops import as_pure as as_pure  # noqa: E402
+from flax.nnx.graphops import call as call  # noqa: E402
+from flax.nnx.graphops import clone as clone  # noqa: E402
+from flax.nnx.graphops import view as view  # noqa: E402
+from flax.nnx.graphops import flatten as flatten  # noqa: E402
+from flax.nnx.graphops import pure as pure  # noqa: E402
+from flax.nnx.graphops import recursive_map as recursive_map  # noqa: E402
+from flax.nnx.graphops import unflatten as unflatten  # noqa: E402
+from flax.nnx.graphops import unpack as unpack  # noqa: E402
+from flax.nnx.graphctx import GRAPH_CONTEXT as GRAPH_CONTEXT  # noqa: E402
+from flax.nnx.graphctx import GraphContext as GraphContext  # noqa: E402
+from flax.nnx.graphctx import MergeContext as MergeContext  # noqa: E402
+from flax.nnx.graphctx import SplitContext as SplitContext  # noqa: E402
+from flax.nnx.graphctx import UpdateContext as UpdateContext  # noqa: E402
+from flax.nnx.graphctx import (  # noqa: E402
+  UpdateContextManager as UpdateContextManager,
+)
+from flax.nnx.graphctx import (  # noqa: E402
+  current_update_context as current_update_context,
+)
+from flax.nnx.graphctx import merge_context as merge_context  # noqa: E402
+from flax.nnx.graphctx import split_context as split_context  # noqa: E402
+from flax.nnx.graphctx import update_context as update_context  # noqa: E402
 
 
-def find_duplicates(node) -> list:
-  """Paths of Variables reachable through more than one path."""
-  seen: dict = {}
-  dups = []
-
-  def walk(x, path):
-    if isinstance(x, Variable):
-      if id(x) in seen:
-        dups.append((seen[id(x)], path))
-      else:
-        seen[id(x)] = path
-    elif isinstance(x, Pytree):
-      if id(x) in seen:
-        dups.append((seen[id(x)], path))
-        return
-      seen[id(x)] = path
-      for k, v in _sorted_items(vars(x)):
-        walk(v, path + (k,))
-    elif type(x) in (list, tuple):
-      for j, v in enumerate(x):
-        walk(v, path + (j,))
-    elif type(x) is dict:
-      for k, v in _sorted_items(x):
-        walk(v, path + (k,))
-
-  walk(node, ())
-  return dups
-
-
-class ApplyCaller:
-  """Calls methods of a merged copy and returns ``(out, (graphdef, state))``
-  with the updated state."""
-
-  def __init__(self, graphdef, state, path=()):
-    self._graphdef = graphdef
-    self._state = state
-    self._path = path
-
-  def __getattr__(self, name):
-    return ApplyCaller(self._graphdef, self._state, self._path + (name,))
-
-  def __call__(self, *args, **kwargs):
-    obj = merge(self._graphdef, self._state, copy=True)
-    fn = obj
-    for name in self._path:
-      fn = getattr(fn, name)
-    out = fn(*args, **kwargs)
-    g, s = split(obj)
-    return out, (g, s)
+# Names of this module defined elsewhere, resolved on first access (``map``
+# is not a global here so that the module keeps the builtin).
+_ELSEWHERE = {
+  'map': 'flax.nnx.graphops',
+  **dict.fromkeys(
+    (
+      'DataElem GenericPytree GraphNodeImpl LEAF_ATTR LeafAttr NODE_ATTR '
+      'NO_UPDATE NodeAttr NodeImplBase NodeRef NoUpdate PYTREE_NODE_IMPL '
+      'PytreeNodeImpl REPEATED Repeated Static StaticElem get_node_impl '
+      'get_node_impl_for_type is_node_leaf is_node_module is_node_type '
+      'is_pytree_node jax_to_nnx_path register_pytree_node_type'
+    ).split(),
+    'flax.nnx.graphnodes',
+  ),
+  **dict.fromkeys(
+    'ApplyCaller CallableProxy DelayedAccessor'.split(),
+    'flax.nnx.proxy_caller',
+  ),
+  **dict.fromkeys(
+    'BaseConfigContext HashableMapping Key is_key_like'.split(),
+    'flax.typing',
+  ),
+  **dict.fromkeys(
+    'set_graph_mode set_graph_updates'.split(), 'flax.nnx._common'
+  ),
+  **dict.fromkeys('set_metadata vars_as with_vars'.split(), 'flax.nnx.varops'),
+  'deprecated': 'flax.nnx.deprecations',
+  'is_array_ref': 'flax.nnx.variablelib',
+  'FlatState': 'flax.nnx.statelib',
+  'map_state': 'flax.nnx.statelib',
+  'cached_partial': 'flax.nnx.transforms.compilation',
+}
 
 
-def call(graphdef_state, /):
-  """Calls a method of the object in ``(graphdef, state)`` purely.
+def __getattr__(name):
+  module = _ELSEWHERE.get(name)
+  if module is not None:
+    import importlib
 
-  >>> from flax import nnx
-  >>> import jax.numpy as jnp
-  >>> class Counter(nnx.Module):
-  ...   def __init__(self):
-  ...     self.n = nnx.BatchStat(jnp.array(0))
-  ...   def inc(self):
-  ...     self.n[...] += 1
-  ...     return self.n[...]
-  >>> out, (g, s) = nnx.call(nnx.split(Counter())).inc()
-  >>> int(out), int(s['n'].value)
-  (1, 1)
-  """
-  graphdef, state = graphdef_state[0], graphdef_state[1:]
-  return ApplyCaller(graphdef, State.merge(*state))
+    value = getattr(importlib.import_module(module), name)
+    if name != 'map':
+      globals()[name] = value
+    return value
+  if name == 'config':
+    import flax
+
+    return flax.config
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
-def view(node, /, *, only=None, raise_if_not_found=True, **attributes):
-  """Returns a shallow copy of ``node`` sharing its Variables, with
-  ``attributes`` set on the (filtered) Modules of the copy."""
-  v = flat_view(node)
-  leaves = [
-    leaf if isinstance(leaf, Variable) else leaf.raw_value for leaf in v.leaves
-  ]
-  new = unflatten(v.graphdef, leaves, raw=False)
-  if attributes:
-    from flax.nnx import module as _module
-
-    filters = () if only is None else (only,)
-    _module.set_attributes(
-      new, *filters, raise_if_not_found=raise_if_not_found, **attributes
-    )
-  return new
+def __dir__():
+  return sorted(set(globals()) | set(_ELSEWHERE) | {'config'})
 
 
-GraphState = tp.Any
+def graph_pop(node, filters: tuple) -> tuple:
+  """Removes the Variables matching each filter from ``node``; one State
+  per filter."""
+  out = pop(node, *filters)
+  return out if isinstance(out, tuple) else (out,)

@@ -17,6 +17,7 @@ from flax import struct
 from flax.nnx.containers import Dict as Dict
 from flax.nnx.containers import List as List
 from flax.nnx.graphlib import GraphDef as GraphDef
+from flax.nnx.proxy_caller import ApplyCaller as ApplyCaller
 from flax.nnx.module import Module as Module
 from flax.nnx.rnglib import Rngs as Rngs
 from flax.nnx.statelib import State as State
@@ -25,17 +26,6 @@ from flax.nnx.variablelib import Variable as Variable
 A = tp.TypeVar('A')
 M = tp.TypeVar('M', bound=Module)
 TS = tp.TypeVar('TS', bound='TrainState')
-
-
-class ApplyCaller(tp.Protocol, tp.Generic[A]):
-  """What ``GraphDef.apply`` returns: call a method (``caller.method(...)``
-  or ``caller(...)``) and get ``(output, updated states)``."""
-
-  def __getitem__(self, __name) -> 'ApplyCaller[A]': ...
-
-  def __getattr__(self, __name) -> 'ApplyCaller[A]': ...
-
-  def __call__(self, *args, **kwargs) -> tuple[tp.Any, A]: ...
 
 
 class ModuleDefApply(tp.Protocol, tp.Generic[M]):

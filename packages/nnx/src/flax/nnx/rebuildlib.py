@@ -22,7 +22,7 @@ _consume = collections.deque(maxlen=0).extend
 _is_variable = Variable.__instancecheck__
 
 
-def unflatten_node(node, it, index, reuse, raw):
+def unflatten_node(node, it, index, reuse, raw, wrap=True):
   """Rebuilds objects from ``node``.
 
   Args:
@@ -32,6 +32,9 @@ def unflatten_node(node, it, index, reuse, raw):
     index: dict index -> object, filled as objects are created.
     reuse: optional dict index -> existing object to update in place.
     raw: whether the leaves are raw values (not Variables).
+    wrap: whether a leaf that is not a Variable (when ``raw`` is False)
+      gets wrapped in a new Variable of the node's type; when False it is
+      placed as it is.
   """
   kind = node[0]
   if kind == 'r':
@@ -46,7 +49,7 @@ def unflatten_node(node, it, index, reuse, raw):
       else:
         _set(existing, 'raw_value', leaf)
       var = existing
-    elif not raw and isinstance(leaf, Variable):
+    elif not raw and (not wrap or isinstance(leaf, Variable)):
       var = leaf
     else:
       var = _new(node[1])
@@ -59,7 +62,7 @@ def unflatten_node(node, it, index, reuse, raw):
     existing = reuse.get(i) if reuse else None
     obj = existing if existing is not None else _new_pytree(node[1], node[4])
     index[i] = obj
-    d = {k: unflatten_node(c, it, index, reuse, raw) for k, c in node[3]}
+    d = {k: unflatten_node(c, it, index, reuse, raw, wrap) for k, c in node[3]}
     od = vars(obj)
     if existing is not None:
       m = obj._pytree__m
@@ -84,15 +87,17 @@ def unflatten_node(node, it, index, reuse, raw):
   if kind == 's':
     return node[1].value
   if kind == 'l':
-    return node[1](unflatten_node(c, it, index, reuse, raw) for c in node[2])
+    return node[1](
+      unflatten_node(c, it, index, reuse, raw, wrap) for c in node[2]
+    )
   if kind == 'd':
     return {
-      k: unflatten_node(c, it, index, reuse, raw)
+      k: unflatten_node(c, it, index, reuse, raw, wrap)
       for k, c in zip(node[1], node[2])
     }
   if kind == 'p':
     return node[1].unflatten(
-      [unflatten_node(c, it, index, reuse, raw) for c in node[2]]
+      [unflatten_node(c, it, index, reuse, raw, wrap) for c in node[2]]
     )
   raise ValueError(f'Unknown graphdef node {node!r}')
 
@@ -223,7 +228,7 @@ class Plan:
       self.fills.append((idx, tuple(keys), tuple(sources)))
     return pos
 
-  def run(self, leaves, raw, index=None):
+  def run(self, leaves, raw, index=None, wrap=True):
     """Builds the objects from ``leaves``; returns the root object."""
     objs = [None] * self.num_index
     put = objs.__setitem__
@@ -238,7 +243,7 @@ class Plan:
     )
     _consume(map(put, self.create_idx, new))
     var_leaves = [leaves[p] for p in self.var_pos]
-    if raw or not all(map(_is_variable, var_leaves)):
+    if raw or (wrap and not all(map(_is_variable, var_leaves))):
       variables = []
       for leaf, cls, meta in zip(var_leaves, self.var_cls, self.var_meta):
         if raw or not _is_variable(leaf):
@@ -254,7 +259,9 @@ class Plan:
       sub_index = _ObjsIndex(objs)
       for node, start, stop in self.subtrees:
         sub_values.append(
-          unflatten_node(node, iter(leaves[start:stop]), sub_index, None, raw)
+          unflatten_node(
+            node, iter(leaves[start:stop]), sub_index, None, raw, wrap
+          )
         )
     get = objs.__getitem__
     for idx, keys, sources in self.fills:
@@ -293,13 +300,13 @@ def plan_of(graphdef) -> Plan:
   return plan
 
 
-def unflatten(graphdef, leaves, *, index=None, reuse=None, raw=True):
+def unflatten(graphdef, leaves, *, index=None, reuse=None, raw=True, wrap=True):
   """Rebuilds the object described by ``graphdef`` from its leaves."""
   node = graphdef.node
   if reuse is None and node[0] == 'n':
     if type(leaves) is not list:
       leaves = list(leaves)
-    return plan_of(graphdef).run(leaves, raw, index)
+    return plan_of(graphdef).run(leaves, raw, index, wrap)
   if index is None:
     index = {}
-  return unflatten_node(node, iter(leaves), index, reuse, raw)
+  return unflatten_node(node, iter(leaves), index, reuse, raw, wrap)

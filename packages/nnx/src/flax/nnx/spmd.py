@@ -26,6 +26,7 @@ from flax.core.spmd import Sharding as Sharding
 from flax.nnx import graphlib
 from flax.nnx import variablelib
 from flax.nnx.deprecations import deprecated as deprecated
+from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
 
 A = tp.TypeVar('A')
@@ -147,7 +148,7 @@ def _map_abstract(tree, mesh, graph, keep_unsharded):
   def map_state(state):
     return jax.tree.map(convert, state, is_leaf=_is_variable)
 
-  if graphlib.is_graph_node(tree):
+  if isinstance(tree, Pytree):
     del graph  # graph and tree mode visit the same Variables here
     graphdef, state = graphlib.split(tree)
     return graphlib.merge(graphdef, map_state(state))
@@ -210,7 +211,7 @@ def _transform_names(tree, transform_metadata, fn):
         'out_sharding', fn(tuple(names), transform_metadata[PARTITION_NAME])
       )
 
-  if graphlib.is_graph_node(tree):
+  if isinstance(tree, Pytree):
     for _, value in graphlib.iter_graph(tree):
       visit(value)
   else:

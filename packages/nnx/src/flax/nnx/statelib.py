@@ -15,6 +15,7 @@ import jax
 
 from flax.nnx import filterlib
 from flax.nnx.variablelib import Variable
+from flax.typing import Key as Key
 
 
 def _is_submapping(x):
@@ -56,11 +57,12 @@ class State(MutableMapping):
 
   __slots__ = ('_raw', '_flat')
 
-  def __init__(self, mapping=None, /, *, _copy: bool = True):
-    if mapping is None:
-      mapping = {}
-    elif isinstance(mapping, State):
+  def __init__(self, mapping, /, *, _copy: bool = True):
+    if isinstance(mapping, State):
       mapping = mapping._mapping
+    elif not isinstance(mapping, tp.Mapping):
+      mapping = dict(mapping)
+      _copy = True
     if _copy:
       mapping = _to_nested_dict(mapping)
     object.__setattr__(self, '_raw', mapping)
@@ -162,7 +164,7 @@ class State(MutableMapping):
   def flat_state(self) -> 'FlatState':
     """The state as a flat list of ``(path, leaf)`` pairs."""
     paths, leaves = self._flat_items()
-    return FlatState(zip(paths, leaves), sort=False)
+    return FlatState.from_sorted_keys_values(paths, leaves)
 
   @classmethod
   def from_flat_path(cls, flat_state, /) -> 'State':
@@ -175,39 +177,38 @@ class State(MutableMapping):
     )
 
   def to_pure_dict(self, extract_fn=None) -> dict:
-    """Nested dict with the Variable values instead of the Variables."""
+    """Nested dict of plain values: the value of every Variable (or
+    ``extract_fn(leaf)`` for every leaf when given).
 
-    def convert(x):
-      if isinstance(x, Variable):
-        return extract_fn(x) if extract_fn else x.raw_value
-      return x
-
-    return _map_nested(self._mapping, convert)
+    >>> from flax import nnx
+    >>> nnx.State({'a': nnx.Param(1), 'b': {0: nnx.Param(2)}}).to_pure_dict()
+    {'a': 1, 'b': {0: 2}}
+    """
+    return to_pure_dict(self, extract_fn)
 
   def replace_by_pure_dict(self, pure_dict, replace_fn=None) -> None:
-    """Puts the values of a pure dict back into the Variables of the state."""
+    """Puts the values of a pure dict back into the leaves of the state.
 
-    def visit(mapping, pure, prefix):
-      for key, value in pure.items():
-        key_in = key
-        if key not in mapping and isinstance(key, str) and key.isdigit():
-          key_in = int(key)
-        if key_in not in mapping:
-          raise ValueError(
-            f'key {prefix + (key,)} in the pure dict is not in the state'
-          )
-        current = mapping[key_in]
-        if isinstance(current, dict):
-          visit(current, value, prefix + (key,))
-        elif isinstance(current, Variable):
-          if replace_fn is not None:
-            mapping[key_in] = replace_fn(current, value)
-          else:
-            current.set_value(value)
-        else:
-          mapping[key_in] = value
+    String keys made of digits match integer keys of the state (as
+    checkpoints store them). ``replace_fn(leaf, value)`` returns the new
+    leaf; by default a Variable gets ``value`` set in place.
+    """
+    replace_by_pure_dict(self, pure_dict, replace_fn)
 
-    visit(self._mapping, pure_dict, ())
+  def map(self, f) -> 'State':
+    """A new State with ``f(path, leaf)`` for every leaf.
+
+    >>> from flax import nnx
+    >>> nnx.State({'a': 1, 'b': {'c': 2}}).map(lambda path, x: (path, x))
+    State({
+      'a': (('a',), 1),
+      'b': {
+        'c': (('b', 'c'), 2)
+      }
+    })
+    """
+    paths, leaves = self._flat_items()
+    return type(self)._from_flat(list(paths), list(map(f, paths, leaves)))
 
   def split(self, first, /, *filters):
     """Splits the state into one state per filter (``...`` takes the rest)."""
@@ -283,8 +284,18 @@ def _split_flat(paths, leaves, predicates, error_ctx):
   return [State._from_flat(p, v) for p, v in buckets]
 
 
-def merge_state(state, /, *states) -> State:
-  """Merges states; entries of later states replace earlier ones."""
+def merge_state(state, /, *states, cls=State) -> State:
+  """Merges states (or nested mappings); later entries replace earlier ones.
+
+  >>> from flax import nnx
+  >>> nnx.merge_state({'a': 1}, {'b': {'c': 2}}, {'a': 5})
+  State({
+    'a': 5,
+    'b': {
+      'c': 2
+    }
+  })
+  """
   result: dict = {}
 
   def merge_into(target, source):
@@ -301,30 +312,214 @@ def merge_state(state, /, *states) -> State:
 
   for s in (state, *states):
     merge_into(result, _as_dict(s))
-  return State(result, _copy=False)
+  return cls(result, _copy=False)
 
 
 def split_state(state, first, /, *filters):
-  return (
-    State(state).split(first, *filters)
-    if not isinstance(state, State)
-    else state.split(first, *filters)
-  )
+  """Splits ``state`` into one State per filter (see :meth:`State.split`).
+
+  >>> from flax import nnx
+  >>> s = nnx.State({'w': nnx.Param(1), 'n': nnx.BatchStat(2)})
+  >>> params, rest = nnx.split_state(s, nnx.Param, ...)
+  >>> list(params), list(rest)
+  (['w'], ['n'])
+  """
+  if not isinstance(state, State):
+    state = State(state)
+  return state.split(first, *filters)
 
 
 def filter_state(state, first, /, *filters):
+  """Keeps the leaves of ``state`` that match the filters (one State per
+  filter; see :meth:`State.filter`)."""
+  if not isinstance(state, State):
+    state = State(state)
   return state.filter(first, *filters)
 
 
-class FlatState(tp.Sequence):
-  """A list of ``(path, leaf)`` pairs with ``paths`` / ``leaves`` views."""
+def map_state(f, state) -> State:
+  """A new State with ``f(path, leaf)`` for every leaf of ``state``."""
+  if not isinstance(state, State):
+    state = State(state)
+  return state.map(f)
 
-  def __init__(self, items, /, *, sort: bool = True):
+
+def to_flat_state(state) -> 'FlatState':
+  """The ``(path, leaf)`` pairs of ``state``, sorted by path."""
+  if not isinstance(state, State):
+    state = State(state)
+  paths, leaves = state._flat_items()
+  return FlatState(zip(paths, leaves), sort=True)
+
+
+def from_flat_state(flat_state, *, cls=State) -> State:
+  """Builds a State from ``(path, leaf)`` pairs or a ``{path: leaf}``
+  mapping.
+
+  >>> from flax import nnx
+  >>> nnx.from_flat_state([(('a', 0), 1)])
+  State({
+    'a': {
+      0: 1
+    }
+  })
+  """
+  if isinstance(flat_state, FlatState):
+    paths, leaves = list(flat_state.paths), list(flat_state.leaves)
+  else:
+    items = (
+      flat_state.items() if isinstance(flat_state, tp.Mapping) else flat_state
+    )
+    paths, leaves = [], []
+    for path, leaf in items:
+      paths.append(tuple(path))
+      leaves.append(leaf)
+  return cls(_unflatten_paths(paths, leaves), _copy=False)
+
+
+def _default_extract(x):
+  return x.raw_value if isinstance(x, Variable) else x
+
+
+def to_pure_dict(state, extract_fn=None) -> dict:
+  """Nested dict of plain values of ``state`` (Variables replaced by their
+  values, or every leaf by ``extract_fn(leaf)``).
+
+  >>> from flax import nnx
+  >>> nnx.to_pure_dict(nnx.State({'w': nnx.Param(1), 'n': 2}))
+  {'w': 1, 'n': 2}
+  """
+  mapping = state._mapping if isinstance(state, State) else state
+  return _map_nested(mapping, extract_fn or _default_extract)
+
+
+def _default_replace(leaf, value):
+  if isinstance(leaf, Variable):
+    leaf.set_value(value)
+    return leaf
+  return value
+
+
+def replace_by_pure_dict(state, pure_dict, replace_fn=None) -> None:
+  """Writes the values of ``pure_dict`` into ``state`` in place.
+
+  Keys made of digits match integer keys of the state. A key of the pure
+  dict that the state lacks is a ValueError naming its path.
+
+  >>> from flax import nnx
+  >>> s = nnx.State({'w': nnx.Param(1), 'l': {0: nnx.Param(2)}})
+  >>> nnx.replace_by_pure_dict(s, {'w': 5, 'l': {'0': 7}})
+  >>> nnx.to_pure_dict(s)
+  {'w': 5, 'l': {0: 7}}
+  """
+  replace = replace_fn or _default_replace
+  root = state._mapping if isinstance(state, State) else state
+
+  def visit(mapping, pure, prefix):
+    for key, value in pure.items():
+      key_in = key
+      if key_in not in mapping and isinstance(key, str) and key.isdigit():
+        key_in = int(key)
+      path = prefix + (key_in,)
+      if key_in not in mapping:
+        raise ValueError(f'key in pure_dict not available in state: {path}')
+      current = mapping[key_in]
+      if isinstance(current, State):
+        current = current._mapping
+      if isinstance(current, dict):
+        if not isinstance(value, tp.Mapping):
+          raise ValueError(
+            f'pure_dict holds a leaf at {path}, where the state has a '
+            'nested mapping'
+          )
+        visit(current, value, path)
+      else:
+        mapping[key_in] = replace(current, value)
+
+  visit(root, pure_dict, ())
+
+
+def restore_int_paths(pure_dict: dict) -> dict:
+  """Turns keys made of digits back into ints (checkpoint formats store
+  every key as a string).
+
+  >>> from flax import nnx
+  >>> nnx.restore_int_paths({'layers': {'0': {'w': 1}}})
+  {'layers': {0: {'w': 1}}}
+  """
+
+  def fix(key):
+    return int(key) if isinstance(key, str) and key.isdigit() else key
+
+  def visit(x):
+    if isinstance(x, tp.Mapping):
+      return {fix(k): visit(v) for k, v in x.items()}
+    return x
+
+  return visit(pure_dict)
+
+
+def diff(state, other) -> State:
+  """The entries of ``state`` whose path is not in ``other``."""
+  if not other:
+    return state
+  other_paths = set(State(other)._flat_items()[0])
+  paths, leaves = State(state)._flat_items()
+  kept = [(p, v) for p, v in zip(paths, leaves) if p not in other_paths]
+  return from_flat_state(kept)
+
+
+def create_path_filters(state) -> dict:
+  """``{PathIn(path): leaf}`` for every leaf of ``state``."""
+  paths, leaves = State(state)._flat_items()
+  return {filterlib.PathIn(p): v for p, v in zip(paths, leaves)}
+
+
+class NestedStateRepr:
+  """Shows a State as a nested mapping (without the ``State(...)``
+  wrapper)."""
+
+  def __init__(self, state):
+    self.state = state
+
+  def __repr__(self):
+    from flax.nnx import reprlib
+
+    return reprlib.mapping_repr(_as_dict(self.state), 0)
+
+
+def _path_sort_key(path):
+  return tuple(_sort_key(k) for k in path)
+
+
+class FlatState(tp.Sequence):
+  """A sequence of ``(path, leaf)`` pairs, with ``paths`` (a tuple) and
+  ``leaves`` (a list) views.
+
+  >>> from flax import nnx
+  >>> fs = nnx.FlatState([(('b',), 1), (('a', 'x'), 2)], sort=True)
+  >>> fs.paths, fs.leaves
+  ((('a', 'x'), ('b',)), [2, 1])
+  >>> fs[0], fs[1:].paths
+  ((('a', 'x'), 2), (('b',),))
+  """
+
+  __slots__ = ('_paths', '_leaves')
+
+  def __init__(self, items, /, *, sort: bool):
     items = list(items)
     if sort:
-      items.sort(key=lambda kv: tuple(map(str, kv[0])))
+      items.sort(key=lambda kv: _path_sort_key(kv[0]))
     self._paths = tuple(p for p, _ in items)
     self._leaves = [v for _, v in items]
+
+  @staticmethod
+  def from_sorted_keys_values(keys, values, /) -> 'FlatState':
+    """A FlatState from paths already in order and their leaves."""
+    flat = object.__new__(FlatState)
+    flat._paths = tuple(keys)
+    flat._leaves = list(values)
+    return flat
 
   @property
   def paths(self):
@@ -334,10 +529,12 @@ class FlatState(tp.Sequence):
   def leaves(self):
     return self._leaves
 
-  def __getitem__(self, i):
-    if isinstance(i, slice):
-      return FlatState(zip(self._paths[i], self._leaves[i]), sort=False)
-    return self._paths[i], self._leaves[i]
+  def __getitem__(self, index):
+    if isinstance(index, slice):
+      return FlatState.from_sorted_keys_values(
+        self._paths[index], self._leaves[index]
+      )
+    return self._paths[index], self._leaves[index]
 
   def __len__(self):
     return len(self._paths)
@@ -345,22 +542,45 @@ class FlatState(tp.Sequence):
   def __iter__(self):
     return iter(zip(self._paths, self._leaves))
 
+  def __eq__(self, other):
+    if not isinstance(other, FlatState):
+      return NotImplemented
+    return self._paths == other._paths and self._leaves == other._leaves
+
+  __hash__ = None
+
   def __repr__(self):
-    return f'FlatState({list(self)!r})'
+    from flax.nnx import reprlib
+
+    if not self._paths:
+      return 'FlatState([])'
+    items = []
+    for path, leaf in self:
+      items.append(f'  ({path!r}, {reprlib.value_repr(leaf, 1).lstrip()})')
+    return 'FlatState([\n' + ',\n'.join(items) + '\n])'
 
   def to_nested_state(self) -> State:
     return State._from_flat(list(self._paths), list(self._leaves))
 
+  @staticmethod
+  def merge(flat_state, /, *flat_states) -> 'FlatState':
+    """Merges flat states into one sorted by path; for a path present in
+    several, the last one wins."""
+    merged: dict = {}
+    for fs in (flat_state, *flat_states):
+      merged.update(fs)
+    return FlatState(merged.items(), sort=True)
+
   def split(self, first, /, *filters):
     predicates = filterlib.filters_to_predicates((first, *filters))
     states = _split_flat(self._paths, self._leaves, predicates, 'split')
-    out = [FlatState(zip(*s._flat), sort=False) for s in states]
+    out = [FlatState.from_sorted_keys_values(*s._flat) for s in states]
     return out[0] if len(out) == 1 else tuple(out)
 
   def filter(self, first, /, *filters):
     predicates = filterlib.filters_to_predicates((first, *filters))
     states = _split_flat(self._paths, self._leaves, predicates, None)
-    out = [FlatState(zip(*s._flat), sort=False) for s in states]
+    out = [FlatState.from_sorted_keys_values(*s._flat) for s in states]
     return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -1,0 +1,274 @@
+"""Split, merge and update contexts: share object identities across
+several ``split``/``merge`` calls, and carry updates made inside a
+function (e.g. a JAX transform) back to the original objects.
+
+Inside one :func:`split_context`, an object split twice is a reference the
+second time; inside one :func:`merge_context`, such a reference resolves
+to the object the first merge created. An :func:`update_context` links an
+outer split, an inner merge and split, and an outer merge, so that the
+outer merge updates the original objects in place.
+
+>>> from flax import nnx
+>>> import jax.numpy as jnp
+>>> class M(nnx.Module):
+...   def __init__(self):
+...     self.w = nnx.Param(jnp.ones(1))
+>>> m = M()
+>>> with nnx.update_context('example'):
+...   with nnx.split_context('example') as ctx:
+...     graphdef, state = ctx.split(m)
+...   with nnx.merge_context('example', True) as ctx:
+...     inner = ctx.merge(graphdef, state)
+...   inner.w[...] = jnp.zeros(1)
+...   with nnx.split_context('example') as ctx:
+...     graphdef, state = ctx.split(inner)
+...   with nnx.merge_context('example', False) as ctx:
+...     outer = ctx.merge(graphdef, state)
+>>> outer is m, m.w[...].tolist()
+(True, [0.0])
+"""
+
+import contextlib
+import dataclasses
+import functools
+import threading
+import typing as tp
+
+from flax.nnx import filterlib
+from flax.nnx._common import _CONTEXT
+from flax.nnx.graphops import IndexMap, RefMap, flatten, unflatten
+from flax.nnx.statelib import FlatState, State
+
+
+class GraphContext(threading.local):
+  """Per-thread stacks of the graph contexts (and of the graph mode /
+  graph updates settings)."""
+
+  def __init__(
+    self,
+    update_context_stacks=None,
+    ref_index_stack=None,
+    index_ref_stack=None,
+    tmp_static_cache=None,
+    caching: bool = False,
+    graph_mode_stack=None,
+    graph_updates_stack=None,
+  ):
+    self.update_context_stacks: dict = update_context_stacks or {}
+    self.ref_index_stack: list = ref_index_stack or []
+    self.index_ref_stack: list = index_ref_stack or []
+    self.tmp_static_cache = tmp_static_cache
+    self.caching = caching
+    if graph_mode_stack is not None:
+      _CONTEXT.graph_mode[:] = graph_mode_stack
+    if graph_updates_stack is not None:
+      _CONTEXT.graph_updates[:] = graph_updates_stack
+
+  @property
+  def graph_mode_stack(self) -> list:
+    """The stack of :class:`set_graph_mode` values of this thread."""
+    return _CONTEXT.graph_mode
+
+  @property
+  def graph_updates_stack(self) -> list:
+    """The stack of :class:`set_graph_updates` values of this thread."""
+    return _CONTEXT.graph_updates
+
+
+GRAPH_CONTEXT = GraphContext()
+
+
+def _split_flat(flat, filters):
+  if not filters:
+    return (flat,)
+  parts = flat.split(*filters)
+  return parts if isinstance(parts, tuple) else (parts,)
+
+
+@dataclasses.dataclass
+class SplitContext:
+  """Splits several objects sharing one reference index (see
+  :func:`split_context`)."""
+
+  ctxtag: tp.Hashable | None
+  ref_index: RefMap
+  is_inner: bool | None
+
+  def _outer_index(self):
+    if self.ctxtag is None or not self.is_inner:
+      return None
+    return current_update_context(self.ctxtag).inner_ref_outer_index
+
+  def flatten(self, node, *filters, with_paths: bool = True):
+    """``(graphdef, flat_state, ...)``: like ``nnx.flatten``, one
+    FlatState per filter, objects seen before in this context as
+    references."""
+    if not with_paths and filters:
+      raise ValueError('flatten: filters need with_paths=True.')
+    graphdef, flat = flatten(
+      node,
+      with_paths=with_paths,
+      ref_index=self.ref_index,
+      ref_outer_index=self._outer_index() or RefMap(),
+    )
+    if not with_paths:
+      return graphdef, flat
+    return (graphdef, *_split_flat(flat, filters))
+
+  def split(self, node, *filters):
+    """``(graphdef, state, ...)``: like ``nnx.split`` within the context."""
+    if filters:
+      filterlib.filters_to_predicates(filters)
+    graphdef, *flats = self.flatten(node, *filters)
+    return (graphdef, *(f.to_nested_state() for f in flats))
+
+
+@contextlib.contextmanager
+def split_context(ctxtag: tp.Hashable | None = None):
+  """A context whose :class:`SplitContext` shares references across splits.
+
+  With ``ctxtag`` it takes part in the active :func:`update_context` of
+  that tag (a ValueError if there is none).
+  """
+  update = current_update_context(ctxtag) if ctxtag is not None else None
+  is_inner = None if update is None else update.inner_merged
+  ctx = SplitContext(ctxtag, RefMap(), is_inner)
+  GRAPH_CONTEXT.ref_index_stack.append(ctx)
+  try:
+    yield ctx
+  finally:
+    GRAPH_CONTEXT.ref_index_stack.pop()
+  if update is not None:
+    update.flatten_end(ctx.ref_index)
+
+
+@dataclasses.dataclass
+class MergeContext:
+  """Merges several GraphDefs sharing one index of created objects (see
+  :func:`merge_context`)."""
+
+  ctxtag: tp.Hashable | None
+  index_ref: IndexMap
+  is_inner: bool | None
+
+  def _outer_refs(self):
+    if self.ctxtag is None or self.is_inner is not False:
+      return None
+    return current_update_context(self.ctxtag).outer_index_outer_ref
+
+  def merge(self, graphdef, state, /, *states):
+    """Rebuilds an object; references resolve to objects merged before in
+    this context."""
+    if states:
+      state = State.merge(state, *states)
+    return self.unflatten(graphdef, state)
+
+  def unflatten(self, graphdef, flat_state, /, *flat_states):
+    """Like :meth:`merge` with FlatStates (or a list of leaves)."""
+    if flat_states:
+      flat_state = FlatState.merge(flat_state, *flat_states)
+    outer = self._outer_refs()
+    return unflatten(
+      graphdef,
+      flat_state,
+      index_ref=self.index_ref,
+      outer_index_outer_ref=outer,
+      copy_variables=outer is None,
+    )
+
+
+@contextlib.contextmanager
+def merge_context(ctxtag: tp.Hashable | None = None, inner: bool | None = None):
+  """A context whose :class:`MergeContext` resolves references across
+  merges. ``inner`` says whether this merge happens inside the function of
+  the active :func:`update_context` of ``ctxtag`` (True) or outside, after
+  it (False: the original objects are updated in place)."""
+  update = current_update_context(ctxtag) if ctxtag is not None else None
+  if update is not None and inner is None:
+    inner = not update.inner_merged
+  ctx = MergeContext(ctxtag, IndexMap(), inner)
+  GRAPH_CONTEXT.index_ref_stack.append(ctx)
+  try:
+    yield ctx
+  finally:
+    GRAPH_CONTEXT.index_ref_stack.pop()
+  if update is not None:
+    update.unflatten_end(ctx.index_ref, bool(inner))
+
+
+@dataclasses.dataclass
+class UpdateContext:
+  """What links the splits and merges of one :func:`update_context`."""
+
+  tag: tp.Hashable
+  outer_ref_outer_index: RefMap | None
+  outer_index_inner_ref: IndexMap | None
+  outer_index_outer_ref: IndexMap | None
+  inner_ref_outer_index: RefMap | None
+  static_cache: tp.MutableMapping | None
+
+  @property
+  def inner_merged(self) -> bool:
+    return self.inner_ref_outer_index is not None
+
+  def flatten_end(self, ref_index: RefMap):
+    """Records the objects of an outer split (before any inner merge)."""
+    if self.inner_merged:
+      return
+    if self.outer_ref_outer_index is None:
+      self.outer_ref_outer_index = RefMap()
+    self.outer_ref_outer_index.update(ref_index.items())
+    self.outer_index_outer_ref = IndexMap.from_refmap(
+      self.outer_ref_outer_index
+    )
+
+  def unflatten_end(self, index_ref: IndexMap, inner_merge: bool):
+    """Records the objects an inner merge created (by outer index)."""
+    if not inner_merge:
+      return
+    if self.outer_index_inner_ref is None:
+      self.outer_index_inner_ref = IndexMap()
+    self.outer_index_inner_ref.update(index_ref)
+    self.inner_ref_outer_index = RefMap.from_indexmap(
+      self.outer_index_inner_ref
+    )
+
+
+class UpdateContextManager:
+  """Enters a new :class:`UpdateContext` for ``tag`` (a context manager or
+  a decorator)."""
+
+  def __init__(self, tag: tp.Hashable):
+    self.tag = tag
+
+  def __enter__(self):
+    ctx = UpdateContext(self.tag, None, None, None, None, None)
+    GRAPH_CONTEXT.update_context_stacks.setdefault(self.tag, []).append(ctx)
+    return ctx
+
+  def __exit__(self, *args):
+    stack = GRAPH_CONTEXT.update_context_stacks[self.tag]
+    stack.pop()
+    if not stack:
+      del GRAPH_CONTEXT.update_context_stacks[self.tag]
+
+  def __call__(self, f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+      with self:
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
+def update_context(tag: tp.Hashable) -> UpdateContextManager:
+  """Links the splits and merges tagged ``tag`` made while it is active."""
+  return UpdateContextManager(tag)
+
+
+def current_update_context(tag: tp.Hashable) -> UpdateContext:
+  """The innermost active :class:`UpdateContext` of ``tag``."""
+  stack = GRAPH_CONTEXT.update_context_stacks.get(tag)
+  if not stack:
+    raise ValueError(f'No update context found for tag {tag!r}.')
+  return stack[-1]

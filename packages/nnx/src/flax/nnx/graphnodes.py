@@ -1,0 +1,314 @@
+"""What the graph traversal treats as nodes and leaves, the per-type node
+implementations (how to list, set and remove a node's children), and the
+small marker records of graph definitions.
+
+>>> from flax import nnx
+>>> from flax.nnx import graphlib
+>>> graphlib.is_node_leaf(nnx.Param(1)), graphlib.is_pytree_node([1])
+(True, True)
+>>> sorted(graphlib.get_node_impl({'b': 1, 'a': 2}).node_dict({'b': 1, 'a': 2}))
+['a', 'b']
+"""
+
+import dataclasses
+import typing as tp
+
+import jax
+import numpy as np
+
+from flax.nnx.pytreelib import M_DATA, Pytree
+from flax.nnx.variablelib import Variable
+
+Node = tp.TypeVar('Node')
+
+
+# -- predicates -------------------------------------------------------------------
+
+
+def is_node_leaf(x) -> bool:
+  """Whether ``x`` is a leaf of the graph: a Variable or an array."""
+  return isinstance(x, (Variable, jax.Array, np.ndarray))
+
+
+def is_node_type(x) -> bool:
+  """Whether instances of type ``x`` are graph or pytree nodes."""
+  if not isinstance(x, type):
+    return False
+  if issubclass(x, Pytree):
+    return True
+  if issubclass(x, Variable):
+    return False
+  return x in _PYTREE_TYPES or x in _REGISTERED
+
+
+def is_pytree_node(x, *, check_graph_registry: bool = True) -> bool:
+  """Whether ``x`` is a JAX pytree with children (not a graph node, not
+  a leaf).
+
+  Args:
+    x: any value.
+    check_graph_registry: whether graph nodes (Pytrees, Variables) are
+      excluded.
+  """
+  if check_graph_registry and isinstance(x, (Pytree, Variable)):
+    return False
+  if isinstance(x, (Variable, jax.Array, np.ndarray)):
+    return False
+  return not jax.tree_util.all_leaves([x])
+
+
+def is_node_module(x) -> bool:
+  """Whether ``x`` is an NNX Pytree (Module, container, ...)."""
+  return isinstance(x, Pytree)
+
+
+def jax_to_nnx_path(jax_path: tuple, /) -> tuple:
+  """Turns a JAX key path into an NNX path of plain keys.
+
+  >>> import jax
+  >>> from flax.nnx import graphlib
+  >>> path = jax.tree_util.tree_flatten_with_path({'a': [0, 1]})[0][1][0]
+  >>> graphlib.jax_to_nnx_path(path)
+  ('a', 1)
+  """
+  out = []
+  for entry in jax_path:
+    for attr in ('key', 'idx', 'name'):
+      if hasattr(entry, attr):
+        out.append(getattr(entry, attr))
+        break
+    else:
+      raise ValueError(f'Unsupported JAX path entry: {entry!r}')
+  return tuple(out)
+
+
+class GenericPytree:
+  """The node type recorded for plain JAX pytrees (lists, dicts, tuples and
+  registered pytree classes) met in a graph."""
+
+
+# -- node implementations ------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeImplBase(tp.Generic[Node]):
+  """How to list the children of nodes of ``type``: ``flatten(node)``
+  returns ``(key/child pairs, aux data)``."""
+
+  type: type
+  flatten: tp.Callable
+
+  def node_dict(self, node) -> dict:
+    """The ``{key: child}`` of ``node``."""
+    items, _ = self.flatten(node)
+    return dict(items)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GraphNodeImpl(NodeImplBase[Node]):
+  """A mutable graph node type: children can be set and removed in place."""
+
+  set_key: tp.Callable
+  pop_key: tp.Callable
+  create_empty: tp.Callable
+  clear: tp.Callable
+  init: tp.Callable
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PytreeNodeImpl(NodeImplBase[Node]):
+  """An immutable pytree node type, rebuilt with ``unflatten``."""
+
+  unflatten: tp.Callable
+  set_key: tp.Callable | None
+  pop_key: tp.Callable | None
+
+
+def _pytree_obj_flatten(node):
+  items = sorted(vars(node).items(), key=lambda kv: str(kv[0]))
+  return items, (type(node), frozenset(node._pytree__m[M_DATA]))
+
+
+def _pytree_obj_create_empty(aux):
+  cls, data = aux
+  obj = object.__new__(cls)
+  object.__setattr__(obj, '_pytree__m', [set(data), 0, None, None, None])
+  return obj
+
+
+def _pytree_obj_pop_key(node, key):
+  value = getattr(node, key)
+  delattr(node, key)
+  return value
+
+
+def _pytree_obj_clear(node):
+  for key in list(vars(node)):
+    delattr(node, key)
+
+
+def _pytree_obj_init(node, items):
+  vars(node).update(items)
+
+
+_GRAPH_IMPL = GraphNodeImpl(
+  type=Pytree,
+  flatten=_pytree_obj_flatten,
+  set_key=setattr,
+  pop_key=_pytree_obj_pop_key,
+  create_empty=_pytree_obj_create_empty,
+  clear=_pytree_obj_clear,
+  init=_pytree_obj_init,
+)
+
+
+def _jax_flatten(node):
+  children, treedef = jax.tree_util.tree_flatten_with_path(
+    node, is_leaf=lambda y: y is not node
+  )
+  return [(jax_to_nnx_path(p)[0], c) for p, c in children], treedef
+
+
+def _jax_unflatten(items, treedef):
+  return treedef.unflatten([c for _, c in items])
+
+
+PYTREE_NODE_IMPL = PytreeNodeImpl(
+  type=type(None),
+  flatten=_jax_flatten,
+  unflatten=_jax_unflatten,
+  set_key=None,
+  pop_key=None,
+)
+
+_PYTREE_TYPES = (list, tuple, dict)
+_REGISTERED: dict = {}
+
+
+def get_node_impl_for_type(x: type):
+  """The node implementation of type ``x`` (None for leaf types)."""
+  if issubclass(x, Pytree):
+    return _GRAPH_IMPL
+  impl = _REGISTERED.get(x)
+  if impl is not None:
+    return impl
+  if x in _PYTREE_TYPES:
+    return PYTREE_NODE_IMPL
+  return None
+
+
+def get_node_impl(x):
+  """The node implementation of ``x`` (None for leaves and Variables)."""
+  if isinstance(x, Variable):
+    return None
+  impl = get_node_impl_for_type(type(x))
+  if impl is None and is_pytree_node(x):
+    return PYTREE_NODE_IMPL
+  return impl
+
+
+def register_pytree_node_type(
+  type: type,
+  flatten,
+  unflatten,
+  *,
+  set_key=None,
+  pop_key=None,
+):
+  """Registers ``type`` as a pytree node: ``flatten(node)`` returns
+  ``(key/child pairs, aux)`` and ``unflatten(pairs, aux)`` rebuilds it.
+  The type becomes a JAX pytree too, so NNX graphs traverse its children.
+  """
+
+  def jax_flatten_with_keys(node):
+    items, aux = flatten(node)
+    keys = tuple(k for k, _ in items)
+    children = tuple((jax.tree_util.DictKey(k), c) for k, c in items)
+    return children, (keys, aux)
+
+  def jax_unflatten(meta, children):
+    keys, aux = meta
+    return unflatten(list(zip(keys, children)), aux)
+
+  jax.tree_util.register_pytree_with_keys(
+    type, jax_flatten_with_keys, jax_unflatten
+  )
+  _REGISTERED[type] = PytreeNodeImpl(
+    type=type,
+    flatten=flatten,
+    unflatten=unflatten,
+    set_key=set_key,
+    pop_key=pop_key,
+  )
+
+
+# -- markers ------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class Static(tp.Generic[Node]):
+  """A static value held in a graph definition."""
+
+  value: tp.Any
+
+  def __repr__(self):
+    return f'Static(value={self.value!r})'
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class NodeRef(tp.Generic[Node]):
+  """A reference to the object of index ``index`` met before."""
+
+  index: int
+
+  def __repr__(self):
+    return f'NodeRef(\n  index={self.index}\n)'
+
+
+@dataclasses.dataclass(frozen=True)
+class DataElem:
+  """A data (traced) element of a container."""
+
+  value: tp.Any
+
+
+@dataclasses.dataclass(frozen=True)
+class StaticElem:
+  """A static element of a container."""
+
+  value: tp.Any
+
+
+class _Marker:
+  __slots__ = ()
+
+  def __repr__(self):
+    return f'{type(self).__name__}()'
+
+  def __eq__(self, other):
+    return type(other) is type(self)
+
+  def __hash__(self):
+    return hash(type(self))
+
+
+class NodeAttr(_Marker):
+  """Marks an attribute holding a graph node."""
+
+
+class LeafAttr(_Marker):
+  """Marks an attribute holding a leaf."""
+
+
+class Repeated(_Marker):
+  """Marks an object seen before."""
+
+
+class NoUpdate(_Marker):
+  """Marks a value left unchanged."""
+
+
+NODE_ATTR = NodeAttr()
+LEAF_ATTR = LeafAttr()
+REPEATED = Repeated()
+NO_UPDATE = NoUpdate()

@@ -1,0 +1,141 @@
+"""Walks over a graph: every node and Variable (``iter_graph``), the
+children of a node, and objects reachable through several paths
+(``find_duplicates``), with the tree-mode (``graph=False``) check.
+
+>>> from flax import nnx
+>>> import jax.numpy as jnp
+>>> class M(nnx.Module):
+...   def __init__(self):
+...     self.w = nnx.Param(jnp.ones(1))
+>>> [path for path, _ in nnx.iter_graph(M())]
+[('w',), ()]
+"""
+
+from flax.nnx import filterlib
+from flax.nnx._common import graph_mode_default
+import jax
+
+from flax.nnx.flattenlib import _ARRAY_TYPES, _key_of, _sorted_items
+from flax.nnx.pytreelib import Pytree
+from flax.nnx.variablelib import Variable
+
+
+def _duplicates_message(node, fn_name) -> str:
+  groups = find_duplicates(node)
+  lines = []
+  for paths in groups:
+    obj = node
+    for key in paths[0]:
+      obj = getattr(obj, key) if isinstance(obj, Pytree) else obj[key]
+    where = '\n'.join('  - ' + _path_str(p) for p in paths)
+    lines.append(f'Duplicate {obj!r}\nfound at paths:\n\n{where}')
+  return (
+    '\n\n'.join(lines) + '\n\nTree mode (graph=False) does not support '
+    'shared references. Either remove the duplicates so that the object is '
+    f'a tree, or use graph mode: pass graph=True to {fn_name}.'
+  )
+
+
+def _path_str(path) -> str:
+  return ''.join(f'[{k}]' if isinstance(k, int) else f'.{k}' for k in path)
+
+
+def iter_graph(node, /, *, graph=None):
+  """Yields ``(path, value)`` for every value reachable from ``node``:
+  graph nodes, Variables, containers and their leaves (static values
+  too), children before their parent, keys sorted, each object once. With
+  ``graph=False`` (tree mode) shared references are a ValueError."""
+  if graph is None:
+    graph = graph_mode_default()
+  if not graph and find_duplicates(node):
+    raise ValueError(_duplicates_message(node, 'iter_graph'))
+  seen = set()
+
+  def walk(x, path):
+    if isinstance(x, (Pytree, Variable)):
+      if id(x) in seen:
+        return
+      seen.add(id(x))
+    if isinstance(x, Pytree):
+      items = _sorted_items(vars(x))
+    elif isinstance(x, Variable) or isinstance(x, _ARRAY_TYPES):
+      items = None
+    elif type(x) in (list, tuple):
+      items = enumerate(x)
+    elif type(x) is dict:
+      items = _sorted_items(x)
+    elif x is not None and not jax.tree_util.all_leaves([x]):
+      children, _ = jax.tree_util.tree_flatten_with_path(
+        x, is_leaf=lambda y: y is not x
+      )
+      items = [(_key_of(p[0]), c) for p, c in children]
+    else:
+      items = None
+    if items is not None:
+      for k, v in items:
+        yield from walk(v, path + (k,))
+    yield path, x
+
+  yield from walk(node, ())
+
+
+def iter_children(node, /, *, graph=None):
+  """Yields ``(key, child)`` for the direct graph-node children of
+  ``node`` (Pytrees and Variables held in its attributes), keys sorted."""
+  if graph is None:
+    graph = graph_mode_default()
+  if not graph and find_duplicates(node):
+    raise ValueError(_duplicates_message(node, 'iter_children'))
+  for k, v in _sorted_items(vars(node)):
+    if isinstance(v, (Pytree, Variable)):
+      yield k, v
+
+
+def iter_module_children(node, /, *, graph=None):
+  """Yields ``(key, module)`` for the direct child Modules of ``node``."""
+  from flax.nnx import module
+
+  return module.iter_module_children(node, graph=graph)
+
+
+def find_duplicates(node, /, *, only=...) -> list:
+  """The paths of every object (graph node or Variable) matching ``only``
+  that is reachable through more than one path, one list per object.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.a = nnx.Param(jnp.zeros(1))
+  ...     self.b = self.a
+  >>> nnx.find_duplicates(M())
+  [[('a',), ('b',)]]
+  """
+  predicate = filterlib.to_predicate(only)
+  seen: dict = {}
+
+  def walk(x, path):
+    if isinstance(x, (Variable, Pytree)):
+      paths = seen.get(id(x))
+      if paths is not None:
+        paths[1].append(path)
+        return
+      seen[id(x)] = (x, [path])
+      if isinstance(x, Variable):
+        return
+      items = _sorted_items(vars(x))
+    elif type(x) in (list, tuple):
+      items = enumerate(x)
+    elif type(x) is dict:
+      items = _sorted_items(x)
+    else:
+      return
+    for k, v in items:
+      walk(v, path + (k,))
+
+  walk(node, ())
+  return [
+    paths
+    for obj, paths in seen.values()
+    if len(paths) > 1 and predicate(paths[0], obj)
+  ]
