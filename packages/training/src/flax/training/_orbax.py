@@ -25,9 +25,12 @@ def ocp():
   try:
     import orbax.checkpoint as orbax_checkpoint
   except ImportError as e:
+    from flax.plugins._install import install_command
+
     raise ImportError(
-      'The Orbax checkpoint backend needs orbax-checkpoint: '
-      '`pip install flax-training[orbax]` (or set '
+      'The Orbax checkpoint backend needs orbax-checkpoint, the orbax extra '
+      f'of flax-training: `{install_command("flax-training", ("orbax",))}` '
+      '(or set '
       "flax.config.update('flax_use_orbax_checkpointing', False) to use "
       f'msgpack checkpoints). ({e})'
     ) from e
