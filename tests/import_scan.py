@@ -14,7 +14,9 @@ fails when:
 
 Alias modules that load another distribution's module through
 ``flax.plugins.require('module', 'distribution')`` are the sanctioned way to
-keep Flax's import paths, and are not imports.
+keep Flax's import paths, and are not imports. Nor are the strings of the
+first-party export table (``flax/plugins/_catalog.py``): each record is
+loaded on behalf of the distribution it names, through the plugin registry.
 """
 
 import ast
@@ -45,6 +47,7 @@ THIRD_PARTY = {
   'typing_extensions': 'typing-extensions',
   'etils': 'orbax-checkpoint',
 }
+CATALOG = 'flax.plugins._catalog'
 MODULE_STRING = re.compile(r'^(flax(?:\.\w+)+):\w+$')
 
 
@@ -106,6 +109,8 @@ def imports_of(path, module):
       found.append((node.lineno, target))
       for a in node.names:  # `from flax.core import scope` imports a module
         found.append((node.lineno, f'{target}.{a.name}'))
+    elif module == CATALOG:
+      continue
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
       m = MODULE_STRING.match(node.value)
       if m:

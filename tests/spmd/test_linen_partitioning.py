@@ -1,6 +1,7 @@
 """flax.linen.partitioning (flax.spmd.linen): T5X-style logical axes."""
 
 import doctest
+import importlib
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +25,9 @@ def test_doctests():
 
 
 def test_module_path_and_aliases():
-  assert nnp.__name__ == 'flax.linen.partitioning'
+  # The Flax path is the flax-spmd module itself, however it is reached.
+  assert nnp is spmd_linen is importlib.import_module('flax.linen.partitioning')
+  assert nn.partitioning is nnp
   assert nnp.with_sharding_constraint is nn.with_logical_constraint
   assert nnp.logical_to_mesh is nn.logical_to_mesh
   assert nnp.RulesFallback is nn.spmd.RulesFallback
@@ -185,7 +188,9 @@ def test_remat_with_static_argnums():
     @nn.compact
     def __call__(self, x, flag):
       seen.append(type(flag).__name__)
-      k = nnp.param_with_axes('k', jax.nn.initializers.ones, (2,), axes=('embed',))
+      k = nnp.param_with_axes(
+        'k', jax.nn.initializers.ones, (2,), axes=('embed',)
+      )
       return x * k if flag else x
 
   r_cls = nnp.remat(L, static_argnums=(1,))

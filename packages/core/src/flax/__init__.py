@@ -14,57 +14,49 @@ __path__ = __import__('pkgutil').extend_path(__path__, __name__)
 
 from flax.version import __version__ as __version__
 
-# Subpackages (and top-level modules) of the flax namespace, with the
-# distribution that provides each one.
-_PROVIDERS = {
-  'configurations': 'flax-core',
-  'core': 'flax-core',
-  'cursor': 'flax-core',
-  'errors': 'flax-core',
-  'ids': 'flax-core',
-  'io': 'flax-core',
-  'plugins': 'flax-core',
-  'struct': 'flax-core',
-  'traceback_util': 'flax-core',
-  'traverse_util': 'flax-core',
-  'typing': 'flax-core',
-  'serialization': 'flax-serialization',
-  'spmd': 'flax-spmd',
-  'linen': 'flax-linen',
-  'nnx': 'flax-nnx',
-  'layers': 'flax-layers',
-  'training': 'flax-training',
-  'jax_utils': 'flax-training',
-}
+
+def _providers(cache=[]):  # noqa: B006 - built once, on first use
+  """``{subpackage: distribution}``, from the first-party export table."""
+  if not cache:
+    from flax.plugins._catalog import first_party_names
+    from flax.plugins._catalog import first_party_provider
+
+    cache.append(
+      {
+        name: first_party_provider('flax', name)[0]
+        for name in first_party_names('flax')
+      }
+    )
+  return cache[0]
 
 
 def _missing(fullname):
   """Error for a known ``flax.<name>`` whose distribution is not installed."""
-  from flax.plugins._install import install_command
+  from flax.plugins._aliases import missing
 
-  name = fullname.split('.')[1]
-  dist = _PROVIDERS[name]
-  return ModuleNotFoundError(
-    f'No module named {fullname!r}: it is provided by the {dist!r} '
-    f'distribution, which is not installed. Install it with '
-    f'`{install_command(dist)}`.',
-    name=fullname,
-  )
+  return missing(fullname, _providers()[fullname.split('.')[1]])
 
 
 class _MissingSubpackageFinder:
-  """Last-resort finder naming the distribution of a missing subpackage."""
+  """Last-resort finder of the ``flax`` namespace.
+
+  It gives module paths that the plugin exports alias to another module
+  (``flax.linen.linear``) and names the distribution of a missing
+  subpackage.
+  """
 
   @staticmethod
   def find_spec(fullname, path=None, target=None):
     parts = fullname.split('.')
-    if (
-      len(parts) == 2
-      and parts[0] == 'flax'
-      and _PROVIDERS.get(parts[1], 'flax-core') != 'flax-core'
-    ):
-      raise _missing(fullname)
-    return None
+    if parts[0] != 'flax' or len(parts) < 2:
+      return None
+    if len(parts) == 2:
+      if _providers().get(parts[1], 'flax-core') != 'flax-core':
+        raise _missing(fullname)
+      return None
+    from flax.plugins._aliases import find_alias_spec
+
+    return find_alias_spec(fullname)
 
 
 def _install_finder():
@@ -85,7 +77,7 @@ def __getattr__(name):
 
     globals()['config'] = config
     return config
-  if name in _PROVIDERS:
+  if name in _providers():
     import importlib
 
     return importlib.import_module(f'flax.{name}')
@@ -93,4 +85,4 @@ def __getattr__(name):
 
 
 def __dir__():
-  return sorted(set(globals()) | set(_PROVIDERS) | {'config'})
+  return sorted(set(globals()) | set(_providers()) | {'config'})

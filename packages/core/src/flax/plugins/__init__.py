@@ -31,6 +31,8 @@ from flax.plugins._backends import backend_names
 from flax.plugins._backends import requested_backend
 from flax.plugins._backends import select_backend
 from flax.plugins._backends import use_backend
+from flax.plugins._catalog import first_party_exports
+from flax.plugins._install import install_command
 from flax.plugins._namespace import PluginImportError
 from flax.plugins._namespace import lazy_namespace
 from flax.plugins._namespace import require
@@ -61,8 +63,10 @@ __all__ = [
   'Registry',
   'StateHandler',
   'backend_names',
+  'first_party_exports',
   'hookimpl',
   'hookspec',
+  'install_command',
   'lazy_namespace',
   'load_target',
   'registry',

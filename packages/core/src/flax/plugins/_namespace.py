@@ -34,15 +34,25 @@ def lazy_namespace(module_name: str, hints=None):
   A name whose plugin code fails to import raises ``PluginImportError`` (an
   ``AttributeError``), so it behaves as a missing name for ``hasattr``.
 
+  The first-party table (``first_party_exports``) drives it: names the
+  namespace's own distribution exports load straight from their target
+  (no plugin discovery); other names resolve through the registry; a
+  missing name that a first-party distribution provides names it in the
+  error.
+
   Args:
     module_name: the namespace, e.g. ``'flax.nnx'``.
-    hints: optional ``{name: distribution}`` for names a known distribution
-      provides, so that the error for a missing one says what to install.
+    hints: optional extra ``{name: distribution}`` for names of other
+      distributions, so that the error for a missing one says what to
+      install.
 
   Returns:
     ``(__getattr__, __dir__)`` for the module.
   """
+  from flax.plugins import _catalog
+
   hints = dict(hints or {})
+  own_dist = _catalog.owner(module_name)
   checked = []
   failed = {}  # name -> (message, import error): failures are not retried
 
@@ -78,6 +88,25 @@ def lazy_namespace(module_name: str, hints=None):
       raise AttributeError(f'module {module_name!r} has no attribute {name!r}')
     if name in failed:
       broken(name)
+    first_party = _catalog.first_party_provider(module_name, name)
+    if first_party is not None and first_party[0] == own_dist:
+      # The namespace's own name: no plugin discovery needed.
+      dist, export = first_party
+    else:
+      dist, export = lookup(name, first_party)
+    try:
+      value = export.load()
+    except Exception as e:  # noqa: BLE001 - any failure to import it.
+      failed[name] = (
+        f'{module_name}.{name} is provided by {dist!r} as {export.target!r}, '
+        f'which failed to import: {type(e).__name__}: {e}',
+        e,
+      )
+      broken(name)
+    setattr(module(), name, value)
+    return value
+
+  def lookup(name, first_party):
     reg = _registry.registry()
     # ``from ns import submodule`` asks with hasattr() before importing a
     # submodule: answer that from the plugins already loaded.
@@ -87,7 +116,7 @@ def lazy_namespace(module_name: str, hints=None):
       raise AttributeError(f'module {module_name!r} has no attribute {name!r}')
     check_shadowing(reg)
     if export is None:
-      hint = hints.get(name)
+      hint = hints.get(name) or (first_party and first_party[0])
       if hint and not _installed(hint):
         extra = (
           f'; it is provided by the {hint!r} distribution: '
@@ -101,24 +130,14 @@ def lazy_namespace(module_name: str, hints=None):
       raise AttributeError(
         f'module {module_name!r} has no attribute {name!r}{extra}'
       )
-    try:
-      value = export.load()
-    except Exception as e:  # noqa: BLE001 - any failure to import it.
-      dist = reg.export_provider(module_name, name)
-      failed[name] = (
-        f'{module_name}.{name} is provided by {dist!r} as {export.target!r}, '
-        f'which failed to import: {type(e).__name__}: {e}',
-        e,
-      )
-      broken(name)
-    setattr(module(), name, value)
-    return value
+    return reg.export_provider(module_name, name), export
 
   def __dir__():
     reg = _registry.registry()
     names = reg.export_names(module_name)
     check_shadowing(reg)
-    return sorted(set(vars(module())) | set(names))
+    own = _catalog.first_party_names(module_name, own_dist) if own_dist else []
+    return sorted(set(vars(module())) | set(names) | set(own))
 
   return __getattr__, __dir__
 

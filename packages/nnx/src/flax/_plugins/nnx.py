@@ -1,12 +1,13 @@
 """Plugin of the flax-nnx distribution: what it adds to Flax namespaces."""
 
 from flax.plugins import StateHandler
+from flax.plugins import first_party_exports
 from flax.plugins import hookimpl
 
 
 @hookimpl
 def flax_exports():
-  return []
+  return first_party_exports('flax-nnx')
 
 
 @hookimpl

@@ -123,150 +123,23 @@ from flax.nnx._vardefaults import using_eager_sharding as using_eager_sharding
 from flax.nnx._vardefaults import var_defaults as var_defaults
 
 
-# Names whose modules load on first access (transforms pull in most of the
-# import time of flax.nnx beyond JAX itself).
-_LAZY = {
-  'TrainState': ('flax.nnx.helpers', 'TrainState'),
-  'Carry': ('flax.nnx.transforms.types', 'Carry'),
-  'DiffState': ('flax.nnx.transforms.types', 'DiffState'),
-  'PARTITION_NAME': ('flax.nnx.spmd', 'PARTITION_NAME'),
-  'abstract_with_sharding': ('flax.nnx.spmd', 'abstract_with_sharding'),
-  'as_abstract': ('flax.nnx.spmd', 'as_abstract'),
-  'get_abstract_model': ('flax.nnx.spmd', 'get_abstract_model'),
-  'logical_axis_rules': ('flax.core.spmd', 'logical_axis_rules'),
-  'StateAxes': ('flax.nnx.transforms.types', 'StateAxes'),
-  'StateSharding': ('flax.nnx.transforms.types', 'StateSharding'),
-  'cached_partial': ('flax.nnx.transforms.compilation', 'cached_partial'),
-  'checkify': ('flax.nnx.transforms.transforms', 'checkify'),
-  'make_jaxpr': ('flax.nnx.transforms.transforms', 'make_jaxpr'),
-  'checkpoint': ('flax.nnx.transforms.general', 'checkpoint'),
-  'cond': ('flax.nnx.transforms.general', 'cond'),
-  'custom_vjp': ('flax.nnx.transforms.autodiff', 'custom_vjp'),
-  'display': ('flax.nnx.visualization', 'display'),
-  'eval_shape': ('flax.nnx.transforms.general', 'eval_shape'),
-  'fori_loop': ('flax.nnx.transforms.general', 'fori_loop'),
-  'get_named_sharding': ('flax.nnx.spmd', 'get_named_sharding'),
-  'get_partition_spec': ('flax.nnx.spmd', 'get_partition_spec'),
-  'grad': ('flax.nnx.transforms.autodiff', 'grad'),
-  'jit': ('flax.nnx.transforms.compilation', 'jit'),
-  'jvp': ('flax.nnx.transforms.autodiff', 'jvp'),
-  'pmap': ('flax.nnx.transforms.iteration', 'pmap'),
-  'remat': ('flax.nnx.transforms.general', 'remat'),
-  'scan': ('flax.nnx.transforms.iteration', 'scan'),
-  'shard_map': ('flax.nnx.transforms.iteration', 'shard_map'),
-  'switch': ('flax.nnx.transforms.general', 'switch'),
-  'tabulate': ('flax.nnx.summary', 'tabulate'),
-  'value_and_grad': ('flax.nnx.transforms.autodiff', 'value_and_grad'),
-  'vjp': ('flax.nnx.transforms.autodiff', 'vjp'),
-  'vmap': ('flax.nnx.transforms.iteration', 'vmap'),
-  'while_loop': ('flax.nnx.transforms.general', 'while_loop'),
-  'with_partitioning': ('flax.nnx.spmd', 'with_partitioning'),
-}
-
-_HINTS = {
-  name: 'flax-layers'
-  for name in (
-    'Linear',
-    'LinearGeneral',
-    'Einsum',
-    'Conv',
-    'ConvTranspose',
-    'Embed',
-    'BatchNorm',
-    'LayerNorm',
-    'RMSNorm',
-    'GroupNorm',
-    'InstanceNorm',
-    'Dropout',
-    'MultiHeadAttention',
-    'LSTMCell',
-    'OptimizedLSTMCell',
-    'GRUCell',
-    'SimpleCell',
-    'RNN',
-    'Bidirectional',
-    'LoRA',
-    'LoRALinear',
-    'Sequential',
-    'avg_pool',
-    'max_pool',
-    'min_pool',
-    'relu',
-    'gelu',
-    'softmax',
-    'initializers',
-  )
-}
-_HINTS.update(
-  {
-    name: 'flax-training'
-    for name in (
-      'Optimizer',
-      'ModelAndOptimizer',
-      'metrics',
-      'optimizer',
-      'OptState',
-      'OptArray',
-      'OptVariable',
-      'Metric',
-      'MultiMetric',
-      'EMA',
-    )
-  }
-)
-
+# Every other name (``nnx.jit``, ``nnx.helpers``, ``nnx.Linear``,
+# ``nnx.Optimizer``, ...) comes from the first-party export table and the
+# plugins, on first access; flax.plugins itself loads only then.
 _plugin_hooks: list = []
 
 
 def _plugin_namespace():
-  # flax.plugins' lazy namespace, built on first use: unknown names
-  # resolve through the plugin registry (flax-layers, flax-training, ...).
   if not _plugin_hooks:
     from flax.plugins import lazy_namespace
 
-    _plugin_hooks.extend(lazy_namespace(__name__, _HINTS))
+    _plugin_hooks.extend(lazy_namespace(__name__))
   return _plugin_hooks
 
 
-# Submodules that load on first access (``nnx.helpers``, ``nnx.compat``...).
-_SUBMODULES = {
-  'bridge': 'flax.nnx.bridge',
-  'compat': 'flax.nnx.compat',
-  'extract': 'flax.nnx.extract',
-  'graph': 'flax.nnx.graph',
-  'proxy_caller': 'flax.nnx.proxy_caller',
-  'traversals': 'flax.nnx.traversals',
-  'deprecations': 'flax.nnx.deprecations',
-  'helpers': 'flax.nnx.helpers',
-  'ids': 'flax.nnx.ids',
-  'object': 'flax.nnx.pytreelib',
-  'pytreelib': 'flax.nnx.pytreelib',
-  'reprlib': 'flax.nnx.reprlib',
-  'spmd': 'flax.nnx.spmd',
-  'summary': 'flax.nnx.summary',
-  'tracers': 'flax.nnx.tracers',
-  'training': 'flax.nnx.training',
-  'visualization': 'flax.nnx.visualization',
-}
-
-
 def __getattr__(name):
-  module_name = _SUBMODULES.get(name)
-  if module_name is not None:
-    import importlib
-
-    value = importlib.import_module(module_name)
-    globals()[name] = value
-    return value
-  target = _LAZY.get(name)
-  if target is not None:
-    import importlib
-
-    value = getattr(importlib.import_module(target[0]), target[1])
-    globals()[name] = value
-    return value
   return _plugin_namespace()[0](name)
 
 
 def __dir__():
-  return sorted(set(_plugin_namespace()[1]()) | set(_LAZY) | set(_SUBMODULES))
+  return _plugin_namespace()[1]()

@@ -7,6 +7,7 @@ serialized). flax-nnx registers the one of ``nnx.State`` itself.
 
 from flax.plugins import Backend
 from flax.plugins import StateHandler
+from flax.plugins import first_party_exports
 from flax.plugins import hookimpl
 
 
@@ -24,3 +25,8 @@ def flax_state_handlers():
       'flax.serialization._handlers:partial_from_state_dict',
     ),
   ]
+
+
+@hookimpl
+def flax_exports():
+  return first_party_exports('flax-serialization')

@@ -25,7 +25,7 @@ which brings flax-linen; this is the only part of flax-nnx that imports
 try:
   import flax.linen  # noqa: F401
 except ImportError as e:
-  from flax.plugins._install import install_command
+  from flax.plugins import install_command
 
   raise ModuleNotFoundError(
     'flax.nnx.bridge needs Linen, which is not installed. Install the '
