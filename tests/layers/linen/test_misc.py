@@ -7,7 +7,7 @@ import pytest
 
 from flax import errors
 from flax import linen as nn
-from flax._plugins import layers as plugin
+from flax.plugins import first_party_exports
 
 KEY = jax.random.key(0)
 
@@ -97,11 +97,14 @@ def test_activation_and_initializer_exports():
 def test_every_plugin_name_resolves():
   import flax.layers.linen as layers_linen
 
-  for name in plugin.LINEN:
-    assert getattr(nn, name) is getattr(layers_linen, name), name
-  for ns, name, target in plugin.MODULES:
-    if ns == 'flax.linen':
-      assert getattr(nn, name).__name__ == target
+  for export in first_party_exports('flax-layers'):
+    if export.namespace != 'flax.linen':
+      continue
+    module, _, attr = export.target.partition(':')
+    if attr:
+      assert getattr(nn, export.name) is getattr(layers_linen, attr), attr
+    else:
+      assert getattr(nn, export.name).__name__ == module
 
 
 def test_module_reprs_and_fields():

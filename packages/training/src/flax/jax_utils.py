@@ -223,46 +223,47 @@ def pad_shard_unpad(
     The wrapped function.
   """
 
+  def sharded(args, kwargs):
+    """The (container, key) of every argument that gets padded."""
+    return [(args, i) for i in range(len(args)) if i not in static_argnums] + [
+      (kwargs, k) for k in kwargs if k not in static_argnames
+    ]
+
   def wrapper(*args, min_device_batch=None, **kwargs):
-    d = jax.local_device_count()
-    batch_sizes = set()
-    for i, a in enumerate(args):
-      if i not in static_argnums:
-        batch_sizes |= {np.shape(t)[0] for t in jax.tree.leaves(a)}
-    for k, v in kwargs.items():
-      if k not in static_argnames:
-        batch_sizes |= {np.shape(t)[0] for t in jax.tree.leaves(v)}
-    assert len(batch_sizes) == 1, f'Inconsistent batch-sizes: {batch_sizes}'
-    b = batch_sizes.pop()
-
-    def pad(x):
-      x = np.asarray(x)
-      _, *shape = x.shape
-      db, rest = divmod(b, d)
-      if rest:
-        x = np.concatenate([x, np.zeros((d - rest, *shape), x.dtype)], axis=0)
-        db += 1
-      if min_device_batch and db < min_device_batch:
-        extra = np.zeros((d * (min_device_batch - db), *shape), x.dtype)
-        x = np.concatenate([x, extra], axis=0)
-        db = min_device_batch
-      return x.reshape(d, db, *shape)
-
-    def maybe_pad(tree, actually_pad):
-      return jax.tree.map(pad, tree) if actually_pad else tree
-
-    args = [maybe_pad(a, i not in static_argnums) for i, a in enumerate(args)]
-    kwargs = {
-      k: maybe_pad(v, k not in static_argnames) for k, v in kwargs.items()
+    args, devices = list(args), jax.local_device_count()
+    slots = sharded(args, kwargs)
+    leading = {
+      np.shape(leaf)[0]
+      for holder, key in slots
+      for leaf in jax.tree.leaves(holder[key])
     }
+    if len(leading) != 1:
+      raise AssertionError(
+        f'Inconsistent batch-sizes: the padded arguments have leading axes '
+        f'of sizes {leading}; they must all have one batch size.'
+      )
+    (batch,) = leading
+    # Rows per device: enough for the batch, and at least min_device_batch.
+    rows = max(-(-batch // devices), min_device_batch or 0)
+
+    def to_devices(x):
+      x = np.asarray(x)
+      missing = devices * rows - x.shape[0]
+      x = np.pad(x, [(0, missing)] + [(0, 0)] * (x.ndim - 1))
+      return x.reshape(devices, rows, *x.shape[1:])
+
+    for holder, key in slots:
+      holder[key] = jax.tree.map(to_devices, holder[key])
     out = wrapped(*args, **kwargs)
+    if static_return:
+      return out
 
-    def unpad(x):
-      # Move to the host before cutting: fewer distinct shapes on devices.
+    def to_host(x):
+      # On the host first: cutting there adds no device shapes to compile.
       x = jax.device_get(x)
-      return x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])[:b]
+      return x.reshape(-1, *x.shape[2:])[:batch]
 
-    return out if static_return else jax.tree.map(unpad, out)
+    return jax.tree.map(to_host, out)
 
   return wrapper
 

@@ -47,17 +47,6 @@ def map_modules(fn, tree):
   return map_modules_with_suffix(lambda _, m: fn(m), tree)
 
 
-def contains_module(tree) -> bool:
-  found = []
-
-  def visit(m):
-    found.append(m)
-    return m
-
-  map_modules(visit, tree)
-  return bool(found)
-
-
 def freeze_attr(value):
   """Makes container attributes immutable: lists become tuples, dicts
   become FrozenDicts (so Modules holding them stay hashable)."""
