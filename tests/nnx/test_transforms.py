@@ -198,3 +198,24 @@ def test_vjp_jvp_graph_mode():
   m_g, x_g = vjp_fn(jnp.ones_like(out))
   np.testing.assert_allclose(m_g['b'].value, jnp.ones(3))
   np.testing.assert_allclose(x_g, jnp.sum(m.w.value, axis=1)[None])
+
+  # jvp in graph mode (without graph updates) with a Module tangent.
+  class Affine(nnx.Module):
+    def __init__(self, w, b):
+      self.w, self.b = nnx.Param(w), nnx.Param(b)
+
+    def __call__(self, x):
+      return x @ self.w[...] + self.b[...][None]
+
+  a = Affine(m.w[...], jnp.arange(3.0))
+  tangent_a = Affine(jnp.ones((2, 3)), jnp.ones(3))
+  primal, tangent = nnx.jvp(
+    lambda a, x: a(x),
+    (a, x),
+    (tangent_a, jnp.zeros_like(x)),
+    graph=True,
+    graph_updates=False,
+  )
+  np.testing.assert_allclose(primal, x @ m.w[...] + jnp.arange(3.0)[None])
+  # Along w = 1, b = 1: x @ ones + 1 = 3 for x = ones((1, 2)).
+  np.testing.assert_allclose(tangent, jnp.full((1, 3), 3.0))
