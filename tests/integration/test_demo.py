@@ -16,6 +16,11 @@ def run_demo(*args):
     text=True,
   )
   assert result.returncode == 0, result.stderr[-3000:]
+  # Output into a pipe: no colour codes, no progress bars (carriage
+  # returns), and no line wrapped at 80 columns.
+  for stream in (result.stdout, result.stderr):
+    assert '\x1b' not in stream and '\r' not in stream, stream[-2000:]
+  assert any(len(line) > 80 for line in result.stdout.splitlines())
   return result.stdout
 
 

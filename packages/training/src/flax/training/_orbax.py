@@ -25,7 +25,7 @@ def ocp():
   try:
     import orbax.checkpoint as orbax_checkpoint
   except ImportError as e:
-    from flax.plugins._install import install_command
+    from flax.plugins import install_command
 
     raise ImportError(
       'The Orbax checkpoint backend needs orbax-checkpoint, the orbax extra '
