@@ -48,6 +48,7 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
 from flax.nnx.pytreelib import M_VERSION, M_VIEW, Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import store_raw_value
 
 _is_variable = Variable.__instancecheck__
 _raw = operator.attrgetter('raw_value')
@@ -640,9 +641,9 @@ def _write(target, leaf):
       if meta and meta != target._var_metadata:
         META_EPOCH.value += 1
         target._var_metadata.update(meta)
-      object.__setattr__(target, 'raw_value', leaf.raw_value)
+      store_raw_value(target, leaf.raw_value)
     else:
-      object.__setattr__(target, 'raw_value', leaf)
+      store_raw_value(target, leaf)
   else:
     target.raw_value = leaf.raw_value if isinstance(leaf, Variable) else leaf
 

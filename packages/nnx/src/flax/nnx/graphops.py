@@ -39,6 +39,7 @@ from flax.nnx.graphlib import (
 from flax.nnx.pytreelib import M_DATA, Pytree
 from flax.nnx.statelib import FlatState
 from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import store_raw_value
 
 A = tp.TypeVar('A')
 
@@ -309,7 +310,7 @@ def recursive_map(f, node, /, *, graph=None):
       ):
         # Graph mode keeps the Variable types of a node's attributes.
         var = object.__new__(type(x))
-        object.__setattr__(var, 'raw_value', out.raw_value)
+        store_raw_value(var, out.raw_value)
         object.__setattr__(var, '_var_metadata', dict(out._var_metadata))
         out = var
       done[id(x)] = (x, out)
@@ -439,7 +440,7 @@ def clone(node, variables: bool = True, *, arrays: bool = False, graph=None):
       if variables:
         leaf = leaf.copy()
         if arrays:
-          object.__setattr__(leaf, 'raw_value', copy_array(leaf.raw_value))
+          store_raw_value(leaf, copy_array(leaf.raw_value))
     else:
       leaf = copy_array(leaf.raw_value)
     leaves.append(leaf)

@@ -944,6 +944,16 @@ register_variable_name('intermediates', Intermediate)
 register_variable_name('perturbations', Perturbation)
 
 
+def store_raw_value(var, value) -> None:
+  """Puts ``value`` in ``var``'s slot as is: no hooks, no trace check, and a
+  ``jax.Ref`` held there is replaced rather than written into.
+
+  The one way code outside this module writes a Variable's storage (graph
+  updates and transforms writing results back).
+  """
+  object.__setattr__(var, 'raw_value', value)
+
+
 def is_array_ref(x) -> bool:
   """Whether ``x`` is a mutable ``jax.Ref``."""
   return type(x) is _REF_TYPE
