@@ -28,6 +28,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import threading
 
 HERE = pathlib.Path(__file__).resolve().parent
 MARKER = '@@conformance@@ '
@@ -76,7 +77,104 @@ def _env(devices):
   return env
 
 
+def _records(stdout):
+  return [
+    json.loads(line[len(MARKER) :])
+    for line in stdout.splitlines()
+    if line.startswith(MARKER)
+  ]
+
+
+class _ForkServer:
+  """One warm interpreter that runs scenarios in forks (``_forkserver.py``).
+
+  Saves the interpreter start and the jax import of every run; a scenario
+  sees the same process state as under ``python SCRIPT``.
+  """
+
+  def __init__(self, python):
+    self.proc = subprocess.Popen(
+      [python, str(HERE / '_forkserver.py')],
+      stdin=subprocess.PIPE,
+      stdout=subprocess.PIPE,
+      stderr=subprocess.DEVNULL,
+      text=True,
+      env=_env(8),
+      cwd=HERE,
+    )
+
+  def run(self, script, cwd, timeout, args):
+    """The scenario's ``Run``, or None when the server is gone."""
+    # The output files live outside the scenario's (empty) working folder.
+    with tempfile.TemporaryDirectory() as io_dir:
+      out = pathlib.Path(io_dir, 'stdout')
+      err = pathlib.Path(io_dir, 'stderr')
+      request = dict(
+        script=str(script),
+        args=list(args),
+        cwd=str(cwd),
+        stdout=str(out),
+        stderr=str(err),
+        timeout=timeout,
+      )
+      try:
+        self.proc.stdin.write(json.dumps(request) + '\n')
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+      except (BrokenPipeError, OSError):
+        return None
+      if not answer:
+        return None
+      code = json.loads(answer)['returncode']
+      stdout = out.read_text(errors='replace') if out.exists() else ''
+      stderr = err.read_text(errors='replace') if err.exists() else ''
+    if code == -1:
+      stderr = f'timed out after {timeout} s\n{stderr}'
+    return Run(_records(stdout), code, stderr)
+
+  def close(self):
+    if self.proc.poll() is None:
+      self.proc.stdin.close()
+      self.proc.wait()
+
+
+class _ForkServers:
+  """Fork servers per (thread, interpreter); ``None`` python disables them."""
+
+  def __init__(self):
+    self.enabled = True
+    self._local = threading.local()
+    self._all = []
+    self._lock = threading.Lock()
+
+  def get(self, python):
+    if not self.enabled:
+      return None
+    servers = self._local.__dict__.setdefault('servers', {})
+    if python not in servers:
+      servers[python] = _ForkServer(python)
+      with self._lock:
+        self._all.append(servers[python])
+    return servers[python]
+
+  def close(self):
+    with self._lock:
+      for server in self._all:
+        server.close()
+      self._all.clear()
+
+
+FORK_SERVERS = _ForkServers()
+
+
 def _run_in(python, script, cwd, timeout, *args):
+  """Runs ``script`` under ``python`` in ``cwd``: in a fork of a warm
+  interpreter when fork servers are on, else in a new process."""
+  server = FORK_SERVERS.get(python)
+  if server is not None:
+    result = server.run(script, cwd, timeout, args)
+    if result is not None:
+      return result
   try:
     proc = subprocess.run(
       [python, str(script), *args],
@@ -88,12 +186,7 @@ def _run_in(python, script, cwd, timeout, *args):
     )
   except subprocess.TimeoutExpired:
     return Run([], -1, f'timed out after {timeout} s')
-  records = [
-    json.loads(line[len(MARKER) :])
-    for line in proc.stdout.splitlines()
-    if line.startswith(MARKER)
-  ]
-  return Run(records, proc.returncode, proc.stderr)
+  return Run(_records(proc.stdout), proc.returncode, proc.stderr)
 
 
 def run_one(python, script, timeout, reader=None):
@@ -331,7 +424,20 @@ def main(argv=None):
   ap.add_argument('--timeout', type=int, default=300)
   ap.add_argument('-v', '--verbose', action='store_true')
   ap.add_argument('--min-scenarios', type=int, default=0)
+  ap.add_argument(
+    '--no-fork',
+    action='store_true',
+    help='start a new interpreter for every run (no fork servers)',
+  )
   a = ap.parse_args(argv)
+  FORK_SERVERS.enabled = not a.no_fork
+  try:
+    return _run_all(a)
+  finally:
+    FORK_SERVERS.close()
+
+
+def _run_all(a):
   found = scenarios(a.k)
   if not found:
     print('conformance: no scenario matches')
