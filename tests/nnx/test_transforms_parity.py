@@ -132,3 +132,88 @@ def test_resolve_kwargs():
   assert resolve_kwargs()(f)(1, b=4) == (1, 4, 3)
   with pytest.raises(TypeError, match='could not be resolved to positions'):
     resolve_kwargs(lambda a, *, c=3: 0, (1,), {'c': 5})
+
+
+def test_jit_partial_binds_and_updates():
+  m = M()
+
+  def f(m, x):
+    m.c[...] += 1
+    return m.w[...] * x
+
+  with pytest.raises(ValueError, match='graph_updates'):
+    nnx.jit_partial(f, m)
+  g = nnx.jit_partial(f, m, graph_updates=False)
+  np.testing.assert_array_equal(g(2.0), [2.0, 2.0])
+  np.testing.assert_array_equal(g(3.0), [3.0, 3.0])
+  assert float(m.c[...]) == 2.0
+
+
+def test_jit_trace():
+  f = nnx.jit(lambda m, x: m.w[...] * x)
+  traced = f.trace(M(), 2.0)
+  assert [v.aval.shape for v in traced.jaxpr.jaxpr.invars][-1] == ()
+
+
+def test_transform_metadata_moves_sharding_axis():
+  with nnx.use_eager_sharding(False):
+
+    class S(nnx.Module):
+      def __init__(self):
+        self.w = nnx.Param(jnp.ones((3, 2)), out_sharding=('layers', 'model'))
+
+    m = S()
+  seen = []
+
+  @nnx.transform_metadata(in_axes=0, out_axes=0, partition='layers')
+  def f(m):
+    seen.append(m.w.get_metadata()['out_sharding'])
+    return 3
+
+  assert f(m) == 3
+  assert seen == [('model',)]
+  assert m.w.get_metadata()['out_sharding'] == ('layers', 'model')
+
+
+def test_split_merge_inputs():
+  from flax.nnx.transforms.general import merge_inputs, split_inputs
+
+  m = M()
+
+  @split_inputs
+  @jax.jit
+  @merge_inputs
+  def f(m, x):
+    m.c[...] += 1
+    return m.w[...] * x, m
+
+  y, out = f(m, 2.0)
+  assert out is m and float(m.c[...]) == 1.0
+  np.testing.assert_array_equal(y, [2.0, 2.0])
+
+  def add(m):
+    m.extra = nnx.Param(jnp.zeros(1))
+    return 1
+
+  assert split_inputs(jax.jit(merge_inputs(add)))(m) == 1
+  assert hasattr(m, 'extra')
+  with pytest.raises(ValueError, match='merge_inputs'):
+    merge_inputs(add)(M())
+
+
+def test_pmap_static_and_donated_arguments():
+  m = M()
+
+  def f(m, x, n):
+    return m.w[...] * x * n
+
+  n_dev = jax.local_device_count()
+  x = jnp.arange(float(n_dev))
+  m2 = nnx.vmap(lambda _: M(), in_axes=0)(x)
+  y = nnx.pmap(f, in_axes=(0, 0, None), static_broadcasted_argnums=(2,))(
+    m2, x, 3
+  )
+  np.testing.assert_array_equal(y[:, 0], x * 3)
+  with pytest.raises(ValueError, match='both static'):
+    nnx.pmap(f, static_broadcasted_argnums=1, donate_argnums=1)
+  del m

@@ -8,8 +8,9 @@ import numpy as np
 
 from flax.nnx import filterlib
 from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx._common import Missing as Missing
 from flax.nnx.graphlib import _ArraySlot
-from flax.nnx.statelib import State
+from flax.nnx.statelib import State as State
 from flax.nnx.transforms import common
 from flax.nnx.transforms.types import DiffState
 from flax.nnx.variablelib import Param, Variable
@@ -644,3 +645,16 @@ def custom_vjp(
 
 
 _unused = _ArraySlot
+
+
+def __getattr__(name):
+  # remat and resolve_kwargs live with the other general transforms
+  if name == 'remat':
+    from flax.nnx.transforms.general import remat
+
+    return remat
+  if name == 'resolve_kwargs':
+    from flax.nnx.transforms.transforms import resolve_kwargs
+
+    return resolve_kwargs
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

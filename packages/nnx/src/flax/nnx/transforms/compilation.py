@@ -20,7 +20,8 @@ import typing as tp
 
 import jax
 
-from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
+from flax.nnx._common import Missing as Missing
 from flax.nnx.transforms import common, flatcall, treecall
 
 
@@ -61,19 +62,19 @@ class JitWrapped:
   def __init__(
     self,
     fun,
-    *,
     in_shardings,
     out_shardings,
-    static_argnums,
-    static_argnames,
-    donate_argnums,
-    donate_argnames,
-    keep_unused,
-    device,
-    backend,
-    inline,
-    graph,
-    graph_updates,
+    static_argnums=None,
+    static_argnames=None,
+    donate_argnums=None,
+    donate_argnames=None,
+    keep_unused=False,
+    device=None,
+    backend=None,
+    inline=False,
+    *,
+    graph=None,
+    graph_updates=None,
   ):
     common.check_not_bound_method(fun, 'jit')
     functools.update_wrapper(self, fun)
@@ -310,6 +311,15 @@ class JitWrapped:
     key = (ga.static, box, self.graph_updates is not False)
     return self._graph_jitted.lower(key, *pure_args, **pure_kwargs)
 
+  def trace(self, *args, **kwargs):
+    """Traces the function for these arguments (``jax.stages.Traced``
+    of the pure function over the arguments' leaves)."""
+    args, kwargs, box = self._split_static(args, kwargs)
+    ga = common.GraphArgs((args, kwargs))
+    pure_args, pure_kwargs = ga.pure()
+    key = (ga.static, box, self.graph_updates is not False)
+    return self._graph_jitted.trace(key, *pure_args, **pure_kwargs)
+
   def eval_shape(self, *args, **kwargs):
     from flax.nnx.transforms.general import eval_shape
 
@@ -360,6 +370,67 @@ def jit(
   return JitWrapped(fun, **kwargs)
 
 
+def jit_partial(
+  fun: tp.Callable,
+  *partial_args,
+  in_shardings=None,
+  out_shardings=None,
+  static_argnums=None,
+  static_argnames=None,
+  donate_argnums=None,
+  donate_argnames=None,
+  keep_unused: bool = False,
+  device=None,
+  backend=None,
+  inline: bool = False,
+  graph=None,
+  graph_updates=None,
+):
+  """``nnx.jit(fun)`` with its first arguments bound to ``partial_args``.
+
+  Variable updates made by the call flow back to the bound graph nodes;
+  structural updates are not supported, so ``graph_updates`` must be
+  False. Argument numbers (shardings, static and donated arguments) count
+  the bound arguments first.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class Counter(nnx.Module):
+  ...   def __init__(self):
+  ...     self.n = nnx.BatchStat(jnp.array(0))
+  >>> def step(c, k):
+  ...   c.n[...] += k
+  ...   return c.n[...]
+  >>> c = Counter()
+  >>> f = nnx.jit_partial(step, c, graph_updates=False)
+  >>> int(f(2)), int(f(3)), int(c.n[...])
+  (2, 5, 5)
+  """
+  updates = graph_updates_default() if graph_updates is None else graph_updates
+  if updates:
+    raise ValueError(
+      '`graph_updates` not supported by `jit_partial`: pass '
+      'graph_updates=False (Variable updates still reach the bound '
+      'arguments).'
+    )
+  jitted = jit(
+    fun,
+    in_shardings=in_shardings,
+    out_shardings=out_shardings,
+    static_argnums=static_argnums,
+    static_argnames=static_argnames,
+    donate_argnums=donate_argnums,
+    donate_argnames=donate_argnames,
+    keep_unused=keep_unused,
+    device=device,
+    backend=backend,
+    inline=inline,
+    graph=graph,
+    graph_updates=False,
+  )
+  return functools.partial(jitted, *partial_args)
+
+
 def cached_partial(f, *cached_args):
   """``functools.partial`` of a (jitted) function with graph arguments.
 
@@ -367,3 +438,12 @@ def cached_partial(f, *cached_args):
   the arguments.
   """
   return functools.partial(f, *cached_args)
+
+
+def __getattr__(name):
+  # names shared with the iteration module, loaded on first use
+  if name in ('shard_map', 'StateSharding'):
+    from flax.nnx.transforms import iteration
+
+    return getattr(iteration, name)
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

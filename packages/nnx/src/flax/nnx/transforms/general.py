@@ -6,6 +6,7 @@ import functools
 import jax
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
+from flax.nnx._common import Missing as Missing
 from flax.nnx.transforms import common
 
 
@@ -302,3 +303,108 @@ def _tree_loop(loop, cond_fun, body_fun, init_val):
   for var, n in zip(variables, common.tree_variables(out)):
     object.__setattr__(var, 'raw_value', n.raw_value)
   return out
+
+
+class _Carrier:
+  """A pytree without leaves carrying hashable structure through a JAX
+  transform (as auxiliary data)."""
+
+  __slots__ = ('static',)
+
+  def __init__(self, static):
+    self.static = static
+
+
+jax.tree_util.register_pytree_node(
+  _Carrier, lambda c: ((), c.static), lambda static, _: _Carrier(static)
+)
+
+
+class _Result:
+  """Outputs of a :func:`merge_inputs` function: leaves and updates as
+  children, their structure as auxiliary data."""
+
+  __slots__ = ('leaves', 'static')
+
+  def __init__(self, leaves, static):
+    self.leaves = leaves
+    self.static = static
+
+
+jax.tree_util.register_pytree_node(
+  _Result, lambda r: (r.leaves, r.static), lambda s, c: _Result(c, s)
+)
+
+
+def split_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
+  """Outer half of a manual lift: replaces the graph nodes of the
+  arguments by pytrees of their Variable values before calling ``f`` (a
+  JAX-transformed function wrapped by :func:`merge_inputs` with the same
+  ``ctxtag``), then applies the Variable and structure updates it reports
+  and rebuilds graph nodes in its outputs.
+
+  >>> import jax
+  >>> import jax.numpy as jnp
+  >>> from flax import nnx
+  >>> from flax.nnx.transforms.general import merge_inputs, split_inputs
+  >>> class Counter(nnx.Module):
+  ...   def __init__(self):
+  ...     self.n = nnx.BatchStat(jnp.array(0))
+  >>> @split_inputs
+  ... @jax.jit
+  ... @merge_inputs
+  ... def step(c):
+  ...   c.n[...] += 1
+  ...   return c.n[...]
+  >>> c = Counter()
+  >>> int(step(c)), int(c.n[...])
+  (1, 1)
+  """
+  if f is MISSING:
+    return functools.partial(split_inputs, ctxtag=ctxtag)
+
+  @functools.wraps(f)
+  def wrapper(*args, **kwargs):
+    if ctxtag in kwargs:
+      raise TypeError(f'split_inputs: keyword {ctxtag!r} is reserved.')
+    ga = common.GraphArgs((args, kwargs))
+    pure_args, pure_kwargs = ga.pure()
+    result = f(*pure_args, **pure_kwargs, **{ctxtag: _Carrier(ga.static)})
+    if not isinstance(result, _Result):
+      raise ValueError(
+        f'split_inputs: the function did not return the result of a '
+        f'merge_inputs function with ctxtag={ctxtag!r}; wrap the inner '
+        'function with merge_inputs (same ctxtag).'
+      )
+    out_static, changed = result.static
+    out_leaves, values = result.leaves
+    ga.write_back((changed, values))
+    return common.unflatten_out(out_static, out_leaves, ga)
+
+  return wrapper
+
+
+def merge_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
+  """Inner half of a manual lift (see :func:`split_inputs`): rebuilds the
+  graph nodes of the arguments, calls ``f`` and returns its outputs with
+  the updates of the inputs."""
+  if f is MISSING:
+    return functools.partial(merge_inputs, ctxtag=ctxtag)
+
+  @functools.wraps(f)
+  def wrapper(*args, **kwargs):
+    carrier = kwargs.pop(ctxtag, None)
+    if not isinstance(carrier, _Carrier):
+      raise ValueError(
+        f'merge_inputs: called without the structure that split_inputs '
+        f'passes (ctxtag={ctxtag!r}); call it through a split_inputs '
+        'function with the same ctxtag.'
+      )
+    ig = common.InnerGraph(carrier.static, None, (args, kwargs))
+    a, kw = ig.args
+    out = f(*a, **kw)
+    changed, values = ig.updates()
+    out_static, out_leaves = ig.flatten_out(out)
+    return _Result((out_leaves, values), (out_static, changed))
+
+  return wrapper

@@ -5,10 +5,19 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from flax.core.frozen_dict import FrozenDict
+from flax.core.frozen_dict import FrozenDict as FrozenDict
 from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx._common import Missing as Missing
+from flax.nnx.module import Module as Module
+from flax.nnx.statelib import State as State
 from flax.nnx.transforms import common
-from flax.nnx.transforms.types import Carry, StateAxes, StateSharding
+from flax.nnx.transforms.general import fori_loop as fori_loop
+from flax.nnx.transforms.general import graph_with_updates
+from flax.nnx.transforms.general import while_loop as while_loop
+from flax.nnx.transforms.transforms import resolve_kwargs as resolve_kwargs
+from flax.nnx.transforms.types import Carry as Carry
+from flax.nnx.transforms.types import StateAxes as StateAxes
+from flax.nnx.transforms.types import StateSharding
 
 _is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
 
@@ -223,6 +232,31 @@ def _add_axis_to_outputs(out, out_axes, metadata):
           v.add_axis(axis, name)
 
 
+def _tree_map_call(jax_map, f, in_axes, out_axes, args, kw, name):
+  """vmap / pmap over pytrees (tree mode): Variable values flow back to
+  the arguments with their mapped axis restored."""
+  common.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
+  variables = common.tree_variables(args)
+
+  def pf(*a):
+    return f(*a), [v.raw_value for v in common.tree_variables(a)]
+
+  var_axes = []
+  ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+  for a, ax in zip(args, ia):
+    var_axes.extend([ax] * len(common.tree_variables(a)))
+  out, new = jax_map(pf, in_axes=ia, out_axes=(out_axes, 0), **kw)(*args)
+  for var, value, ax in zip(variables, new, var_axes):
+    object.__setattr__(
+      var,
+      'raw_value',
+      jax.tree.map(
+        lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), value
+      ),
+    )
+  return out
+
+
 def vmap(
   f=MISSING,
   *,
@@ -265,28 +299,8 @@ def vmap(
     kw = dict(
       axis_name=axis_name, axis_size=axis_size, spmd_axis_name=spmd_axis_name
     )
-    if not resolve_graph(graph) or graph_updates is False:
-      common.check_tree_mode_args(in_axes, out_axes, name='nnx.vmap')
-      variables = common.tree_variables(args)
-
-      def pf(*a):
-        return f(*a), [v.raw_value for v in common.tree_variables(a)]
-
-      var_axes = []
-      ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-      for a, ax in zip(args, ia):
-        n = len(common.tree_variables(a))
-        var_axes.extend([ax] * n)
-      out, new = jax.vmap(pf, in_axes=ia, out_axes=(out_axes, 0), **kw)(*args)
-      for var, value, ax in zip(variables, new, var_axes):
-        object.__setattr__(
-          var,
-          'raw_value',
-          jax.tree.map(
-            lambda y: y[0] if ax is None else _move(y, 0, ax), value
-          ),
-        )
-      return out
+    if not graph_with_updates(graph, graph_updates):
+      return _tree_map_call(jax.vmap, f, in_axes, out_axes, args, kw, 'vmap')
     return _vmap_call(
       jax.vmap, f, in_axes, out_axes, args, kw, transform_metadata
     )
@@ -305,36 +319,79 @@ def pmap(
   backend=None,
   axis_size=None,
   donate_argnums=(),
-  global_arg_shapes=None,
   transform_metadata=FrozenDict({}),
   graph=None,
   graph_updates=None,
 ):
-  """Reference-aware ``jax.pmap`` (mapped axis 0)."""
+  """Reference-aware ``jax.pmap`` (graph nodes as in :func:`vmap`).
+
+  ``static_broadcasted_argnums`` arguments are passed to every device as
+  Python values (not traced; ``in_axes`` entries for them are ignored) and
+  ``donate_argnums`` donates the buffers of those arguments (for a graph
+  node, its Variables).
+  """
   if f is MISSING:
     return functools.partial(
       pmap,
       axis_name=axis_name,
       in_axes=in_axes,
       out_axes=out_axes,
+      static_broadcasted_argnums=static_broadcasted_argnums,
       devices=devices,
       backend=backend,
       axis_size=axis_size,
+      donate_argnums=donate_argnums,
       transform_metadata=transform_metadata,
       graph=graph,
       graph_updates=graph_updates,
+    )
+  static = _argnums(static_broadcasted_argnums)
+  donate = _argnums(donate_argnums)
+  if static & donate:
+    raise ValueError(
+      'nnx.pmap: an argument cannot be both static '
+      f'(static_broadcasted_argnums) and donated (donate_argnums): '
+      f'{sorted(static & donate)}.'
     )
 
   @functools.wraps(f)
   def wrapper(*args):
     kw = dict(
-      axis_name=axis_name, devices=devices, backend=backend, axis_size=axis_size
+      axis_name=axis_name,
+      devices=devices,
+      backend=backend,
+      axis_size=axis_size,
+      donate_argnums=tuple(sorted(donate)),
     )
-    return _vmap_call(
-      jax.pmap, f, in_axes, out_axes, args, kw, transform_metadata
-    )
+    statics = {i: args[i] for i in static if i < len(args)}
+    axes = in_axes
+    g = f
+    if statics:
+      # static arguments leave the mapped call; g puts them back
+      n = len(args)
+      dynamic = [i for i in range(n) if i not in statics]
+      if not isinstance(axes, (int, type(None), StateAxes)):
+        axes = tuple(tuple(axes)[i] for i in dynamic)
+      args = tuple(args[i] for i in dynamic)
+      kw['donate_argnums'] = tuple(
+        dynamic.index(i) for i in sorted(donate) if i in dynamic
+      )
+
+      def g(*a):
+        it = iter(a)
+        return f(*(statics[i] if i in statics else next(it) for i in range(n)))
+
+    if not graph_with_updates(graph, graph_updates):
+      return _tree_map_call(jax.pmap, g, axes, out_axes, args, kw, 'pmap')
+    return _vmap_call(jax.pmap, g, axes, out_axes, args, kw, transform_metadata)
 
   return wrapper
+
+
+def _argnums(nums) -> frozenset:
+  if isinstance(nums, int):
+    return frozenset((nums,))
+  return frozenset(nums)
 
 
 def scan(
@@ -378,7 +435,7 @@ def scan(
         'nnx.scan: if in_axes contains nnx.Carry, out_axes must contain '
         'nnx.Carry too (and the other way round).'
       )
-    g = resolve_graph(graph)
+    g = graph_with_updates(graph, graph_updates)
     if g:
       ga = common.GraphArgs(
         (args, {}), predicates_for=_predicates_for(ia, args)
@@ -651,6 +708,98 @@ def shard_map(
       check_vma=check_vma,
     )(*pure_args)
     ga.write_back((None, values))
+    return out
+
+  return wrapper
+
+
+def _axis_per_arg(axes, n):
+  if axes is None or isinstance(axes, int):
+    return (axes,) * n
+  axes = tuple(axes)
+  if len(axes) != n:
+    raise ValueError(
+      f'transform_metadata got {len(axes)} axes for {n} arguments; give '
+      'one axis (int or None) per positional argument, or a single one.'
+    )
+  return axes
+
+
+def _each_variable(tree, graph):
+  """The Variables of ``tree``: through graph nodes (graph mode) or as
+  pytree leaves (tree mode)."""
+  from flax.nnx import graphlib
+  from flax.nnx.variablelib import Variable
+
+  if not resolve_graph(graph):
+    for leaf in common.tree_variables(tree):
+      yield leaf
+    return
+  seen = set()
+  for leaf in jax.tree_util.tree_leaves(tree, is_leaf=common.is_node_leaf):
+    items = (
+      graphlib.iter_graph(leaf)
+      if common.is_node_leaf(leaf) and not isinstance(leaf, Variable)
+      else [((), leaf)]
+    )
+    for _, v in items:
+      if isinstance(v, Variable) and id(v) not in seen:
+        seen.add(id(v))
+        yield v
+
+
+def transform_metadata(
+  f=MISSING, *, in_axes=0, out_axes=0, partition, graph=None
+):
+  """Runs ``f`` as if inside a mapped transform, for Variable metadata only.
+
+  Before the call the axis ``in_axes`` (per positional argument, or one
+  for all; None leaves an argument alone) named ``partition`` is removed
+  from the sharding metadata of the Variables of the arguments; after it,
+  the axis ``out_axes`` is inserted back into the Variables of the
+  arguments and of the outputs. Values are not touched.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.ones((3, 2)), out_sharding=('layers', None))
+  >>> @nnx.transform_metadata(partition='layers')
+  ... def names(m):
+  ...   return m.w.get_metadata()['out_sharding']
+  >>> with nnx.use_eager_sharding(False):
+  ...   m = M()
+  >>> names(m)
+  (None,)
+  """
+  if f is MISSING:
+    return functools.partial(
+      transform_metadata,
+      in_axes=in_axes,
+      out_axes=out_axes,
+      partition=partition,
+      graph=graph,
+    )
+
+  @functools.wraps(f)
+  def wrapper(*args, **kwargs):
+    arg_axes = _axis_per_arg(in_axes, len(args))
+    touched = []
+    for arg, axis in zip(args, arg_axes):
+      if axis is None:
+        continue
+      for v in _each_variable(arg, graph):
+        v.remove_axis(axis, partition)
+        touched.append(v)
+    out = f(*args, **kwargs)
+    out_axis = out_axes if isinstance(out_axes, int) else 0
+    done = set()
+    for v in touched:
+      v.add_axis(out_axis, partition)
+      done.add(id(v))
+    for v in _each_variable(out, graph):
+      if id(v) not in done:
+        v.add_axis(out_axis, partition)
     return out
 
   return wrapper
