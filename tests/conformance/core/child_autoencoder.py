@@ -7,7 +7,9 @@ from flax.core import apply, init
 
 
 def dense(scope, x, features):
-  k = scope.param('kernel', jax.nn.initializers.normal(0.1), (x.shape[-1], features))
+  k = scope.param(
+    'kernel', jax.nn.initializers.normal(0.1), (x.shape[-1], features)
+  )
   return x @ k
 
 

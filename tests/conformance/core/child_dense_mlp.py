@@ -7,7 +7,9 @@ from flax.core import apply, init
 
 
 def dense(scope, x, features):
-  k = scope.param('kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], features))
+  k = scope.param(
+    'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], features)
+  )
   b = scope.param('bias', jax.nn.initializers.zeros, (features,))
   return x @ k + b[None]
 

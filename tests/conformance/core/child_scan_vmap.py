@@ -7,7 +7,9 @@ from flax.core import init, lift
 
 
 def cell(scope, c, x):
-  w = scope.param('w', jax.nn.initializers.normal(0.5), (x.shape[-1], c.shape[-1]))
+  w = scope.param(
+    'w', jax.nn.initializers.normal(0.5), (x.shape[-1], c.shape[-1])
+  )
   c = jnp.tanh(c + x @ w)
   return c, c.sum(-1)
 

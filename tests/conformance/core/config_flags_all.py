@@ -54,5 +54,9 @@ os.environ['SCENARIO_VAR'] = 'maybe'
 with report.raises('bad bool env'):
   configurations.static_bool_env('SCENARIO_VAR', False)
 os.environ['SCENARIO_VAR'] = '12'
-report.value('static_int_env', configurations.static_int_env('SCENARIO_VAR', None))
-report.value('static_int_env unset', configurations.static_int_env('NO_SUCH_VAR_X', 5))
+report.value(
+  'static_int_env', configurations.static_int_env('SCENARIO_VAR', None)
+)
+report.value(
+  'static_int_env unset', configurations.static_int_env('NO_SUCH_VAR_X', 5)
+)

@@ -26,7 +26,10 @@ c = cursor.cursor(D(1, [1]))
 c.y[0] = 7
 c.x = 3
 report.text('dataclass', repr(c.build()))
-report.value('is_named_tuple', [cursor.is_named_tuple(Point(1, 2)), cursor.is_named_tuple((1,))])
+report.value(
+  'is_named_tuple',
+  [cursor.is_named_tuple(Point(1, 2)), cursor.is_named_tuple((1,))],
+)
 T = typing.TypeVar('T')
 
 

@@ -35,5 +35,7 @@ report.value('modes', [m.name for m in io.BackendMode])
 with io.override_mode(io.BackendMode.DEFAULT):
   report.value('mode', io.io_mode.name)
 report.value('not found error', io.NotFoundError is FileNotFoundError)
-report.value('already exists', issubclass(errors.AlreadyExistsError, errors.FlaxError))
+report.value(
+  'already exists', issubclass(errors.AlreadyExistsError, errors.FlaxError)
+)
 report.value('cwd empty', os.listdir('.'))

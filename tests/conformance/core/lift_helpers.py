@@ -15,7 +15,9 @@ def m(scope, x):
   y, grads = lift.value_and_grad(f, scope, x)
   report.array('value', y)
   report.tree('input grads', grads)
-  y, aux, grads = lift.value_and_grad(lambda s, x: (f(s, x), 7), scope, x, has_aux=True)
+  y, aux, grads = lift.value_and_grad(
+    lambda s, x: (f(s, x), 7), scope, x, has_aux=True
+  )
   report.value('aux', aux)
   return y
 
@@ -28,7 +30,9 @@ def g(scope):
   scope.put_variable('b', 'x', 2.0)
 
 
-_, out = apply(lift.swap_collection(g, 'a', 'b'), mutable=True)({'a': {'x': 1.0}, 'b': {'y': 0.0}})
+_, out = apply(lift.swap_collection(g, 'a', 'b'), mutable=True)(
+  {'a': {'x': 1.0}, 'b': {'y': 0.0}}
+)
 report.tree('swapped out', out)
 d = {'a': {'b': 1, 'c': 2}}
 lift.set_from_dict(d, {'a': {'b': 3}, 'q': 1})

@@ -18,12 +18,18 @@ def vm(axes):
   return lift.vmap(dense, variable_axes=axes, split_rngs={'params': True})
 
 
-_, v = init(vm({'params': 0, 'state': Out(0)}))(jax.random.key(0), jnp.ones((4, 3)))
+_, v = init(vm({'params': 0, 'state': Out(0)}))(
+  jax.random.key(0), jnp.ones((4, 3))
+)
 report.tree('out axes', v)
 with report.raises('input only'):
-  init(vm({'params': 0, 'state': In(None)}))(jax.random.key(0), jnp.ones((4, 3)))
+  init(vm({'params': 0, 'state': In(None)}))(
+    jax.random.key(0), jnp.ones((4, 3))
+  )
 v = {'params': {'w': jnp.ones((4, 3, 2))}, 'state': {'c': jnp.ones((4, 2))}}
-_, s = apply(vm({'params': 0, 'state': Out(0)}), mutable=True)(v, jnp.ones((4, 3)))
+_, s = apply(vm({'params': 0, 'state': Out(0)}), mutable=True)(
+  v, jnp.ones((4, 3))
+)
 report.tree('apply out', s)
 
 
@@ -32,5 +38,10 @@ def body(scope, c, x):
   return c + w * x, c
 
 
-scanned = lift.scan(body, variable_axes={'params': In(0)}, split_rngs={'params': True})
-report.tree('scan in', apply(scanned)({'params': {'w': jnp.arange(3.0)}}, 0.0, jnp.ones(3)))
+scanned = lift.scan(
+  body, variable_axes={'params': In(0)}, split_rngs={'params': True}
+)
+report.tree(
+  'scan in',
+  apply(scanned)({'params': {'w': jnp.arange(3.0)}}, 0.0, jnp.ones(3)),
+)

@@ -20,8 +20,17 @@ report.text('update', repr(h.update({'c': 3})))
 report.text('size', repr(typing.SizeBytes.from_array(jnp.ones((2, 3)))))
 tree = {'a': jnp.ones(4), 'b': np.ones(2, np.int8), 'c': 3}
 report.text('size tree', repr(typing.SizeBytes.from_any(tree)))
-report.text('sizes', repr([typing.SizeBytes(1, 1500), typing.SizeBytes(1234567, 1)]))
+report.text(
+  'sizes', repr([typing.SizeBytes(1, 1500), typing.SizeBytes(1234567, 1)])
+)
 report.text('in out', repr((typing.In(0), typing.Out(1))))
 q = typing.PytreeDeque([1, jnp.ones(2)])
 report.text('deque treedef', str(jax.tree_util.tree_structure(q)))
-report.value('predicates', [typing.has_shape_dtype(jnp.ones(2)), typing.has_shape_dtype(3), typing.is_key_like('a')])
+report.value(
+  'predicates',
+  [
+    typing.has_shape_dtype(jnp.ones(2)),
+    typing.has_shape_dtype(3),
+    typing.is_key_like('a'),
+  ],
+)

@@ -12,7 +12,9 @@ class Drop(nn.Module):
 
   @nn.compact
   def __call__(self, x, deterministic=None):
-    deterministic = merge_param('deterministic', self.deterministic, deterministic)
+    deterministic = merge_param(
+      'deterministic', self.deterministic, deterministic
+    )
     return x if deterministic else x * 0
 
 
@@ -24,4 +26,6 @@ with report.raises('neither'):
   Drop().apply({}, jnp.ones(2))
 report.value('tuple_reduce', list(module_lib.tuple_reduce((1,), 2)))
 report.value('tuple_init', list(module_lib.tuple_init()))
-report.value('capture', [module_lib.capture_call_intermediates(None, '__call__')])
+report.value(
+  'capture', [module_lib.capture_call_intermediates(None, '__call__')]
+)

@@ -7,12 +7,26 @@ from flax import linen as nn
 from flax.linen import summary
 
 row = summary.Row(
-  ('a',), None, '__call__', (), None,
+  ('a',),
+  None,
+  '__call__',
+  (),
+  None,
   {'params': {'w': jnp.ones(3)}},
-  {'params': {'w': jnp.ones(3), 'b': {'c': jnp.ones((2, 2), jnp.int8)}}, 'batch': {}},
-  0, 0,
+  {
+    'params': {'w': jnp.ones(3), 'b': {'c': jnp.ones((2, 2), jnp.int8)}},
+    'batch': {},
+  },
+  0,
+  0,
 )
-report.value('size_and_bytes', {k: list(v) for k, v in row.size_and_bytes(['params', 'batch', 'missing']).items()})
+report.value(
+  'size_and_bytes',
+  {
+    k: list(v)
+    for k, v in row.size_and_bytes(['params', 'batch', 'missing']).items()
+  },
+)
 table = summary.Table(None, ['params'], [row])
 report.value('table', [len(table), table.collections])
 

@@ -29,5 +29,7 @@ x = jnp.ones((16, 9))
 report.text('table', Model().tabulate(jax.random.key(0), x, train=True))
 report.text(
   'depth 1 wide',
-  nn.tabulate(Model(), jax.random.key(0), depth=1, console_kwargs={'width': 120})(x),
+  nn.tabulate(
+    Model(), jax.random.key(0), depth=1, console_kwargs={'width': 120}
+  )(x),
 )

@@ -31,5 +31,9 @@ with report.warns('scan kwargs'):
     jax.random.key(0), jnp.zeros(2), jnp.ones((3, 2)), scale=5.0
   )
 report.array('scan carry', c)
-report.array('remat kwargs', nn.remat(Scaled)().init_with_output(
-  jax.random.key(0), jnp.ones((3, 4)), scale=2.0)[0])
+report.array(
+  'remat kwargs',
+  nn.remat(Scaled)().init_with_output(
+    jax.random.key(0), jnp.ones((3, 4)), scale=2.0
+  )[0],
+)

@@ -13,7 +13,9 @@ class Dense(nn.Module):
   @nn.compact
   def __call__(self, x):
     k = nnp.param_with_axes(
-      'kernel', nn.initializers.lecun_normal(), (x.shape[-1], self.features),
+      'kernel',
+      nn.initializers.lecun_normal(),
+      (x.shape[-1], self.features),
       axes=('embed', 'mlp'),
     )
     nnp.param_with_axes('bias', nn.initializers.zeros, (self.features,))
@@ -27,7 +29,9 @@ kinds = []
 
 
 variables = Dense(3).init(jax.random.key(0), jnp.ones((2, 4)))
-report.tree('variables', jax.tree_util.tree_map(jnp.shape, variables), values=False)
+report.tree(
+  'variables', jax.tree_util.tree_map(jnp.shape, variables), values=False
+)
 report.text('params_axes', repr(variables['params_axes']))
 report.value('variable types', kinds)
 report.text('axis names', repr(nnp.get_axis_names(variables['params_axes'])))

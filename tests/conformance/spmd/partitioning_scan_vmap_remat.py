@@ -40,7 +40,9 @@ class Model(nn.Module):
 
 variables = Model().init(jax.random.key(0), jnp.ones((2, 4)))
 report.text('params_axes', repr(variables['params_axes']))
-report.tree('shapes', jax.tree_util.tree_map(jnp.shape, variables['params']), values=False)
+report.tree(
+  'shapes', jax.tree_util.tree_map(jnp.shape, variables['params']), values=False
+)
 y, y2 = Model().apply({'params': variables['params']}, jnp.ones((2, 4)))
 report.array('y', y)
 report.array('y2', y2)
@@ -55,4 +57,6 @@ class Flagged(nn.Module):
 
 R = nnp.remat(Flagged, static_argnums=(1,))
 report.text('remat name', R.__name__)
-report.tree('remat init', R().init(jax.random.key(0), jnp.ones(2), True)['params'])
+report.tree(
+  'remat init', R().init(jax.random.key(0), jnp.ones(2), True)['params']
+)
