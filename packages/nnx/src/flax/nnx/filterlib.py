@@ -123,90 +123,66 @@ class OfType:
     return f'OfType({self.type!r})'
 
 
-class Any:
+class _Composite:
+  """Equality, hashing and repr of the filters built from other filters.
+
+  A subclass says how it combines its ``parts`` (predicates) in
+  ``__call__``; two filters are equal when they are of one class and have
+  equal parts, and print as ``Class(part, ...)``.
+  """
+
+  parts: tuple = ()
+
+  def __eq__(self, other):
+    return isinstance(other, type(self)) and self.parts == other.parts
+
+  def __hash__(self):
+    return hash((type(self).__name__, self.parts))
+
+  def __repr__(self):
+    return f'{type(self).__name__}({", ".join(map(repr, self.parts))})'
+
+
+class Any(_Composite):
   """Matches when any of the filters matches."""
 
   def __init__(self, *filters):
-    self.predicates = tuple(to_predicate(f) for f in filters)
+    self.parts = self.predicates = tuple(map(to_predicate, filters))
 
   def __call__(self, path, x):
-    return any(p(path, x) for p in self.predicates)
-
-  def __repr__(self):
-    return f'Any({", ".join(map(repr, self.predicates))})'
-
-  def __eq__(self, other):
-    return isinstance(other, Any) and self.predicates == other.predicates
-
-  def __hash__(self):
-    return hash(('Any', self.predicates))
+    return any(p(path, x) for p in self.parts)
 
 
-class All:
+class All(_Composite):
   """Matches when all of the filters match."""
 
   def __init__(self, *filters):
-    self.predicates = tuple(to_predicate(f) for f in filters)
+    self.parts = self.predicates = tuple(map(to_predicate, filters))
 
   def __call__(self, path, x):
-    return all(p(path, x) for p in self.predicates)
-
-  def __repr__(self):
-    return f'All({", ".join(map(repr, self.predicates))})'
-
-  def __eq__(self, other):
-    return isinstance(other, All) and self.predicates == other.predicates
-
-  def __hash__(self):
-    return hash(('All', self.predicates))
+    return all(p(path, x) for p in self.parts)
 
 
-class Not:
+class Not(_Composite):
   """Matches when the filter does not match."""
 
   def __init__(self, collection_filter: Filter, /):
     self.predicate = to_predicate(collection_filter)
+    self.parts = (self.predicate,)
 
   def __call__(self, path, x):
     return not self.predicate(path, x)
 
-  def __repr__(self):
-    return f'Not({self.predicate!r})'
 
-  def __eq__(self, other):
-    return isinstance(other, Not) and self.predicate == other.predicate
-
-  def __hash__(self):
-    return hash(('Not', self.predicate))
-
-
-class Everything:
+class Everything(_Composite):
   """Matches everything (the ``...`` filter)."""
 
   def __call__(self, path, x):
     return True
 
-  def __repr__(self):
-    return 'Everything()'
 
-  def __eq__(self, other):
-    return isinstance(other, Everything)
-
-  def __hash__(self):
-    return hash(Everything)
-
-
-class Nothing:
+class Nothing(_Composite):
   """Matches nothing (the ``None`` filter)."""
 
   def __call__(self, path, x):
     return False
-
-  def __repr__(self):
-    return 'Nothing()'
-
-  def __eq__(self, other):
-    return isinstance(other, Nothing)
-
-  def __hash__(self):
-    return hash(Nothing)
