@@ -217,3 +217,18 @@ def test_pmap_static_and_donated_arguments():
   with pytest.raises(ValueError, match='both static'):
     nnx.pmap(f, static_broadcasted_argnums=1, donate_argnums=1)
   del m
+
+
+def test_cached_partial_is_graph_mode_only():
+  m = M()
+
+  def f(m, x):
+    m.c[...] += 1
+    return m.w[...] * x
+
+  g = nnx.cached_partial(nnx.jit(f), m)
+  np.testing.assert_array_equal(g(2.0), [2.0, 2.0])
+  assert float(m.c[...]) == 1.0
+  for kw in ({'graph': False}, {'graph_updates': False}):
+    with pytest.raises(ValueError, match='graph-mode-only'):
+      nnx.cached_partial(nnx.jit(f), m, **kw)

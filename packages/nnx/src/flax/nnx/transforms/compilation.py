@@ -431,12 +431,21 @@ def jit_partial(
   return functools.partial(jitted, *partial_args)
 
 
-def cached_partial(f, *cached_args):
+def cached_partial(f, *cached_args, graph=None, graph_updates=None):
   """``functools.partial`` of a (jitted) function with graph arguments.
 
   Graph traversals are cached per structure anyway, so this only binds
-  the arguments.
+  the arguments. It is a graph-mode API: ``graph=False`` or
+  ``graph_updates=False`` raise a ``ValueError``.
   """
+  from flax.nnx.transforms.general import graph_with_updates
+
+  if not graph_with_updates(graph, graph_updates):
+    raise ValueError(
+      'cached_partial is a graph-mode-only API and requires '
+      'graph_updates=True (use nnx.jit_partial for tree mode or '
+      'graph_updates=False).'
+    )
   return functools.partial(f, *cached_args)
 
 
