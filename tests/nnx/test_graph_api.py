@@ -346,3 +346,49 @@ def test_graph_node_predicates():
   assert type(graphlib.get_node_impl(m)).__name__ == 'GraphNodeImpl'
   assert graphlib.get_node_impl(1) is None
   assert graphlib.get_node_impl(m).node_dict(m).keys() == {'a', 'c'}
+
+
+def test_graphdef_typed_records():
+  class R(nnx.Module):
+    def __init__(self):
+      self.a = nnx.Param(jnp.ones(2))
+      self.b = self.a
+      self.c = 3
+
+  g = nnx.graphdef(R())
+  node, var, ref = g.nodes
+  assert isinstance(node, graphlib.NodeDef) and node.type is R
+  assert (node.index, node.outer_index, node.num_attributes) == (0, None, 3)
+  assert isinstance(var, graphlib.VariableDef) and var.type is nnx.Param
+  assert isinstance(ref, graphlib.NodeRef) and ref.index == var.index
+  assert g.attributes == [
+    ('a', graphlib.NODE_ATTR),
+    ('b', graphlib.NODE_ATTR),
+    ('c', graphlib.Static(3)),
+  ]
+  assert node.with_same_outer_index().outer_index == 0
+  assert node.with_same_outer_index().with_no_outer_index() == node
+  assert g.with_same_outer_index().nodes[1].outer_index == var.index
+  other = node.with_same_outer_index()
+  assert node.with_matching_outer_index(other).outer_index == 0
+
+
+def test_graphdef_from_records_round_trip():
+  class R(nnx.Module):
+    def __init__(self):
+      self.a = nnx.Param(jnp.ones(2), tag='t')
+      self.b = self.a
+      self.c = 3
+      self.l = nnx.List([nnx.BatchStat(jnp.ones(1))])
+      self.d = nnx.data({'x': jnp.ones(1)})
+
+  r = R()
+  g = nnx.graphdef(r)
+  g2 = graphlib.GraphDef(g.nodes, g.attributes, g.num_leaves)
+  assert g2 == g and hash(g2) == hash(g)
+  same = g.with_same_outer_index()
+  assert graphlib.GraphDef(same.nodes, same.attributes, g.num_leaves) == same
+  r2 = nnx.merge(g2, nnx.state(r))
+  assert r2.a is r2.b and r2.c == 3 and r2.d['x'].tolist() == [1.0]
+  with pytest.raises(ValueError, match='do not match'):
+    graphlib.GraphDef(g.nodes, g.attributes + [('z', graphlib.LEAF_ATTR)], 1)

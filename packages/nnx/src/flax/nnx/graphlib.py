@@ -86,15 +86,20 @@ class GraphDef:
     '_refs',
   )
 
-  def __init__(self, node, num_leaves, num_index, *, tree=False, outer=None):
-    self.node = node
-    self.num_leaves = num_leaves
-    self.num_index = num_index
-    self.tree = tree
-    self.outer = outer
-    self._hash = None
-    self._plan = None
-    self._refs = None
+  def __init__(self, nodes, attributes, num_leaves):
+    """Builds a GraphDef from its typed records (see :attr:`nodes` and
+    :attr:`attributes`): ``GraphDef(g.nodes, g.attributes, g.num_leaves)``
+    equals ``g``."""
+    from flax.nnx.graphnodes import node_from_records
+
+    node, num_index, outer = node_from_records(nodes, attributes)
+    _init_graphdef(self, node, num_leaves, num_index, False, outer)
+
+  @classmethod
+  def _create(cls, node, num_leaves, num_index, *, tree=False, outer=None):
+    graphdef = object.__new__(cls)
+    _init_graphdef(graphdef, node, num_leaves, num_index, tree, outer)
+    return graphdef
 
   def __eq__(self, other):
     return isinstance(other, GraphDef) and (
@@ -121,9 +126,24 @@ class GraphDef:
   def _replace(self, **changes):
     fields = dict(tree=self.tree, outer=self.outer)
     fields.update(changes)
-    new = GraphDef(self.node, self.num_leaves, self.num_index, **fields)
+    new = GraphDef._create(self.node, self.num_leaves, self.num_index, **fields)
     new._plan = self._plan
     return new
+
+  @property
+  def nodes(self) -> list:
+    """Typed records of the graph's nodes and Variables, in order."""
+    from flax.nnx.graphnodes import graphdef_records
+
+    return graphdef_records(self)[0]
+
+  @property
+  def attributes(self) -> list:
+    """``(key, NodeAttr() / LeafAttr() / Static(value))`` of every
+    attribute, node by node."""
+    from flax.nnx.graphnodes import graphdef_records
+
+    return graphdef_records(self)[1]
 
   def has_refs(self) -> bool:
     """Whether some object is reachable through more than one path."""
@@ -185,7 +205,18 @@ class GraphDef:
 
 
 def _rebuild_graphdef(node, num_leaves, num_index, tree, outer):
-  return GraphDef(node, num_leaves, num_index, tree=tree, outer=outer)
+  return GraphDef._create(node, num_leaves, num_index, tree=tree, outer=outer)
+
+
+def _init_graphdef(graphdef, node, num_leaves, num_index, tree, outer):
+  graphdef.node = node
+  graphdef.num_leaves = num_leaves
+  graphdef.num_index = num_index
+  graphdef.tree = tree
+  graphdef.outer = outer
+  graphdef._hash = None
+  graphdef._plan = None
+  graphdef._refs = None
 
 
 def _node_has_refs(node) -> bool:
@@ -200,9 +231,6 @@ def _node_has_refs(node) -> bool:
 
 
 jax.tree_util.register_pytree_node(GraphDef, lambda g: ((), g), lambda g, _: g)
-
-
-NodeDef = GraphDef
 
 
 def _node_repr(node):
@@ -241,7 +269,7 @@ def _build_view(root) -> _View:
   view = _View()
   view.epoch = EPOCH.value
   view.meta_epoch = META_EPOCH.value
-  view.graphdef = GraphDef(node, len(f.leaves), f.counter)
+  view.graphdef = GraphDef._create(node, len(f.leaves), f.counter)
   view.leaves = f.leaves
   view.paths = f.paths
   view.nodes = [obj for _, obj in f.nodes]
@@ -715,6 +743,7 @@ _ELSEWHERE = {
   'map': 'flax.nnx.graphops',
   **dict.fromkeys(
     (
+      'ArrayRefDef ArrayRefOutput NodeDef TreeNodeDef VariableDef '
       'DataElem GenericPytree GraphNodeImpl LEAF_ATTR LeafAttr NODE_ATTR '
       'NO_UPDATE NodeAttr NodeImplBase NodeRef NoUpdate PYTREE_NODE_IMPL '
       'PytreeNodeImpl REPEATED Repeated Static StaticElem get_node_impl '

@@ -312,3 +312,211 @@ NODE_ATTR = NodeAttr()
 LEAF_ATTR = LeafAttr()
 REPEATED = Repeated()
 NO_UPDATE = NoUpdate()
+
+
+# -- typed records of a GraphDef ---------------------------------------------
+
+
+class _OuterIndexMixin:
+  """``with_*_outer_index`` helpers of the records that carry an index."""
+
+  __slots__ = ()
+
+  def with_no_outer_index(self):
+    return dataclasses.replace(self, outer_index=None)
+
+  def with_same_outer_index(self):
+    return dataclasses.replace(self, outer_index=self.index)
+
+  def with_matching_outer_index(self, other):
+    return dataclasses.replace(self, outer_index=other.outer_index)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeDef(_OuterIndexMixin, tp.Generic[Node]):
+  """A graph node of a GraphDef: its type, index (None for plain
+  pytrees), outer index, number of attributes and metadata."""
+
+  type: type
+  index: int | None
+  outer_index: int | None
+  num_attributes: int
+  metadata: tp.Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ArrayRefDef(_OuterIndexMixin):
+  """An array reference (``jax.Ref``) held by a Variable."""
+
+  index: int
+  outer_index: int | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class VariableDef(_OuterIndexMixin, tp.Generic[Node]):
+  """A Variable of a GraphDef: its type, index, outer index and
+  metadata."""
+
+  type: type
+  index: int
+  outer_index: int | None
+  metadata: tp.Any
+  array_refdef: tp.Any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TreeNodeDef(tp.Generic[Node]):
+  """A plain pytree (tree mode): its type, treedef and leaf paths."""
+
+  type: type
+  treedef: tp.Any
+  path_index: tuple
+
+  def with_no_outer_index(self):
+    return self
+
+  def with_same_outer_index(self):
+    return self
+
+  def with_matching_outer_index(self, other):
+    return self
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayRefOutput:
+  """An array reference returned from a transform."""
+
+  value: tp.Any
+
+
+def graphdef_records(graphdef) -> tuple[list, list]:
+  """The typed records of ``graphdef``: its ``nodes`` (NodeDef,
+  VariableDef, NodeRef, in traversal order) and ``attributes`` (key and
+  NodeAttr / LeafAttr / Static, per node in the same order)."""
+  from flax.typing import HashableMapping
+
+  outer = graphdef.outer
+  outer_map = dict(outer) if isinstance(outer, tuple) else {}
+
+  def outer_of(index):
+    if index is None:
+      return None
+    return index if outer == 'same' else outer_map.get(index)
+
+  nodes: list = []
+  attributes: list = []
+
+  def visit(node, key):
+    kind = node[0]
+    if kind == 'r':
+      nodes.append(NodeRef(node[1]))
+      if key is not None:
+        attributes.append((key, NODE_ATTR))
+      return
+    if kind == 'v':
+      index = node[2]
+      nodes.append(
+        VariableDef(
+          node[1],
+          index,
+          outer_of(index),
+          HashableMapping(node[3].items),
+          None,
+        )
+      )
+      if key is not None:
+        attributes.append((key, NODE_ATTR))
+      return
+    if kind in ('a', 's'):
+      if key is not None:
+        attributes.append(
+          (key, LEAF_ATTR if kind == 'a' else Static(node[1].value))
+        )
+      return
+    if key is not None:
+      attributes.append((key, NODE_ATTR))
+    if kind == 'n':
+      index = node[2]
+      nodes.append(
+        NodeDef(node[1], index, outer_of(index), len(node[3]), node[1])
+      )
+      children = node[3]
+    elif kind == 'l':
+      children = tuple(enumerate(node[2]))
+      nodes.append(NodeDef(GenericPytree, None, None, len(children), node[1]))
+    elif kind == 'd':
+      children = tuple(zip(node[1], node[2]))
+      nodes.append(NodeDef(GenericPytree, None, None, len(children), dict))
+    else:  # 'p': a registered pytree
+      children = tuple(enumerate(node[2]))
+      nodes.append(NodeDef(GenericPytree, None, None, len(children), node[1]))
+    for k, child in children:
+      visit(child, k)
+
+  visit(graphdef.node, None)
+  return nodes, attributes
+
+
+def node_from_records(nodes, attributes) -> tuple:
+  """The inverse of :func:`graphdef_records`: ``(root node record, number
+  of indexed objects, outer-index marker)`` of a GraphDef."""
+  from flax.nnx.flattenlib import _EMPTY_META, _Meta, _Static
+
+  nodes, attributes = list(nodes), list(attributes)
+  pos = [0, 0]
+  indices = []
+  outers = []
+
+  def next_attr():
+    if pos[1] >= len(attributes):
+      raise ValueError('GraphDef: fewer attributes than the nodes need.')
+    item = attributes[pos[1]]
+    pos[1] += 1
+    return item
+
+  def build():
+    if pos[0] >= len(nodes):
+      raise ValueError('GraphDef: fewer nodes than the attributes need.')
+    rec = nodes[pos[0]]
+    pos[0] += 1
+    if isinstance(rec, NodeRef):
+      return ('r', rec.index)
+    if isinstance(rec, VariableDef):
+      indices.append(rec.index)
+      outers.append((rec.index, rec.outer_index))
+      meta = dict(rec.metadata)
+      return ('v', rec.type, rec.index, _Meta(meta) if meta else _EMPTY_META)
+    if not isinstance(rec, NodeDef):
+      raise TypeError(f'GraphDef: unexpected node record {rec!r}')
+    keys, children = [], []
+    for _ in range(rec.num_attributes):
+      key, kind = next_attr()
+      keys.append(key)
+      if isinstance(kind, Static):
+        children.append(('s', _Static(kind.value)))
+      elif isinstance(kind, LeafAttr):
+        children.append(('a',))
+      else:
+        children.append(build())
+    if rec.index is not None:
+      indices.append(rec.index)
+      outers.append((rec.index, rec.outer_index))
+      data = frozenset(k for k, c in zip(keys, children) if c[0] != 's')
+      return ('n', rec.type, rec.index, tuple(zip(keys, children)), data)
+    meta = rec.metadata
+    if meta is dict:
+      return ('d', tuple(keys), tuple(children))
+    if isinstance(meta, type):
+      return ('l', meta, tuple(children))
+    return ('p', meta, tuple(children))
+
+  root = build()
+  if pos[0] != len(nodes) or pos[1] != len(attributes):
+    raise ValueError('GraphDef: nodes and attributes do not match.')
+  num_index = max(indices, default=-1) + 1
+  pairs = tuple((i, o) for i, o in outers if o is not None)
+  if pairs and all(i == o for i, o in outers):
+    outer = 'same'
+  else:
+    outer = tuple(sorted(pairs)) or None
+  return root, num_index, outer

@@ -166,7 +166,7 @@ def flatten(
     if ref_index:
       f.visited.update((id(obj), i) for obj, i in ref_index.items())
     root = f.visit(node, ())
-    graphdef = GraphDef(root, len(f.leaves), f.counter)
+    graphdef = GraphDef._create(root, len(f.leaves), f.counter)
     if graph is False or (graph is None and not graph_mode_default()):
       if graphdef.has_refs():
         raise ValueError(_duplicates_message(node, 'flatten'))
