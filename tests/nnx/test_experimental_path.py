@@ -26,9 +26,11 @@ def test_old_path_gives_the_nnx_names():
 
 
 def test_experimental_package_lists_nnx():
+  import flax
   import flax.experimental
 
-  assert [k for k in vars(flax.experimental) if not k.startswith('__')] in (
-    [],
-    ['nnx'],
-  )
+  assert [k for k in vars(flax.experimental) if not k.startswith('__')] == [
+    'nnx'
+  ]
+  assert 'experimental' in dir(flax)
+  assert flax.experimental.nnx.Module is nnx.Module

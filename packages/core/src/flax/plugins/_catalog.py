@@ -291,7 +291,7 @@ _SUBPACKAGES = {
   'flax-serialization': ('serialization',),
   'flax-spmd': ('spmd',),
   'flax-linen': ('linen',),
-  'flax-nnx': ('nnx',),
+  'flax-nnx': ('nnx', 'experimental'),
   'flax-layers': ('layers',),
   'flax-training': ('training', 'jax_utils'),
 }

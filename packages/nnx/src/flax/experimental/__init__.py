@@ -2,3 +2,5 @@
 
 ``flax.experimental.nnx`` is the NNX API under its pre-1.0 path.
 """
+
+from flax.experimental import nnx as nnx
