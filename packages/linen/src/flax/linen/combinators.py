@@ -40,12 +40,19 @@ class Sequential(Module):
   def __call__(self, *args, **kwargs):
     if not self.layers:
       raise ValueError(f'Empty Sequential module {self.name}.')
-    outputs = self.layers[0](*args, **kwargs)
-    for layer in self.layers[1:]:
-      if isinstance(outputs, tuple):
-        outputs = layer(*outputs)
-      elif isinstance(outputs, Mapping):
-        outputs = layer(**outputs)
-      else:
-        outputs = layer(outputs)
-    return outputs
+    first, *rest = self.layers
+    value = first(*args, **kwargs)
+    for layer in rest:
+      value = _feed(layer, value)
+    return value
+
+
+def _feed(layer, value):
+  """Calls ``layer`` on the previous output: a tuple is spread as positional
+  arguments, a mapping as keyword arguments; anything else is the one
+  argument."""
+  if isinstance(value, tuple):
+    return layer(*value)
+  if isinstance(value, Mapping):
+    return layer(**value)
+  return layer(value)
