@@ -52,19 +52,21 @@ def iter_graph(node, /, *, graph=None):
   seen = set()
 
   def walk(x, path):
-    if isinstance(x, (Pytree, Variable)):
-      if id(x) in seen:
-        return
-      seen.add(id(x))
+    # Graph nodes, Variables and pytree nodes (containers, None) are
+    # visited once each; plain leaves at every path.
     if isinstance(x, Pytree):
       items = _sorted_items(vars(x))
-    elif isinstance(x, Variable) or isinstance(x, _ARRAY_TYPES):
+    elif isinstance(x, Variable):
+      items = ()
+    elif isinstance(x, _ARRAY_TYPES):
       items = None
     elif type(x) in (list, tuple):
       items = enumerate(x)
     elif type(x) is dict:
       items = _sorted_items(x)
-    elif x is not None and not jax.tree_util.all_leaves([x]):
+    elif x is None:
+      items = ()
+    elif not jax.tree_util.all_leaves([x]):
       children, _ = jax.tree_util.tree_flatten_with_path(
         x, is_leaf=lambda y: y is not x
       )
@@ -72,6 +74,9 @@ def iter_graph(node, /, *, graph=None):
     else:
       items = None
     if items is not None:
+      if id(x) in seen:
+        return
+      seen.add(id(x))
       for k, v in items:
         yield from walk(v, path + (k,))
     yield path, x
