@@ -140,13 +140,15 @@ def test_conv_lstm_cell():
   assert h.shape == (2, 5, 5, 4)
 
 
-def test_legacy_static_initialize_carry():
-  c, h = nn.LSTMCell.initialize_carry(KEY, (3,), 5)
-  assert c.shape == h.shape == (3, 5)
-  g = nn.GRUCell.initialize_carry(KEY, (3,), 5, init_fn=nn.initializers.ones)
-  np.testing.assert_array_equal(g, np.ones((3, 5)))
-  with pytest.raises(TypeError, match='needs `features`'):
-    nn.LSTMCell().initialize_carry(KEY, (2, 3))
+def test_features_required_and_carry_init():
+  with pytest.raises(TypeError):
+    nn.LSTMCell()
+  cell = nn.LSTMCell(5, carry_init=nn.initializers.ones)
+  c, h = cell.initialize_carry(KEY, (3, 2))
+  np.testing.assert_array_equal(c, np.ones((3, 5)))
+  np.testing.assert_array_equal(h, np.ones((3, 5)))
+  g = nn.GRUCell(4).initialize_carry(KEY, (2, 7, 3))
+  assert g.shape == (2, 7, 4) and g.dtype == jnp.float32
 
 
 def test_rnn_matches_loop():

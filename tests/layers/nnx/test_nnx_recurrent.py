@@ -41,7 +41,7 @@ def test_lstm_cell_numerics():
   cell = nnx.LSTMCell(
     3, 4, bias_init=nnx.initializers.normal(1.0), rngs=nnx.Rngs(0)
   )
-  c, h = cell.initialize_carry((2, 3))
+  c, h = cell.initialize_carry((2, 3), rngs=nnx.Rngs(0))
   assert c.shape == h.shape == (2, 4)
   c = jax.random.normal(jax.random.key(1), (2, 4))
   h = jax.random.normal(jax.random.key(2), (2, 4))
@@ -90,7 +90,7 @@ def test_gru_cell():
   r, z = _sig(xr + hr), _sig(xz + hz)
   n = np.tanh(xn + r * hn)
   assert_close(nh, (1 - z) * n + z * np.asarray(h))
-  assert cell.initialize_carry((5, 3)).shape == (5, 4)
+  assert cell.initialize_carry((5, 3), rngs=nnx.Rngs(0)).shape == (5, 4)
 
 
 def test_simple_cell():
@@ -120,10 +120,14 @@ def _loop(cell, xs, carry):
 def test_rnn_matches_python_loop():
   cell = nnx.LSTMCell(3, 4, rngs=nnx.Rngs(0))
   rnn = nnx.RNN(cell)
-  assert set(shapes(rnn)) == {f'cell/{k}' for k in shapes(cell)}
+  # Besides the cell's params, the RNN holds its carry stream.
+  assert set(shapes(rnn)) == {f'cell/{k}' for k in shapes(cell)} | {
+    'rngs/count',
+    'rngs/key',
+  }
   xs = jax.random.normal(jax.random.key(0), (2, 5, 3))
   carry, ys = rnn(xs, return_carry=True)
-  ec, eys = _loop(cell, xs, cell.initialize_carry((2, 3)))
+  ec, eys = _loop(cell, xs, cell.initialize_carry((2, 3), rngs=nnx.Rngs(0)))
   assert_close(ys, eys)
   assert_close(carry[1], ec[1])
   # time_major input.
@@ -137,7 +141,7 @@ def test_rnn_seq_lengths_and_reverse():
   xs = jax.random.normal(jax.random.key(0), (2, 4, 2))
   lengths = jnp.array([2, 4])
   carry, ys = rnn(xs, seq_lengths=lengths)
-  h0 = cell.initialize_carry((1, 2))
+  h0 = cell.initialize_carry((1, 2), rngs=nnx.Rngs(0))
   c_short, ys_short = _loop(cell, xs[:1, :2], h0)
   assert_close(carry[0], c_short[0])
   assert_close(ys[0, :2], ys_short[0])
@@ -184,3 +188,52 @@ def test_rnn_under_jit_and_grad():
   grads = nnx.grad(loss)(model, xs)
   assert grads['cell']['hi']['kernel'].value.shape == (3, 3)
   assert_close(loss(model, xs), jnp.sum(model(xs)))
+
+
+def test_initialize_carry_needs_rngs_and_takes_carry_init():
+  cell = nnx.LSTMCell(3, 2, rngs=nnx.Rngs(0))
+  with pytest.raises(ValueError, match='RNGs must be provided'):
+    cell.initialize_carry((1, 3))
+  # Values of Flax 0.12.8: one key per array from the carry stream.
+  c, h = cell.initialize_carry(
+    (1, 3), rngs=nnx.Rngs(5), carry_init=nnx.initializers.normal()
+  )
+  assert_close(c, [[0.00415283, 0.01150387]])
+  assert_close(h, [[-0.0137987, -0.0074144]])
+
+
+def test_kept_rngs_and_rnn_carry_streams():
+  init = nnx.initializers.normal()
+  with pytest.warns(UserWarning, match='keep_rngs argument is deprecated'):
+    with pytest.warns(UserWarning, match='carry_init is provided'):
+      cell = nnx.SimpleCell(
+        3, 2, carry_init=init, keep_rngs=True, rngs=nnx.Rngs(0)
+      )
+  # Flax 0.12.8 values: the kept rngs are a fork, drawn in turn.
+  assert_close(cell.initialize_carry((1, 3)), [[-0.0057478, 0.00799837]])
+  assert_close(cell.initialize_carry((1, 3)), [[-0.01257478, -0.00401604]])
+  rnn = nnx.RNN(cell)
+  x = jnp.ones((1, 2, 3))
+  assert_close(rnn(x), [[[0.638932, 0.3440563], [0.15796821, -0.04589516]]])
+  assert_close(
+    rnn(x, rngs=nnx.Rngs(3)),
+    [[[0.64074814, 0.33592275], [0.15553766, -0.03795659]]],
+  )
+
+
+def test_rnn_options_and_merge_fn():
+  with pytest.raises(ValueError, match='broadcast_rngs'):
+    nnx.RNN(nnx.SimpleCell(2, 2, rngs=nnx.Rngs(0)), broadcast_rngs='dropout')
+  merged = nnx.Bidirectional.merge_fn(jnp.ones(2), jnp.zeros(2))
+  assert_close(merged, [1.0, 1.0, 0.0, 0.0])
+
+
+def test_bfloat16_cells():
+  from flax.nnx.nn.recurrent import modified_orthogonal
+
+  w = modified_orthogonal(jax.random.key(3), (4, 2), jnp.bfloat16)
+  assert w.dtype == jnp.bfloat16
+  cell = nnx.LSTMCell(3, 2, param_dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
+  assert nnx.RNN(cell)(jnp.ones((1, 4, 3), jnp.bfloat16)).dtype == jnp.bfloat16
+  cell = nnx.GRUCell(3, 2, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
+  assert nnx.RNN(cell)(jnp.ones((1, 4, 3), jnp.bfloat16)).dtype == jnp.float32

@@ -25,13 +25,26 @@ from flax.layers.dtypes import promote_dtype
 Array = Any
 
 
-def _einsum(einsum, einsum_dot_general):
-  """``einsum``, or ``jnp.einsum`` (with ``einsum_dot_general`` if given)."""
+def _einsum(einsum, einsum_dot_general, precision):
+  """The einsum to use: a custom one as given, or ``jnp.einsum`` with
+  ``precision`` (and ``einsum_dot_general``) bound.
+
+  Raises:
+    ValueError: for a custom einsum together with ``precision`` or
+      ``einsum_dot_general``, which only configure ``jnp.einsum``.
+  """
   if einsum is not None:
+    if precision is not None or einsum_dot_general is not None:
+      raise ValueError(
+        'precision/einsum_dot_general and qk_attn_weights_einsum/'
+        'attn_weights_value_einsum are mutually exclusive: a custom einsum '
+        'brings its own settings, so give only one of them.'
+      )
     return einsum
-  if einsum_dot_general is None:
-    return jnp.einsum
-  return functools.partial(jnp.einsum, _dot_general=einsum_dot_general)
+  options = {'precision': precision}
+  if einsum_dot_general is not None:
+    options['_dot_general'] = einsum_dot_general
+  return functools.partial(jnp.einsum, **options)
 
 
 def dot_product_attention_weights(
@@ -84,8 +97,8 @@ def dot_product_attention_weights(
 
   depth = query.shape[-1]
   query = query / jnp.sqrt(depth).astype(dtype)
-  einsum = _einsum(einsum, einsum_dot_general)
-  weights = einsum('...qhd,...khd->...hqk', query, key, precision=precision)
+  einsum = _einsum(einsum, einsum_dot_general, precision)
+  weights = einsum('...qhd,...khd->...hqk', query, key)
   if bias is not None:
     weights = weights + bias
   if mask is not None:
@@ -186,8 +199,8 @@ def dot_product_attention(
     einsum_dot_general=einsum_dot_general,
     einsum=qk_attn_weights_einsum,
   )
-  einsum = _einsum(attn_weights_value_einsum, einsum_dot_general)
-  return einsum('...hqk,...khd->...qhd', weights, value, precision=precision)
+  einsum = _einsum(attn_weights_value_einsum, einsum_dot_general, precision)
+  return einsum('...hqk,...khd->...qhd', weights, value)
 
 
 def make_attention_mask(

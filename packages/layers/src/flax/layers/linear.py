@@ -237,33 +237,35 @@ def check_einsum_str(einsum_str: str) -> str:
 def einsum_bias_shape(einsum_str: str, lhs_ndim: int, rhs_shape) -> tuple:
   """Returns ``(bias_shape, broadcast_shape)`` of an Einsum layer's bias.
 
-  The bias covers the kernel (right operand) axes that survive in the
-  output; it is broadcast over the other output axes.
+  The bias covers the output axes that come from the kernel (right
+  operand), in the order they have in the output; it is broadcast over
+  the other output axes.
   """
   return _einsum_bias_shape(einsum_str, lhs_ndim, tuple(rhs_shape))
 
 
 @functools.lru_cache(maxsize=256)
 def _einsum_bias_shape(einsum_str, lhs_ndim, rhs_shape):
-  inputs, out = einsum_str.split('->')
-  lhs, rhs = inputs.split(',')
-  used = set(einsum_str) - {'.', ',', '-', '>'}
+  operands, out = einsum_str.split('->')
+  lhs, rhs = operands.split(',')
+  used = set(einsum_str)
   free = [c for c in 'ABCDEFGHIJKLMNOPQRSTUVWXYZ' if c not in used]
-  if '...' in lhs or '...' in out:
-    n_ellipsis = lhs_ndim - (len(lhs) - 3 if '...' in lhs else len(lhs))
-    letters = ''.join(free[:n_ellipsis])
-    lhs = lhs.replace('...', letters)
-    out = out.replace('...', letters)
-  if '...' in rhs:
-    n = len(rhs_shape) - (len(rhs) - 3)
-    rhs = rhs.replace('...', ''.join(free[:n]))
-  bias_shape = []
-  broadcast = [1] * len(out)
-  for char, size in zip(rhs, rhs_shape):
-    if char in out:
-      bias_shape.append(size)
-      broadcast[out.index(char)] = size
-  return tuple(bias_shape), tuple(broadcast)
+
+  def ellipsis_rank(term, ndim):
+    return ndim - (len(term) - 3) if '...' in term else 0
+
+  # '...' stands for the broadcast of both operands' ellipsis axes, named
+  # here by fresh letters aligned on the right.
+  n_lhs = ellipsis_rank(lhs, lhs_ndim)
+  n_rhs = ellipsis_rank(rhs, len(rhs_shape))
+  letters = ''.join(free[: max(n_lhs, n_rhs)])
+  out = out.replace('...', letters)
+  rhs = rhs.replace('...', letters[len(letters) - n_rhs :])
+  sizes = dict(zip(rhs, rhs_shape))
+  # The bias spans the output axes fed by the kernel, in output order.
+  bias_shape = tuple(sizes[c] for c in out if c in sizes)
+  broadcast = tuple(sizes.get(c, 1) for c in out)
+  return bias_shape, broadcast
 
 
 # ----------------------------------------------------------- convolution --
@@ -589,6 +591,7 @@ def conv_local(inputs, kernel, bias, spec: ConvSpec, *, precision=None):
     bias: ``(*out_spatial, features)`` or None.
     spec: from :func:`conv_spec`.
     precision: ``lax.Precision``.
+    preferred_element_type: accumulation dtype of the convolution.
 
   Returns:
     ``(*batch, *out_spatial, features)``.
@@ -627,6 +630,7 @@ def conv_transpose(
   *,
   transpose_kernel=False,
   precision=None,
+  preferred_element_type=None,
 ):
   """Transposed convolution (``lax.conv_transpose``) with Flax's padding.
 
@@ -642,6 +646,7 @@ def conv_transpose(
     transpose_kernel: flip spatial axes and swap the feature axes of the
       kernel (gradient-of-conv semantics).
     precision: ``lax.Precision``.
+    preferred_element_type: accumulation dtype of the convolution.
 
   Returns:
     ``(*batch, *out_spatial, features)``.
@@ -657,6 +662,7 @@ def conv_transpose(
     rhs_dilation=spec.kernel_dilation,
     transpose_kernel=transpose_kernel,
     precision=precision,
+    preferred_element_type=preferred_element_type,
   )
   if spec.circular:
     y = _wrap_periodic(y, inputs.shape, spec.strides, transpose_kernel)
@@ -686,17 +692,16 @@ def _wrap_periodic(y, input_shape, strides, transpose_kernel):
 
 
 def embed_lookup(embedding, inputs):
-  """Looks rows of ``embedding`` up (out-of-range indices give NaN)."""
+  """Looks rows of ``embedding`` up.
+
+  Out-of-range indices give NaN rows, except for a one-row table, whose
+  row every index selects.
+  """
   if not jnp.issubdtype(inputs.dtype, jnp.integer):
     raise ValueError('Input type must be an integer or unsigned integer.')
-  if embedding.shape[0] == 1:
-    # ``take`` with a single row would clip; keep out-of-range as NaN.
-    return jnp.where(
-      jnp.broadcast_to(inputs[..., None], inputs.shape + embedding.shape[1:])
-      == 0,
-      embedding,
-      jnp.nan,
-    )
+  num_embeddings, *features = embedding.shape
+  if num_embeddings == 1:
+    return jnp.broadcast_to(embedding[0], (*inputs.shape, *features))
   return jnp.take(embedding, inputs, axis=0)
 
 

@@ -50,6 +50,7 @@ def compute_stats(
   use_mean: bool = True,
   use_fast_variance: bool = True,
   mask=None,
+  force_float32_reductions: bool = True,
 ):
   """Mean and (biased) variance of ``x`` over ``axes``.
 
@@ -66,13 +67,16 @@ def compute_stats(
     use_fast_variance: ``E[x**2] - E[x]**2`` (one pass) instead of
       ``E[(x - E[x])**2]``.
     mask: boolean array, True where elements count.
+    force_float32_reductions: reduce in at least float32; when False the
+      reductions run in ``dtype`` itself (e.g. bfloat16).
 
   Returns:
     ``(mean, var)`` with the reduced axes removed.
   """
   if dtype is None:
     dtype = x.dtype
-  dtype = jnp.promote_types(dtype, jnp.float32)
+  if force_float32_reductions:
+    dtype = jnp.promote_types(dtype, jnp.float32)
   x = jnp.asarray(x, dtype)
   axes = canonicalize_axes(x.ndim, axes)
 
@@ -123,6 +127,7 @@ def layer_stats(layer, x, reduction_axes, mask=None, use_mean: bool = True):
     use_mean=use_mean,
     use_fast_variance=layer.use_fast_variance,
     mask=mask,
+    force_float32_reductions=getattr(layer, 'force_float32_reductions', True),
   )
 
 
@@ -235,6 +240,7 @@ def group_stats(
   axis_index_groups=None,
   use_fast_variance=True,
   mask=None,
+  force_float32_reductions=True,
 ):
   """GroupNorm statistics, repeated back to one value per channel.
 
@@ -243,8 +249,8 @@ def group_stats(
     num_groups: number of channel groups.
     reduction_axes: axes to reduce (must include the last one); default:
       every axis but the first.
-    dtype, axis_name, axis_index_groups, use_fast_variance, mask: see
-      :func:`compute_stats`.
+    dtype, axis_name, axis_index_groups, use_fast_variance, mask,
+      force_float32_reductions: see :func:`compute_stats`.
 
   Returns:
     ``(mean, var, reduction_axes)``: statistics shaped like ``x`` with the
@@ -271,6 +277,7 @@ def group_stats(
     axis_index_groups,
     use_fast_variance=use_fast_variance,
     mask=mask,
+    force_float32_reductions=force_float32_reductions,
   )
   mean = jnp.repeat(mean, group_size, axis=-1)
   var = jnp.repeat(var, group_size, axis=-1)

@@ -11,6 +11,9 @@ from flax.layers.activations import *  # noqa: F403
 from flax.layers.activations import __all__ as _functions
 from flax.linen import Module, compact
 
+# ``flax.linen.activation`` also names Dense.
+from flax.layers.linen.linear import Dense as Dense  # noqa: E402, I001
+
 Array = Any
 Dtype = Any
 
@@ -44,21 +47,20 @@ class PReLU(Module):
 
   @compact
   def __call__(self, inputs: Array) -> Array:
-    """Applies an activation to the inputs.
+    """Applies the activation: ``x`` where ``x >= 0``, ``slope * x`` else.
 
     Args:
       inputs: the nd-array to apply the activation function to.
 
     Returns:
-      The transformed input.
+      The transformed input, with the dtype of ``inputs``.
     """
-    negative_slope = self.param(
-      'negative_slope',
-      lambda k: jnp.asarray(self.negative_slope_init, self.param_dtype),
-    )
-    return jnp.where(
-      inputs >= 0, inputs, jnp.asarray(negative_slope, inputs.dtype) * inputs
-    )
+
+    def init_slope(_rng):
+      return jnp.full((), self.negative_slope_init, self.param_dtype)
+
+    slope = self.param('negative_slope', init_slope).astype(inputs.dtype)
+    return jnp.where(inputs < 0, slope * inputs, inputs)
 
 
 __all__ = ['PReLU', *_functions]

@@ -25,6 +25,7 @@ from flax.layers.attention import (
 )
 from flax.layers.attention import make_attention_mask as make_attention_mask
 from flax.layers.attention import make_causal_mask as make_causal_mask
+from flax.layers.dtypes import promote_dtype as promote_dtype
 from flax.layers.linen.linear import DenseGeneral, default_kernel_init
 from flax.layers.linen.normalization import LayerNorm
 from flax.linen import Module, compact, merge_param
@@ -33,35 +34,33 @@ Array = Any
 Dtype = Any
 Initializer = initializers.Initializer
 
-_ATTN_KWARGS = (
-  'mask',
-  'dropout_rng',
-  'dropout_rate',
-  'broadcast_dropout',
-  'deterministic',
-  'dtype',
-  'precision',
-  'force_fp32_for_softmax',
-)
-
 
 @functools.lru_cache(maxsize=64)
-def _accepted_kwargs(fn) -> frozenset:
-  """The attention-function keywords that ``fn`` accepts."""
+def _named_parameters(fn) -> frozenset | None:
+  """Names of the parameters of ``fn`` (None if it has no signature)."""
   try:
     params = inspect.signature(fn).parameters
   except (TypeError, ValueError):
-    return frozenset(_ATTN_KWARGS)
-  if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-    return frozenset(_ATTN_KWARGS)
-  return frozenset(k for k in _ATTN_KWARGS if k in params)
+    return None
+  return frozenset(params)
 
 
-def _accepted(fn) -> frozenset:
+def _call_attention(fn, query, key, value, options, module):
+  """Calls an attention function with the options it names.
+
+  An option is passed only when ``fn`` has a parameter of that name (a
+  ``**kwargs`` catch-all receives none of them); ``module`` is passed
+  whenever weights are sown.
+  """
   try:
-    return _accepted_kwargs(fn)
+    names = _named_parameters(fn)
   except TypeError:  # unhashable callable
-    return _accepted_kwargs.__wrapped__(fn)
+    names = _named_parameters.__wrapped__(fn)
+  if names is not None:
+    options = {k: v for k, v in options.items() if k in names}
+  if module is not None:
+    options['module'] = module
+  return fn(query, key, value, **options)
 
 
 class MultiHeadDotProductAttention(Module):
@@ -107,6 +106,11 @@ class MultiHeadDotProductAttention(Module):
     out_dot_general: ``dot_general`` of the output projection.
     qkv_dot_general_cls: class whose instances replace ``qkv_dot_general``.
     out_dot_general_cls: class whose instances replace ``out_dot_general``.
+    qk_attn_weights_einsum_cls: factory of the einsum computing the
+      attention logits, handed to ``attention_fn`` as
+      ``qk_attn_weights_einsum``.
+    attn_weights_value_einsum_cls: factory of the einsum weighting the
+      values, handed as ``attn_weights_value_einsum``.
   """
 
   num_heads: int
@@ -131,6 +135,10 @@ class MultiHeadDotProductAttention(Module):
   out_dot_general: Any = None
   qkv_dot_general_cls: Any = None
   out_dot_general_cls: Any = None
+  qk_attn_weights_einsum_cls: Callable[..., Callable[..., Array]] | None = None
+  attn_weights_value_einsum_cls: Callable[..., Callable[..., Array]] | None = (
+    None
+  )
 
   @compact
   def __call__(
@@ -195,31 +203,36 @@ class MultiHeadDotProductAttention(Module):
       if inputs_v is None:
         inputs_v = inputs_k
 
-    features = self.out_features or inputs_q.shape[-1]
-    qkv_features = self.qkv_features or inputs_q.shape[-1]
-    assert qkv_features % self.num_heads == 0, (
-      f'Memory dimension ({qkv_features}) must be divisible by number of'
-      f' heads ({self.num_heads}).'
-    )
-    head_dim = qkv_features // self.num_heads
-
-    dense = functools.partial(
-      DenseGeneral,
-      axis=-1,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      features=(self.num_heads, head_dim),
-      kernel_init=self.kernel_init,
-      bias_init=self.bias_init,
-      use_bias=self.use_bias,
-      precision=self.precision,
-      dot_general=self.qkv_dot_general,
-      dot_general_cls=self.qkv_dot_general_cls,
-    )
+    width = inputs_q.shape[-1]
+    qkv_features = self.qkv_features or width
+    if qkv_features % self.num_heads:
+      raise AssertionError(
+        f'Memory dimension ({qkv_features}) must be divisible by number of'
+        f' heads ({self.num_heads}).'
+      )
+    heads = (self.num_heads, qkv_features // self.num_heads)
+    # The three projections share every setting but their name;
     # [batch..., length, n_heads, head_dim]
-    query = dense(name='query')(inputs_q)
-    key = dense(name='key')(inputs_k)
-    value = dense(name='value')(inputs_v)
+    query, key, value = (
+      DenseGeneral(
+        features=heads,
+        axis=-1,
+        dtype=self.dtype,
+        param_dtype=self.param_dtype,
+        kernel_init=self.kernel_init,
+        bias_init=self.bias_init,
+        use_bias=self.use_bias,
+        precision=self.precision,
+        dot_general=self.qkv_dot_general,
+        dot_general_cls=self.qkv_dot_general_cls,
+        name=name,
+      )(x)
+      for name, x in (
+        ('query', inputs_q),
+        ('key', inputs_k),
+        ('value', inputs_v),
+      )
+    )
 
     if self.normalize_qk:
       query = LayerNorm(
@@ -247,7 +260,7 @@ class MultiHeadDotProductAttention(Module):
     else:
       m_deterministic = True
 
-    attn_kwargs = dict(
+    options = dict(
       mask=mask,
       dropout_rng=dropout_rng,
       dropout_rate=self.dropout_rate,
@@ -257,16 +270,23 @@ class MultiHeadDotProductAttention(Module):
       precision=self.precision,
       force_fp32_for_softmax=self.force_fp32_for_softmax,
     )
-    accepted = _accepted(self.attention_fn)
-    if len(accepted) != len(attn_kwargs):
-      attn_kwargs = {k: v for k, v in attn_kwargs.items() if k in accepted}
-    if sow_weights:
-      x = self.attention_fn(query, key, value, **attn_kwargs, module=self)
-    else:
-      x = self.attention_fn(query, key, value, **attn_kwargs)
+    for option, factory in (
+      ('qk_attn_weights_einsum', self.qk_attn_weights_einsum_cls),
+      ('attn_weights_value_einsum', self.attn_weights_value_einsum_cls),
+    ):
+      if factory is not None:
+        options[option] = factory()
+    x = _call_attention(
+      self.attention_fn,
+      query,
+      key,
+      value,
+      options,
+      self if sow_weights else None,
+    )
 
     return DenseGeneral(
-      features=features,
+      features=self.out_features or width,
       axis=(-2, -1),
       kernel_init=self.out_kernel_init or self.kernel_init,
       bias_init=self.out_bias_init or self.bias_init,

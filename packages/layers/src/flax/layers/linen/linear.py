@@ -7,7 +7,7 @@ then ``bias``; ``lecun_normal`` kernels, zero biases).
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import jax.numpy as jnp
 
@@ -25,6 +25,18 @@ Shape = Sequence[int]
 
 default_kernel_init = initializers.default_kernel_init
 default_embed_init = initializers.default_embed_init
+
+
+class PromoteDtypeFn(Protocol):
+  """What a Linen layer's ``promote_dtype`` field is called as.
+
+  It takes the arrays (``None`` passing through), the target ``dtype`` (or
+  None to promote them together) and ``inexact``, and returns them cast.
+  """
+
+  def __call__(
+    self, *args: Array | None, dtype: Any = None, inexact: bool = True
+  ) -> list[Array | None]: ...
 
 
 def _params(
@@ -63,7 +75,7 @@ def _params(
   bias = None
   if mdl.use_bias:
     bias = mdl.param('bias', bias_init, bias_shape, mdl.param_dtype)
-  return promote_dtype(inputs, kernel, bias, dtype=mdl.dtype)
+  return mdl.promote_dtype(inputs, kernel, bias, dtype=mdl.dtype)
 
 
 def _dot_general(dot_general, dot_general_cls):
@@ -95,6 +107,8 @@ class Dense(Module):
       ``jax.lax.Precision``.
     kernel_init: initializer function for the weight matrix.
     bias_init: initializer function for the bias.
+    promote_dtype: function promoting the inputs and parameters to the
+      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
     dot_general: replacement for ``lax.dot_general``.
     dot_general_cls: a class whose instances replace ``lax.dot_general``.
   """
@@ -106,6 +120,7 @@ class Dense(Module):
   precision: PrecisionLike = None
   kernel_init: Initializer = default_kernel_init
   bias_init: Initializer = initializers.zeros_init()
+  promote_dtype: PromoteDtypeFn = promote_dtype
   dot_general: Any = None
   dot_general_cls: Any = None
 
@@ -156,6 +171,8 @@ class DenseGeneral(Module):
       flattened 2-D kernel shape).
     bias_init: initializer function for the bias.
     precision: numerical precision of the computation.
+    promote_dtype: function promoting the inputs and parameters to the
+      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
     dot_general: replacement for ``lax.dot_general``.
     dot_general_cls: a class whose instances replace ``lax.dot_general``.
   """
@@ -169,6 +186,7 @@ class DenseGeneral(Module):
   kernel_init: Initializer = default_kernel_init
   bias_init: Initializer = initializers.zeros_init()
   precision: PrecisionLike = None
+  promote_dtype: PromoteDtypeFn = promote_dtype
   dot_general: Any = None
   dot_general_cls: Any = None
 
@@ -228,6 +246,8 @@ class Einsum(Module):
     precision: numerical precision of the computation.
     kernel_init: initializer function for the kernel.
     bias_init: initializer function for the bias.
+    promote_dtype: function promoting the inputs and parameters to the
+      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
     preferred_element_type: accumulation dtype passed to ``jnp.einsum``.
   """
 
@@ -239,6 +259,7 @@ class Einsum(Module):
   precision: PrecisionLike = None
   kernel_init: Initializer = default_kernel_init
   bias_init: Initializer = initializers.zeros_init()
+  promote_dtype: PromoteDtypeFn = promote_dtype
   preferred_element_type: Dtype | None = None
 
   @compact
@@ -264,7 +285,9 @@ class Einsum(Module):
       bias = self.param('bias', self.bias_init, bias_shape, self.param_dtype)
     else:
       bias = None
-    inputs, kernel, bias = promote_dtype(inputs, kernel, bias, dtype=self.dtype)
+    inputs, kernel, bias = self.promote_dtype(
+      inputs, kernel, bias, dtype=self.dtype
+    )
     y = jnp.einsum(
       einsum_str,
       inputs,
@@ -294,6 +317,7 @@ class _Conv(Module):
   precision: PrecisionLike = None
   kernel_init: Initializer = default_kernel_init
   bias_init: Initializer = initializers.zeros_init()
+  promote_dtype: PromoteDtypeFn = promote_dtype
   conv_general_dilated: Any = None
   conv_general_dilated_cls: Any = None
 
@@ -407,6 +431,8 @@ class Conv(_Conv):
     precision: numerical precision of the computation.
     kernel_init: initializer for the convolutional kernel.
     bias_init: initializer for the bias.
+    promote_dtype: function promoting the inputs and parameters to the
+      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
     conv_general_dilated: replacement for ``lax.conv_general_dilated``.
     conv_general_dilated_cls: a class whose instances replace it.
   """
@@ -470,6 +496,9 @@ class ConvTranspose(Module):
     bias_init: initializer for the bias.
     transpose_kernel: if True flips spatial axes and swaps the input/output
       channel axes of the kernel (the gradient of ``Conv``).
+    promote_dtype: function promoting the inputs and parameters to the
+      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
+    preferred_element_type: accumulation dtype of the convolution.
   """
 
   features: int
@@ -485,6 +514,8 @@ class ConvTranspose(Module):
   kernel_init: Initializer = default_kernel_init
   bias_init: Initializer = initializers.zeros_init()
   transpose_kernel: bool = False
+  promote_dtype: PromoteDtypeFn = promote_dtype
+  preferred_element_type: Dtype | None = None
 
   @compact
   def __call__(self, inputs: Array) -> Array:
@@ -517,6 +548,7 @@ class ConvTranspose(Module):
       spec,
       transpose_kernel=self.transpose_kernel,
       precision=self.precision,
+      preferred_element_type=self.preferred_element_type,
     )
 
 
@@ -544,6 +576,8 @@ class Embed(Module):
     dtype: the dtype of the embedding vectors (default: same as
       embedding).
     param_dtype: the dtype passed to parameter initializers.
+    promote_dtype: function promoting the inputs and parameters to the
+      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
     embedding_init: embedding initializer.
   """
 
@@ -552,6 +586,7 @@ class Embed(Module):
   dtype: Dtype | None = None
   param_dtype: Dtype = jnp.float32
   embedding_init: Initializer = default_embed_init
+  promote_dtype: PromoteDtypeFn = promote_dtype
 
   def setup(self):
     self.embedding = self.param(
@@ -572,12 +607,11 @@ class Embed(Module):
       Output which is embedded input data. The output shape follows the
       input, with an additional ``features`` dimension appended.
     """
-    if not jnp.issubdtype(inputs.dtype, jnp.integer):
-      raise ValueError('Input type must be an integer or unsigned integer.')
-    (embedding,) = promote_dtype(
+    # Only a float ``dtype`` casts the table; ids never promote it.
+    (table,) = self.promote_dtype(
       self.embedding, dtype=self.dtype, inexact=False
     )
-    return linear.embed_lookup(embedding, inputs)
+    return linear.embed_lookup(table, inputs)
 
   def attend(self, query: Array) -> Array:
     """Attend over the embedding using a query array.
@@ -592,8 +626,8 @@ class Embed(Module):
       embedding. Commonly used for weight-sharing between embeddings and
       logit transform in NLP models.
     """
-    query, embedding = promote_dtype(query, self.embedding, dtype=self.dtype)
-    return linear.embed_attend(query, embedding)
+    query, table = self.promote_dtype(query, self.embedding, dtype=self.dtype)
+    return linear.embed_attend(query, table)
 
 
 __all__ = [
@@ -605,6 +639,7 @@ __all__ = [
   'Einsum',
   'Embed',
   'PaddingLike',
+  'PromoteDtypeFn',
   'canonicalize_padding',
   'default_embed_init',
   'default_kernel_init',

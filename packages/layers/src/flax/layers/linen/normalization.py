@@ -139,6 +139,7 @@ class BatchNorm(Module):
         axis_index_groups=self.axis_index_groups,
         use_fast_variance=self.use_fast_variance,
         mask=mask,
+        force_float32_reductions=self.force_float32_reductions,
       )
       if not initializing:
         m = self.momentum
@@ -180,8 +181,8 @@ class LayerNorm(Module):
       devices.
     axis_index_groups: groups of axis indices within that named axis.
     use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
-    force_float32_reductions: kept for API compatibility (statistics are
-      always reduced in at least float32).
+    force_float32_reductions: reduce the statistics in at least float32
+      (when False, in the computation dtype).
   """
 
   epsilon: float = 1e-6
@@ -247,7 +248,8 @@ class RMSNorm(Module):
     axis_name: the axis name used to combine statistics across devices.
     axis_index_groups: groups of axis indices within that named axis.
     use_fast_variance: kept for API compatibility.
-    force_float32_reductions: kept for API compatibility.
+    force_float32_reductions: reduce the statistics in at least float32
+      (when False, in the computation dtype).
   """
 
   epsilon: float = 1e-6
@@ -314,6 +316,8 @@ class GroupNorm(Module):
     axis_name: the axis name used to combine statistics across devices.
     axis_index_groups: groups of axis indices within that named axis.
     use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
+    force_float32_reductions: reduce the statistics in at least float32
+      (when False, in the computation dtype).
   """
 
   num_groups: int | None = 32
@@ -329,6 +333,7 @@ class GroupNorm(Module):
   axis_name: str | None = None
   axis_index_groups: Any = None
   use_fast_variance: bool = True
+  force_float32_reductions: bool = True
 
   @compact
   def __call__(self, x, *, mask=None):
@@ -357,6 +362,7 @@ class GroupNorm(Module):
       self.axis_index_groups,
       self.use_fast_variance,
       mask,
+      self.force_float32_reductions,
     )
     return _normalize(
       self, x, mean, var, stat_axes, (x.ndim - 1,), self.use_bias
@@ -391,6 +397,8 @@ class InstanceNorm(Module):
     axis_name: the axis name used to combine statistics across devices.
     axis_index_groups: groups of axis indices within that named axis.
     use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
+    force_float32_reductions: reduce the statistics in at least float32
+      (when False, in the computation dtype).
   """
 
   epsilon: float = 1e-6
@@ -404,6 +412,7 @@ class InstanceNorm(Module):
   axis_name: str | None = None
   axis_index_groups: Any = None
   use_fast_variance: bool = True
+  force_float32_reductions: bool = True
 
   @compact
   def __call__(self, x, *, mask=None):

@@ -8,11 +8,12 @@ and keeps the cell's parameters under ``cell``.
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import jax.numpy as jnp
 from jax import random
 
+from flax.core.frozen_dict import FrozenDict as FrozenDict
 from flax.layers import initializers
 from flax.layers import recurrent as rnn_math
 from flax.layers.activations import sigmoid, tanh
@@ -27,39 +28,8 @@ Dtype = Any
 Initializer = initializers.Initializer
 
 
-def _legacy_carry(cls, rng, batch_dims, size, init_fn=None):
-  """0.6.10 static form: ``Cell.initialize_carry(rng, batch_dims, size)``."""
-  init = init_fn or initializers.zeros_init()
-  size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
-  shape = tuple(batch_dims) + size
-  if cls.carry_is_pair:
-    key1, key2 = random.split(rng)
-    return init(key1, shape, jnp.float32), init(key2, shape, jnp.float32)
-  return init(rng, shape, jnp.float32)
-
-
-class _CarryInitializer:
-  """``initialize_carry`` that also works on the class (0.6.10 form)."""
-
-  def __init__(self, fn):
-    self.fn = fn
-    self.nowrap = True
-    functools.update_wrapper(self, fn)
-
-  def __get__(self, obj, objtype=None):
-    if obj is None:
-      return functools.partial(_legacy_carry, objtype)
-    return functools.partial(self.fn, obj)
-
-
-def _carry_initializer(fn):
-  return _CarryInitializer(nowrap(fn))
-
-
 class RNNCellBase(Module):
   """Base class of the RNN cells."""
-
-  carry_is_pair = False
 
   @nowrap
   def initialize_carry(self, rng, input_shape: tuple[int, ...]) -> Carry:
@@ -80,15 +50,21 @@ class RNNCellBase(Module):
     return 1
 
 
-def _features_of(cell, size):
-  features = cell.features
-  if features is None:
-    if size is None:
-      raise TypeError(
-        f'{type(cell).__name__} needs `features` (the hidden size).'
-      )
-    return size
-  return features
+class RNNBase(Protocol):
+  """What ``Bidirectional`` expects of its two sequence layers."""
+
+  def __call__(
+    self,
+    inputs: Array,
+    *,
+    initial_carry: Carry | None = None,
+    init_key: Any | None = None,
+    seq_lengths: Array | None = None,
+    return_carry: bool | None = None,
+    time_major: bool | None = None,
+    reverse: bool | None = None,
+    keep_order: bool | None = None,
+  ) -> Array | tuple[Carry, Array]: ...
 
 
 def _dense(cell, side, hidden, use_bias, **kwargs):
@@ -107,44 +83,35 @@ def _dense(cell, side, hidden, use_bias, **kwargs):
 
 
 class _Cell(RNNCellBase):
-  """The cells of this module: their carry arrays are built alike."""
+  """The cells of this module: carries of ``features``-sized arrays."""
+
+  # Number of carry arrays: 2 for the ``(c, h)`` of the LSTM cells.
+  _carry_arity = 1
 
   @nowrap
-  def _carry_shape(self, input_shape, size):
-    if size is None:
-      batch_dims = tuple(input_shape[:-1])
-    else:
-      batch_dims = tuple(input_shape)
-    return batch_dims + (_features_of(self, size),)
+  def _carry_shape(self, input_shape):
+    n = self.num_feature_axes
+    return (*input_shape[:-n], *input_shape[-n:-1], self.features)
 
-  @_carry_initializer
-  def initialize_carry(self, rng, input_shape, size=None, init_fn=None):
+  @nowrap
+  def initialize_carry(self, rng, input_shape: tuple[int, ...]) -> Carry:
     """Initializes the carry: ``(c, h)`` for the LSTM cells, else one array.
 
     Args:
       rng: random number generator passed to ``carry_init`` (split in two
         for a ``(c, h)`` carry).
       input_shape: shape of the cell's input, ``(*batch, in_features)``
-        (``(*batch, *spatial, in_features)`` for ConvLSTMCell). In the
-        0.6.10 form ``initialize_carry(rng, batch_dims, size)`` this is the
-        batch shape and ``size`` the hidden size.
-      size: hidden size, ``(*spatial, features)`` for ConvLSTMCell (0.6.10
-        form only).
-      init_fn: carry initializer (0.6.10 form only).
+        (``(*batch, *spatial, in_features)`` for ConvLSTMCell).
 
     Returns:
       The carry; each array is ``(*batch, features)`` (``(*batch,
       *spatial, features)`` for ConvLSTMCell).
     """
-    mem_shape = self._carry_shape(input_shape, size)
-    init = init_fn or self.carry_init
-    if self.carry_is_pair:
-      key1, key2 = random.split(rng)
-      return (
-        init(key1, mem_shape, self.param_dtype),
-        init(key2, mem_shape, self.param_dtype),
-      )
-    return init(rng, mem_shape, self.param_dtype)
+    shape = self._carry_shape(tuple(input_shape))
+    if self._carry_arity == 1:
+      return self.carry_init(rng, shape, self.param_dtype)
+    keys = random.split(rng, self._carry_arity)
+    return tuple(self.carry_init(k, shape, self.param_dtype) for k in keys)
 
 
 class LSTMCell(_Cell):
@@ -189,9 +156,9 @@ class LSTMCell(_Cell):
     carry_init: initializer for the carry.
   """
 
-  carry_is_pair = True
+  _carry_arity = 2
 
-  features: int | None = None
+  features: int
   gate_fn: Callable[..., Any] = sigmoid
   activation_fn: Callable[..., Any] = tanh
   kernel_init: Initializer = default_kernel_init
@@ -227,29 +194,45 @@ class LSTMCell(_Cell):
     return (new_c, new_h), new_h
 
 
-class _DenseParams(Module):
-  """Creates Dense parameters (``kernel`` then ``bias``) without applying
-  them."""
+class DenseParams(Module):
+  """Creates the ``kernel`` (and ``bias``) of a dense layer and returns them
+  without applying them, so several can be fused into one matmul.
+
+  Example::
+
+    >>> import jax, jax.numpy as jnp
+    >>> from flax.linen.recurrent import DenseParams
+    >>> v = DenseParams(4).init(jax.random.key(0), jnp.ones((2, 3)))
+    >>> jax.tree_util.tree_map(jnp.shape, v['params'])
+    {'bias': (4,), 'kernel': (3, 4)}
+
+  Attributes:
+    features: number of output features.
+    use_bias: whether to create a bias.
+    param_dtype: the dtype passed to parameter initializers.
+    precision: numerical precision for users of the returned parameters.
+    kernel_init: initializer of the kernel.
+    bias_init: initializer of the bias.
+  """
 
   features: int
   use_bias: bool = True
   param_dtype: Dtype = jnp.float32
+  precision: Any = None
   kernel_init: Initializer = default_kernel_init
   bias_init: Initializer = initializers.zeros_init()
 
   @compact
-  def __call__(self, inputs):
-    k = self.param(
-      'kernel',
-      self.kernel_init,
-      (inputs.shape[-1], self.features),
-      self.param_dtype,
+  def __call__(self, inputs: Array) -> tuple[Array, Array | None]:
+    """Returns ``(kernel, bias)`` for inputs of this last-axis size."""
+    shape = (jnp.shape(inputs)[-1], self.features)
+    kernel = self.param('kernel', self.kernel_init, shape, self.param_dtype)
+    if not self.use_bias:
+      return kernel, None
+    bias = self.param(
+      'bias', self.bias_init, (self.features,), self.param_dtype
     )
-    if self.use_bias:
-      b = self.param('bias', self.bias_init, (self.features,), self.param_dtype)
-    else:
-      b = None
-    return k, b
+    return kernel, bias
 
 
 class OptimizedLSTMCell(LSTMCell):
@@ -284,36 +267,37 @@ class OptimizedLSTMCell(LSTMCell):
     """
     c, h = carry
     hidden = h.shape[-1]
-    params_i, params_h = {}, {}
-    for gate in ('i', 'f', 'g', 'o'):
-      params_i[gate] = _DenseParams(
-        features=hidden,
-        use_bias=False,
-        param_dtype=self.param_dtype,
-        kernel_init=self.kernel_init,
-        bias_init=self.bias_init,
-        name=f'i{gate}',
-      )(inputs)
-      params_h[gate] = _DenseParams(
-        features=hidden,
-        use_bias=True,
-        param_dtype=self.param_dtype,
-        kernel_init=self.recurrent_kernel_init,
-        bias_init=self.bias_init,
-        name=f'h{gate}',
-      )(h)
-    kernels_i = [k for k, _ in params_i.values()]
-    kernels_h = [k for k, _ in params_h.values()]
-    biases_h = [b for _, b in params_h.values()]
-    x, *kernels_i = promote_dtype(inputs, *kernels_i, dtype=self.dtype)
-    hh, *rest = promote_dtype(h, *kernels_h, *biases_h, dtype=self.dtype)
-    kernels_h, biases_h = rest[:4], rest[4:]
-    yi = rnn_math.concat_dense(x, kernels_i)
-    yh = rnn_math.concat_dense(hh, kernels_h, biases_h)
-    i = self.gate_fn(yi[0] + yh[0])
-    f = self.gate_fn(yi[1] + yh[1])
-    g = self.activation_fn(yi[2] + yh[2])
-    o = self.gate_fn(yi[3] + yh[3])
+    gates = 'ifgo'
+
+    def params(side, source, kernel_init, use_bias):
+      return [
+        DenseParams(
+          features=hidden,
+          use_bias=use_bias,
+          param_dtype=self.param_dtype,
+          kernel_init=kernel_init,
+          bias_init=self.bias_init,
+          name=side + gate,
+        )(source)
+        for gate in gates
+      ]
+
+    from_x = params('i', inputs, self.kernel_init, False)
+    from_h = params('h', h, self.recurrent_kernel_init, True)
+    # One promotion per matmul operand group, then one fused matmul each.
+    x, *kx = promote_dtype(inputs, *(k for k, _ in from_x), dtype=self.dtype)
+    hh, *kb = promote_dtype(
+      h, *(k for k, _ in from_h), *(b for _, b in from_h), dtype=self.dtype
+    )
+    pre = [
+      a + b
+      for a, b in zip(
+        rnn_math.concat_dense(x, kx),
+        rnn_math.concat_dense(hh, kb[:4], kb[4:]),
+      )
+    ]
+    i, f, o = (self.gate_fn(pre[gates.index(g)]) for g in 'ifo')
+    g = self.activation_fn(pre[gates.index('g')])
     new_c = f * c + i * g
     new_h = o * self.activation_fn(new_c)
     return (new_c, new_h), new_h
@@ -357,7 +341,7 @@ class GRUCell(_Cell):
     carry_init: initializer for the carry.
   """
 
-  features: int | None = None
+  features: int
   gate_fn: Callable[..., Any] = sigmoid
   activation_fn: Callable[..., Any] = tanh
   kernel_init: Initializer = default_kernel_init
@@ -430,7 +414,7 @@ class MGUCell(_Cell):
       the candidate.
   """
 
-  features: int | None = None
+  features: int
   gate_fn: Callable[..., Any] = sigmoid
   activation_fn: Callable[..., Any] = tanh
   kernel_init: Initializer = default_kernel_init
@@ -498,7 +482,7 @@ class SimpleCell(_Cell):
     residual: add the previous carry before the activation.
   """
 
-  features: int | None = None
+  features: int
   activation_fn: Callable[..., Any] = tanh
   kernel_init: Initializer = default_kernel_init
   recurrent_kernel_init: Initializer = initializers.orthogonal()
@@ -558,7 +542,7 @@ class ConvLSTMCell(_Cell):
     carry_init: initializer for the carry.
   """
 
-  carry_is_pair = True
+  _carry_arity = 2
 
   features: int
   kernel_size: Any
@@ -596,15 +580,6 @@ class ConvLSTMCell(_Cell):
     new_c, new_h = rnn_math.conv_lstm_gates(gates, c)
     return (new_c, new_h), new_h
 
-  @nowrap
-  def _carry_shape(self, input_shape, size):
-    if size is None:
-      n = self.num_feature_axes
-      return (
-        tuple(input_shape[:-n]) + tuple(input_shape[-n:-1]) + (self.features,)
-      )
-    return tuple(input_shape) + tuple(size)
-
   @property
   def num_feature_axes(self) -> int:
     ks = self.kernel_size
@@ -618,6 +593,8 @@ from flax.layers.linen.rnn import RNN as RNN  # noqa: E402
 
 __all__ = [
   'Bidirectional',
+  'DenseParams',
+  'RNNBase',
   'ConvLSTMCell',
   'GRUCell',
   'LSTMCell',

@@ -40,8 +40,6 @@ class RNN(Module):
 
   Attributes:
     cell: an instance of :class:`RNNCellBase`.
-    cell_size: hidden size for cells built without ``features`` (0.6.10
-      form, e.g. ``RNN(LSTMCell(), cell_size=64)``).
     time_major: whether time is the first axis.
     return_carry: return ``(carry, outputs)`` instead of ``outputs``.
     reverse: process the sequence from the end (padding stays at the end).
@@ -63,7 +61,6 @@ class RNN(Module):
   variable_broadcast: Any = 'params'
   variable_carry: Any = False
   split_rngs: Mapping[Any, bool] = FrozenDict({'params': False})
-  cell_size: Any = None
 
   def __call__(
     self,
@@ -94,77 +91,60 @@ class RNN(Module):
     Returns:
       The outputs, or ``(carry, outputs)`` with ``return_carry``.
     """
-    if return_carry is None:
-      return_carry = self.return_carry
-    if time_major is None:
-      time_major = self.time_major
-    if reverse is None:
-      reverse = self.reverse
-    if keep_order is None:
-      keep_order = self.keep_order
-
+    return_carry, time_major, reverse, keep_order = (
+      getattr(self, name) if value is None else value
+      for name, value in (
+        ('return_carry', return_carry),
+        ('time_major', time_major),
+        ('reverse', reverse),
+        ('keep_order', keep_order),
+      )
+    )
     n_feature = self.cell.num_feature_axes
-    time_axis = 0 if time_major else inputs.ndim - (n_feature + 1)
-    if time_axis < 0:
-      time_axis += inputs.ndim
-    if time_major:
-      batch_dims = inputs.shape[1:-n_feature]
-    else:
-      batch_dims = inputs.shape[:time_axis]
+    time_axis = 0 if time_major else inputs.ndim - n_feature - 1
+    n_batch = inputs.ndim - n_feature - 1
 
-    if reverse:
-      inputs = jax.tree_util.tree_map(
-        lambda x: flip_sequences(x, seq_lengths, len(batch_dims), time_major),
-        inputs,
+    def flip(tree):
+      return jax.tree_util.tree_map(
+        lambda x: flip_sequences(x, seq_lengths, n_batch, time_major), tree
       )
 
-    if initial_carry is None:
-      if init_key is None:
-        init_key = random.key(0)
-      if self.cell_size is not None:
-        carry = self.cell.initialize_carry(
-          init_key, tuple(batch_dims), self.cell_size
-        )
-      else:
-        input_shape = inputs.shape[:time_axis] + inputs.shape[time_axis + 1 :]
-        carry = self.cell.initialize_carry(init_key, input_shape)
-    else:
+    if reverse:
+      inputs = flip(inputs)
+    if initial_carry is not None:
       carry = initial_carry
+    else:
+      # The cell sees one time step: the input without its time axis.
+      step_shape = inputs.shape[:time_axis] + inputs.shape[time_axis + 1 :]
+      carry = self.cell.initialize_carry(
+        random.key(0) if init_key is None else init_key, step_shape
+      )
 
-    slice_carry = seq_lengths is not None and return_carry
+    # With seq_lengths and return_carry every step's carry is kept, to pick
+    # each sequence's carry after its last valid step.
+    keep_carries = seq_lengths is not None and return_carry
 
-    def scan_fn(cell, carry, x):
+    def step(cell, carry, x):
       carry, y = cell(carry, x)
-      # With seq_lengths the carries are stacked to pick each sequence's
-      # last valid one afterwards.
-      if slice_carry:
-        return carry, (carry, y)
-      return carry, y
+      return carry, ((carry, y) if keep_carries else y)
 
-    scan = _scan(
-      scan_fn,
+    carry, stacked = _scan(
+      step,
       in_axes=time_axis,
-      out_axes=(0, time_axis) if slice_carry else time_axis,
+      out_axes=(0, time_axis) if keep_carries else time_axis,
       unroll=self.unroll,
       variable_axes=self.variable_axes,
       variable_broadcast=self.variable_broadcast,
       variable_carry=self.variable_carry,
       split_rngs=self.split_rngs,
-    )
-    scan_output = scan(self.cell, carry, inputs)
-
-    if slice_carry:
-      _, (carries, outputs) = scan_output
+    )(self.cell, carry, inputs)
+    if keep_carries:
+      carries, outputs = stacked
       carry = rnn_math.select_last_carry(carries, seq_lengths)
     else:
-      carry, outputs = scan_output
-
+      outputs = stacked
     if reverse and keep_order:
-      outputs = jax.tree_util.tree_map(
-        lambda x: flip_sequences(x, seq_lengths, len(batch_dims), time_major),
-        outputs,
-      )
-
+      outputs = flip(outputs)
     if return_carry:
       return carry, outputs
     return outputs

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import typing as tp
 from types import MappingProxyType
 
@@ -225,6 +224,7 @@ class MultiHeadAttention(nnx.Module):
     in_features: int,
     qkv_features: int | None = None,
     out_features: int | None = None,
+    num_kv_heads: int | None = None,
     in_kv_features: int | None = None,
     *,
     dtype=None,
@@ -241,6 +241,9 @@ class MultiHeadAttention(nnx.Module):
     attention_fn: tp.Callable[..., Array] = dot_product_attention,
     decode: bool | None = None,
     normalize_qk: bool = False,
+    qkv_promote_dtype=dtypes.promote_dtype,
+    out_promote_dtype=dtypes.promote_dtype,
+    ln_promote_dtype=dtypes.promote_dtype,
     qkv_dot_general=None,
     out_dot_general=None,
     qkv_dot_general_cls=None,
@@ -251,83 +254,91 @@ class MultiHeadAttention(nnx.Module):
     out_kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     out_bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    query_ln_scale_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    key_ln_scale_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    self.num_heads = num_heads
-    self.in_features = in_features
-    self.qkv_features = (
-      qkv_features if qkv_features is not None else in_features
-    )
-    self.out_features = (
-      out_features if out_features is not None else in_features
-    )
-    self.in_kv_features = (
-      in_kv_features if in_kv_features is not None else in_features
-    )
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.broadcast_dropout = broadcast_dropout
-    self.dropout_rate = dropout_rate
-    self.deterministic = deterministic
-    self.precision = precision
-    self.kernel_init = kernel_init
-    self.out_kernel_init = out_kernel_init
-    self.bias_init = bias_init
-    self.out_bias_init = out_bias_init
-    self.use_bias = use_bias
-    self.attention_fn = attention_fn
-    self.decode = decode
-    self.normalize_qk = normalize_qk
-    self.qkv_dot_general = qkv_dot_general
-    self.out_dot_general = out_dot_general
-    self.qkv_dot_general_cls = qkv_dot_general_cls
-    self.out_dot_general_cls = out_dot_general_cls
-
-    if self.qkv_features % self.num_heads != 0:
+    qkv_features = in_features if qkv_features is None else qkv_features
+    num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+    if qkv_features % num_heads != 0:
       raise ValueError(
-        f'Memory dimension ({self.qkv_features}) must be divisible by '
-        f"'num_heads' heads ({self.num_heads})."
+        f'Memory dimension ({qkv_features}) must be divisible by '
+        f"'num_heads' heads ({num_heads})."
       )
-    self.head_dim = self.qkv_features // self.num_heads
-
-    linear_general = functools.partial(
-      LinearGeneral,
-      out_features=(self.num_heads, self.head_dim),
+    if num_heads % num_kv_heads != 0:
+      raise ValueError(
+        f'num_heads ({num_heads}) must be divisible by num_kv_heads '
+        f'({num_kv_heads}).'
+      )
+    # Stored settings, in the order the module lists them.
+    settings = dict(
+      num_heads=num_heads,
+      in_features=in_features,
+      qkv_features=qkv_features,
+      out_features=in_features if out_features is None else out_features,
+      in_kv_features=in_features if in_kv_features is None else in_kv_features,
+      num_kv_heads=num_kv_heads,
       dtype=dtype,
       param_dtype=param_dtype,
-      kernel_init=kernel_init,
-      bias_init=bias_init,
-      use_bias=use_bias,
+      broadcast_dropout=broadcast_dropout,
+      dropout_rate=dropout_rate,
+      deterministic=deterministic,
       precision=precision,
-      dot_general=qkv_dot_general,
-      dot_general_cls=qkv_dot_general_cls,
-      kernel_metadata=kernel_metadata,
-      bias_metadata=bias_metadata,
+      use_bias=use_bias,
+      attention_fn=attention_fn,
+      decode=decode,
+      normalize_qk=normalize_qk,
+      qkv_promote_dtype=qkv_promote_dtype,
+      out_promote_dtype=out_promote_dtype,
+      ln_promote_dtype=ln_promote_dtype,
+      qkv_dot_general=qkv_dot_general,
+      out_dot_general=out_dot_general,
+      qkv_dot_general_cls=qkv_dot_general_cls,
+      out_dot_general_cls=out_dot_general_cls,
+      head_dim=qkv_features // num_heads,
     )
-    self.query = linear_general(self.in_features, rngs=rngs)
-    self.key = linear_general(self.in_kv_features, rngs=rngs)
-    self.value = linear_general(self.in_kv_features, rngs=rngs)
+    for name, value in settings.items():
+      setattr(self, name, value)
 
-    if normalize_qk:
-      self.query_ln = LayerNorm(
+    def projection(in_feats, heads):
+      # Keys come from ``rngs.params()``: query, key, value, then out.
+      return LinearGeneral(
+        in_feats,
+        (heads, self.head_dim),
+        dtype=dtype,
+        param_dtype=param_dtype,
+        kernel_init=kernel_init,
+        bias_init=bias_init,
+        use_bias=use_bias,
+        precision=precision,
+        promote_dtype=qkv_promote_dtype,
+        dot_general=qkv_dot_general,
+        dot_general_cls=qkv_dot_general_cls,
+        rngs=rngs,
+        kernel_metadata=kernel_metadata,
+        bias_metadata=bias_metadata,
+      )
+
+    self.query = projection(in_features, num_heads)
+    self.key = projection(self.in_kv_features, num_kv_heads)
+    self.value = projection(self.in_kv_features, num_kv_heads)
+
+    def qk_norm(metadata):
+      if not normalize_qk:
+        return optional_data(None)
+      return LayerNorm(
         self.head_dim,
         use_bias=False,
         dtype=dtype,
         param_dtype=param_dtype,
+        promote_dtype=ln_promote_dtype,
         rngs=rngs,
+        scale_metadata=metadata,
       )
-      self.key_ln = LayerNorm(
-        self.head_dim,
-        use_bias=False,
-        dtype=dtype,
-        param_dtype=param_dtype,
-        rngs=rngs,
-      )
-    else:
-      self.query_ln = optional_data(None)
-      self.key_ln = optional_data(None)
 
+    self.query_ln = qk_norm(query_ln_scale_metadata)
+    self.key_ln = qk_norm(key_ln_scale_metadata)
     self.out = LinearGeneral(
-      in_features=(self.num_heads, self.head_dim),
+      in_features=(num_heads, self.head_dim),
       out_features=self.out_features,
       axis=(-2, -1),
       kernel_init=out_kernel_init or kernel_init,
@@ -336,6 +347,7 @@ class MultiHeadAttention(nnx.Module):
       dtype=dtype,
       param_dtype=param_dtype,
       precision=precision,
+      promote_dtype=out_promote_dtype,
       dot_general=out_dot_general,
       dot_general_cls=out_dot_general_cls,
       rngs=rngs,
@@ -389,6 +401,9 @@ class MultiHeadAttention(nnx.Module):
     rngs=None,
     sow_weights: bool = False,
     decode: bool | None = None,
+    is_causal=False,
+    out_sharding=None,
+    qkv_sharding=None,
   ) -> Array:
     """Applies multi-head attention.
 
@@ -401,6 +416,12 @@ class MultiHeadAttention(nnx.Module):
       rngs: dropout rngs, overriding the layer's own stream.
       sow_weights: sow the attention weights as ``attention_weights``.
       decode: overrides the attribute of the same name.
+      is_causal: also mask keys after each query position (passed to
+        ``attention_fn``).
+      out_sharding: sharding of the output projection's result (explicit
+        sharding mode).
+      qkv_sharding: sharding of the query, key and value projections'
+        results.
 
     Returns:
       The output ``[batch..., q_length, out_features]``.
@@ -422,9 +443,14 @@ class MultiHeadAttention(nnx.Module):
         f'but module expects {self.in_features}.'
       )
 
-    query = self.query(inputs_q)
-    key = self.key(inputs_k)
-    value = self.value(inputs_v)
+    query, key, value = (
+      proj(x, out_sharding=qkv_sharding)
+      for proj, x in (
+        (self.query, inputs_q),
+        (self.key, inputs_k),
+        (self.value, inputs_v),
+      )
+    )
 
     if self.normalize_qk:
       query = self.query_ln(query)
@@ -445,24 +471,23 @@ class MultiHeadAttention(nnx.Module):
         raise ValueError(
           'Autoregressive cache not initialized, call ``init_cache`` first.'
         )
-      *batch_dims, max_length, num_heads, depth = self.cached_key.value.shape
-      expected = tuple(batch_dims) + (1, num_heads, depth)
-      if expected != query.shape:
+      *batch_dims, max_length, num_heads, depth = self.cached_key.shape
+      step_shape = (*batch_dims, 1, num_heads, depth)
+      if key.shape != step_shape:
         raise ValueError(
           'Autoregressive cache shape error, '
-          f'expected query shape {expected} instead got {query.shape}.'
+          f'expected query shape {step_shape} instead got {key.shape}.'
         )
-      cur_index = self.cache_index.value
-      indices = _attention.cache_step_indices(cur_index, len(batch_dims))
-      key = lax.dynamic_update_slice(self.cached_key.value, key, indices)
-      value = lax.dynamic_update_slice(self.cached_value.value, value, indices)
-      self.cached_key.value = key
-      self.cached_value.value = value
-      self.cache_index.value = cur_index + 1
-      # Attend only to the filled part of the cache.
+      position = self.cache_index.value
+      at = _attention.cache_step_indices(position, len(batch_dims))
+      # Write this step's key and value at ``position``, then attend to the
+      # whole cache with the not yet written slots masked out.
+      for cache, new in ((self.cached_key, key), (self.cached_value, value)):
+        cache.value = lax.dynamic_update_slice(cache.value, new, at)
+      key, value = self.cached_key.value, self.cached_value.value
+      self.cache_index.value = position + 1
       mask = combine_masks(
-        mask,
-        _attention.cache_step_mask(cur_index, batch_dims, max_length),
+        mask, _attention.cache_step_mask(position, batch_dims, max_length)
       )
 
     if self.dropout_rate > 0.0:
@@ -500,8 +525,9 @@ class MultiHeadAttention(nnx.Module):
       dtype=self.dtype,
       precision=self.precision,
       module=self if sow_weights else None,
+      is_causal=is_causal,
     )
-    return self.out(x)
+    return self.out(x, out_sharding=out_sharding)
 
   def init_cache(self, input_shape: tuple[int, ...], dtype=jnp.float32):
     """Creates the decoding cache for inputs of shape ``input_shape``.
@@ -519,7 +545,7 @@ class MultiHeadAttention(nnx.Module):
     >>> layer.cached_key.shape
     (1, 8, 2, 2)
     """
-    cache_shape = (*input_shape[:-1], self.num_heads, self.head_dim)
+    cache_shape = (*input_shape[:-1], self.num_kv_heads, self.head_dim)
     self.cached_key = nnx.Cache(jnp.zeros(cache_shape, dtype))
     self.cached_value = nnx.Cache(jnp.zeros(cache_shape, dtype))
     self.cache_index = nnx.Cache(jnp.array(0, dtype=jnp.int32))

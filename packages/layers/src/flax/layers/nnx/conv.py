@@ -123,14 +123,28 @@ class Conv(nnx.Module):
       kernel_size, strides, padding, input_dilation, kernel_dilation
     )
 
-  def __call__(self, inputs: Array) -> Array:
-    """Convolves ``inputs`` (any number of batch axes, zero included)."""
+  def __call__(self, inputs: Array, out_sharding=None) -> Array:
+    """Convolves ``inputs`` (any number of batch axes, zero included).
+
+    Args:
+      inputs: ``(*batch, *spatial, in_features)``.
+      out_sharding: sharding of the result (explicit sharding mode).
+
+    Returns:
+      ``(*batch, *out_spatial, out_features)``.
+    """
     inputs, kernel, bias = _params(self, inputs)
-    conv_fn = self.conv_general_dilated
-    if self.preferred_element_type is not None:
-      conv_fn = functools.partial(
-        conv_fn, preferred_element_type=self.preferred_element_type
+    extra = {
+      name: value
+      for name, value in (
+        ('preferred_element_type', self.preferred_element_type),
+        ('out_sharding', out_sharding),
       )
+      if value is not None
+    }
+    conv_fn = self.conv_general_dilated
+    if extra:
+      conv_fn = functools.partial(conv_fn, **extra)
     return _math.conv(
       inputs,
       kernel,
@@ -173,7 +187,7 @@ class ConvTranspose(nnx.Module):
     transpose_kernel: flip the spatial axes and swap the feature axes of
       the kernel (the gradient of ``Conv``).
     promote_dtype: dtype promotion function.
-    preferred_element_type: accepted for API compatibility.
+    preferred_element_type: accumulation dtype of the convolution.
     rngs: rng key container.
     kernel_metadata: extra metadata of the kernel.
     bias_metadata: extra metadata of the bias.
@@ -224,4 +238,5 @@ class ConvTranspose(nnx.Module):
       self._spec,
       transpose_kernel=self.transpose_kernel,
       precision=self.precision,
+      preferred_element_type=self.preferred_element_type,
     )

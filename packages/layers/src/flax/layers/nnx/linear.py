@@ -337,8 +337,19 @@ class Einsum(nnx.Module):
     bias_shape = None if bias_shape is None else tuple(bias_shape)
     init_kernel_bias(self, locals(), kernel_shape, bias_shape)
 
-  def __call__(self, inputs: Array, einsum_str: str | None = None) -> Array:
-    """Applies the equation (``einsum_str`` overrides the default one)."""
+  def __call__(
+    self, inputs: Array, einsum_str: str | None = None, out_sharding=None
+  ) -> Array:
+    """Applies the equation (``einsum_str`` overrides the default one).
+
+    Args:
+      inputs: the input array.
+      einsum_str: an equation replacing the default one for this call.
+      out_sharding: sharding of the result (explicit sharding mode).
+
+    Returns:
+      The einsum of ``inputs`` and the kernel, plus the bias.
+    """
     einsum_str = first_from(
       einsum_str,
       self.einsum_str,
@@ -351,11 +362,12 @@ class Einsum(nnx.Module):
     inputs, kernel, bias = self.promote_dtype(
       (inputs, kernel, bias), dtype=self.dtype
     )
-    kwargs = {}
-    if self.preferred_element_type is not None:
-      kwargs['preferred_element_type'] = self.preferred_element_type
     y = self.einsum_op(
-      einsum_str, inputs, kernel, precision=self.precision, **kwargs
+      einsum_str,
+      inputs,
+      kernel,
+      precision=self.precision,
+      **_dot_general_kwargs(self.preferred_element_type, out_sharding),
     )
     if bias is not None:
       _, shape = _math.einsum_bias_shape(einsum_str, inputs.ndim, kernel.shape)
@@ -403,30 +415,44 @@ class Embed(nnx.Module):
     )
     keep_args(self, locals())
 
-  def __call__(self, inputs: Array) -> Array:
-    """Looks up the embeddings of the integer ids in ``inputs``."""
+  def __call__(self, inputs: Array, out_sharding=None) -> Array:
+    """Looks up the embeddings of the integer ids in ``inputs``.
+
+    Args:
+      inputs: integer ids, any shape.
+      out_sharding: sharding of the result (explicit sharding mode).
+
+    Returns:
+      ``inputs.shape + (features,)`` vectors; out-of-range ids give NaN.
+    """
     if not jnp.issubdtype(inputs.dtype, jnp.integer):
       raise ValueError('Input type must be an integer or unsigned integer.')
-    (embedding,) = self.promote_dtype(
+    (table,) = self.promote_dtype(
       (self.embedding.value,), dtype=self.dtype, inexact=False
     )
+    if out_sharding is None:
+      return _math.embed_lookup(table, inputs)
     if self.num_embeddings == 1:
-      return jnp.broadcast_to(embedding, inputs.shape + (self.features,))
-    return jnp.take(embedding, inputs, axis=0)
+      table = jnp.broadcast_to(table, (1, *table.shape[1:]))
+      inputs = jnp.zeros_like(inputs)
+    return table.at[inputs].get(out_sharding=out_sharding)
 
-  def attend(self, query: Array) -> Array:
+  def attend(self, query: Array, out_sharding=None) -> Array:
     """Dot product of ``query`` with every embedding (weight tying).
 
     Args:
       query: array whose last axis has size ``features``.
+      out_sharding: sharding of the result (explicit sharding mode).
 
     Returns:
       An array of shape ``query.shape[:-1] + (num_embeddings,)``.
     """
-    query, embedding = self.promote_dtype(
+    query, table = self.promote_dtype(
       (query, self.embedding.value), dtype=self.dtype
     )
-    return jnp.dot(query, embedding.T)
+    if out_sharding is None:
+      return jnp.dot(query, table.T)
+    return jnp.dot(query, table.T, out_sharding=out_sharding)
 
 
 def __getattr__(name):

@@ -72,34 +72,44 @@ class LoRA(nnx.Module):
     a_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     b_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    self.in_features = in_features
-    self.out_features = out_features
-    self.lora_rank = lora_rank
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.lora_param_type = lora_param_type
-    self.promote_dtype = promote_dtype
-    self.base_module = base_module
-    self.lora_a = lora_param_type(
-      a_initializer(rngs.params(), (in_features, lora_rank), param_dtype),
-      **a_metadata,
+    settings = dict(
+      in_features=in_features,
+      out_features=out_features,
+      dtype=dtype,
+      param_dtype=param_dtype,
+      lora_param_type=lora_param_type,
+      base_module=base_module,
+      promote_dtype=promote_dtype,
     )
-    self.lora_b = lora_param_type(
-      b_initializer(rngs.params(), (lora_rank, out_features), param_dtype),
-      **b_metadata,
-    )
+    for name, value in settings.items():
+      setattr(self, name, value)
+    # Keys: ``lora_a`` first, then ``lora_b``, both from the params stream.
+    for name, init, shape, metadata in (
+      ('lora_a', a_initializer, (in_features, lora_rank), a_metadata),
+      ('lora_b', b_initializer, (lora_rank, out_features), b_metadata),
+    ):
+      value = init(rngs.params(), shape, param_dtype)
+      setattr(self, name, lora_param_type(value, **metadata))
 
-  def __call__(self, x: Array) -> Array:
-    """Returns ``x @ lora_a @ lora_b`` (+ ``base_module(x)``)."""
+  def __call__(self, x: Array, **kwargs: tp.Any) -> Array:
+    """Returns ``x @ lora_a @ lora_b``, plus ``base_module(x, **kwargs)``.
+
+    Args:
+      x: the input, ``(..., in_features)``.
+      **kwargs: passed to ``base_module`` (unused without one).
+
+    Returns:
+      ``(..., out_features)``.
+    """
     x, lora_a, lora_b = self.promote_dtype(
       (x, self.lora_a.value, self.lora_b.value), dtype=self.dtype
     )
-    out = x @ lora_a @ lora_b
-    if self.base_module is not None:
-      if not callable(self.base_module):
-        raise ValueError('`self.base_module` must be callable.')
-      out = out + self.base_module(x)
-    return out
+    update = x @ lora_a @ lora_b
+    if self.base_module is None:
+      return update
+    if not callable(self.base_module):
+      raise ValueError('`self.base_module` must be callable.')
+    return update + self.base_module(x, **kwargs)
 
 
 class LoRALinear(Linear):
@@ -151,6 +161,15 @@ class LoRALinear(Linear):
       rngs=rngs,
     )
 
-  def __call__(self, x: Array) -> Array:
-    """Returns ``Linear(x) + lora(x)``."""
-    return super().__call__(x) + self.lora(x)
+  def __call__(self, x: Array, out_sharding=None) -> Array:
+    """Returns ``Linear(x) + lora(x)``.
+
+    Args:
+      x: the input, ``(..., in_features)``.
+      out_sharding: sharding of the dense part's result (explicit sharding
+        mode).
+
+    Returns:
+      ``(..., out_features)``.
+    """
+    return super().__call__(x, out_sharding=out_sharding) + self.lora(x)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import typing as tp
+import warnings
+from types import MappingProxyType
 
 import jax
 import jax.numpy as jnp
 
 from flax import nnx
 from flax.layers import recurrent as _math
+from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
 from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import key_from
@@ -23,11 +26,68 @@ default_recurrent_kernel_init = initializers.orthogonal()
 default_bias_init = initializers.zeros_init()
 default_carry_init = initializers.zeros_init()
 
+_EMPTY = MappingProxyType({})
 
-def _carry_key(rngs):
+
+def modified_orthogonal(
+  key: Array, shape: tp.Sequence[int], dtype=jnp.float32
+) -> Array:
+  """The orthogonal initializer, computed in float32 and cast to ``dtype``
+  (so it also serves half-precision parameters).
+
+  >>> import jax, jax.numpy as jnp
+  >>> w = modified_orthogonal(jax.random.key(0), (3, 3), jnp.bfloat16)
+  >>> w.dtype
+  dtype(bfloat16)
+  """
+  return default_recurrent_kernel_init(key, shape, jnp.float32).astype(dtype)
+
+
+def _init_cell(cell, args):
+  """Keeps a cell's settings and warns about the deprecated arguments.
+
+  Args:
+    cell: the cell being built.
+    args: its constructor's ``locals()``.
+  """
+  if args['keep_rngs']:
+    warnings.warn(
+      'keep_rngs argument is deprecated. Please use rngs argument in '
+      '__call__ instead',
+      UserWarning,
+      stacklevel=3,
+    )
+  if args['carry_init'] is not None:
+    warnings.warn(
+      'carry_init is provided in __init__. Please, use carry_init argument '
+      'in `initialize_carry` method instead to initialize the carry. '
+      'Otherwise, two instances with same configuration but different '
+      'carry_init functions will have different graphdefs.',
+      UserWarning,
+      stacklevel=3,
+    )
+  keep_args(cell, args)
+  # A kept stream is a fork of its own, made before the parameters draw.
+  rngs = args['rngs'].fork() if args['keep_rngs'] else None
+  cell.rngs = optional_data(rngs)
+
+
+def _initial_carry(cell, input_shape, rngs, carry_init, count):
+  """``count`` carry arrays of shape ``(*batch, hidden_features)``.
+
+  Keys are drawn one per array from the ``carry`` stream of ``rngs`` (or
+  of the rngs the cell kept).
+  """
   if rngs is None:
-    return jax.random.key(0)
-  return key_from(rngs, 'carry')
+    rngs = cell.rngs
+  if rngs is None:
+    raise ValueError('RNGs must be provided to initialize the cell carry.')
+  init = carry_init or cell.carry_init or default_carry_init
+  shape = (*input_shape[:-1], cell.hidden_features)
+  arrays = tuple(
+    init(key_from(rngs, 'carry'), shape, cell.param_dtype) for _ in range(count)
+  )
+  return arrays if count > 1 else arrays[0]
 
 
 class RNNCellBase(nnx.Module):
@@ -37,7 +97,9 @@ class RNNCellBase(nnx.Module):
   step and builds its first carry with :meth:`initialize_carry`.
   """
 
-  def initialize_carry(self, input_shape: tuple[int, ...], rngs=None):
+  def initialize_carry(
+    self, input_shape: tuple[int, ...], rngs=None, carry_init=None
+  ):
     """Returns the initial carry for inputs of shape ``input_shape``."""
     raise TypeError(f'{type(self).__name__} must define `initialize_carry`.')
 
@@ -47,28 +109,48 @@ class RNNCellBase(nnx.Module):
     return 1
 
 
-def _linear(cell, side, in_features, out_features, use_bias, rngs):
-  """A ``Linear`` of the cell, on its inputs (``side='i'``, ``kernel_init``)
-  or its hidden state (``'h'``, ``recurrent_kernel_init``); only a biased
-  one gets the cell's ``bias_init``."""
-  kernel_init = cell.kernel_init if side == 'i' else cell.recurrent_kernel_init
-  bias_kwargs = {'bias_init': cell.bias_init} if use_bias else {}
+class RNNBase(tp.Protocol):
+  """What ``Bidirectional`` expects of its two sequence layers."""
+
+  def __call__(
+    self,
+    inputs: Array,
+    *,
+    initial_carry: Carry | None = None,
+    rngs=None,
+    seq_lengths: Array | None = None,
+    return_carry: bool | None = None,
+    time_major: bool | None = None,
+    reverse: bool | None = None,
+    keep_order: bool | None = None,
+  ): ...
+
+
+def _linear(cell, args, side, in_features, out_features, use_bias):
+  """A ``Linear`` of the cell, on its inputs (``side='i'``: ``kernel_init``,
+  ``kernel_metadata``) or its hidden state (``'h'``:
+  ``recurrent_kernel_init``, ``recurrent_kernel_metadata``); only a biased
+  one gets the cell's ``bias_init`` and ``bias_metadata``. ``args`` is the
+  cell constructor's ``locals()``."""
+  prefix = '' if side == 'i' else 'recurrent_'
+  kwargs = {}
+  if use_bias:
+    kwargs = {
+      'bias_init': args['bias_init'],
+      'bias_metadata': args['bias_metadata'],
+    }
   return Linear(
     in_features,
     out_features,
     use_bias=use_bias,
-    kernel_init=kernel_init,
-    dtype=cell.dtype,
-    param_dtype=cell.param_dtype,
-    rngs=rngs,
-    **bias_kwargs,
+    kernel_init=args[prefix + 'kernel_init'],
+    kernel_metadata=args[prefix + 'kernel_metadata'],
+    dtype=args['dtype'],
+    param_dtype=args['param_dtype'],
+    promote_dtype=args['promote_dtype'],
+    rngs=args['rngs'],
+    **kwargs,
   )
-
-
-def _keep_rngs(rngs, keep_rngs):
-  if keep_rngs and rngs is not None:
-    return rngs
-  return None
 
 
 class LSTMCell(RNNCellBase):
@@ -88,7 +170,7 @@ class LSTMCell(RNNCellBase):
   >>> from flax import nnx
   >>> import jax.numpy as jnp
   >>> cell = nnx.LSTMCell(3, 4, rngs=nnx.Rngs(0))
-  >>> carry = cell.initialize_carry((2, 3))
+  >>> carry = cell.initialize_carry((2, 3), rngs=nnx.Rngs(1))
   >>> (c, h), y = cell(carry, jnp.ones((2, 3)))
   >>> y.shape
   (2, 4)
@@ -116,23 +198,27 @@ class LSTMCell(RNNCellBase):
     gate_fn: tp.Callable[..., Array] = jax.nn.sigmoid,
     activation_fn: tp.Callable[..., Array] = jax.numpy.tanh,
     kernel_init=default_kernel_init,
-    recurrent_kernel_init=default_recurrent_kernel_init,
+    recurrent_kernel_init=modified_orthogonal,
     bias_init=default_bias_init,
     dtype=None,
     param_dtype=jnp.float32,
-    carry_init=default_carry_init,
+    carry_init=None,
+    promote_dtype=dtypes.promote_dtype,
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    recurrent_kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    keep_args(self, locals())
+    args = locals()
+    _init_cell(self, args)
     hidden = hidden_features
     self.ii, self.if_, self.ig, self.io = (
-      _linear(self, 'i', in_features, hidden, False, rngs) for _ in range(4)
+      _linear(self, args, 'i', in_features, hidden, False) for _ in range(4)
     )
     self.hi, self.hf, self.hg, self.ho = (
-      _linear(self, 'h', hidden, hidden, True, rngs) for _ in range(4)
+      _linear(self, args, 'h', hidden, hidden, True) for _ in range(4)
     )
-    self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
 
   def __call__(self, carry, inputs):
     """One step: returns ``((new_c, new_h), new_h)``."""
@@ -145,19 +231,19 @@ class LSTMCell(RNNCellBase):
     new_h = o * self.activation_fn(new_c)
     return (new_c, new_h), new_h
 
-  def initialize_carry(self, input_shape: tuple[int, ...], rngs=None):
+  def initialize_carry(
+    self, input_shape: tuple[int, ...], rngs=None, carry_init=None
+  ):
     """Returns ``(c, h)``, each of shape ``(*batch, hidden_features)``.
 
     Args:
       input_shape: the shape of one step of inputs, ``(*batch, features)``.
-      rngs: rngs for ``carry_init`` (default: the kept rngs, if any).
+      rngs: rngs whose ``carry`` stream feeds ``carry_init`` (default: the
+        kept rngs, if any).
+      carry_init: initializer of the carry (default: the one given to the
+        constructor, else zeros).
     """
-    if rngs is None:
-      rngs = self.rngs
-    shape = tuple(input_shape[:-1]) + (self.hidden_features,)
-    c = self.carry_init(_carry_key(rngs), shape, self.param_dtype)
-    h = self.carry_init(_carry_key(rngs), shape, self.param_dtype)
-    return (c, h)
+    return _initial_carry(self, input_shape, rngs, carry_init, 2)
 
 
 class OptimizedLSTMCell(RNNCellBase):
@@ -189,15 +275,19 @@ class OptimizedLSTMCell(RNNCellBase):
     bias_init=default_bias_init,
     dtype=None,
     param_dtype=jnp.float32,
-    carry_init=default_carry_init,
+    carry_init=None,
+    promote_dtype=dtypes.promote_dtype,
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    recurrent_kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    keep_args(self, locals())
+    args = locals()
+    _init_cell(self, args)
     hidden = hidden_features
-    self.dense_i = _linear(self, 'i', in_features, 4 * hidden, False, rngs)
-    self.dense_h = _linear(self, 'h', hidden, 4 * hidden, True, rngs)
-    self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
+    self.dense_i = _linear(self, args, 'i', in_features, 4 * hidden, False)
+    self.dense_h = _linear(self, args, 'h', hidden, 4 * hidden, True)
 
   def __call__(self, carry, inputs):
     """One step: returns ``((new_c, new_h), new_h)``."""
@@ -224,7 +314,8 @@ class SimpleCell(RNNCellBase):
   >>> from flax import nnx
   >>> import jax.numpy as jnp
   >>> cell = nnx.SimpleCell(3, 4, rngs=nnx.Rngs(0))
-  >>> h, y = cell(cell.initialize_carry((2, 3)), jnp.ones((2, 3)))
+  >>> carry = cell.initialize_carry((2, 3), rngs=nnx.Rngs(1))
+  >>> h, y = cell(carry, jnp.ones((2, 3)))
   >>> y.shape
   (2, 4)
 
@@ -248,22 +339,26 @@ class SimpleCell(RNNCellBase):
     in_features: int,
     hidden_features: int,
     *,
-    dtype=None,
+    dtype=jnp.float32,
     param_dtype=jnp.float32,
-    carry_init=default_carry_init,
+    carry_init=None,
     residual: bool = False,
     activation_fn: tp.Callable[..., Array] = jax.numpy.tanh,
     kernel_init=default_kernel_init,
     recurrent_kernel_init=default_recurrent_kernel_init,
     bias_init=default_bias_init,
+    promote_dtype=dtypes.promote_dtype,
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    recurrent_kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    keep_args(self, locals())
+    args = locals()
+    _init_cell(self, args)
     hidden = hidden_features
-    self.dense_h = _linear(self, 'h', hidden, hidden, False, rngs)
-    self.dense_i = _linear(self, 'i', in_features, hidden, True, rngs)
-    self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
+    self.dense_h = _linear(self, args, 'h', hidden, hidden, False)
+    self.dense_i = _linear(self, args, 'i', in_features, hidden, True)
 
   def __call__(self, carry, inputs):
     """One step: returns ``(new_carry, new_carry)``."""
@@ -273,12 +368,14 @@ class SimpleCell(RNNCellBase):
     new_carry = self.activation_fn(new_carry)
     return new_carry, new_carry
 
-  def initialize_carry(self, input_shape: tuple[int, ...], rngs=None):
-    """Returns a carry of shape ``(*batch, hidden_features)``."""
-    if rngs is None:
-      rngs = self.rngs
-    shape = tuple(input_shape[:-1]) + (self.hidden_features,)
-    return self.carry_init(_carry_key(rngs), shape, self.param_dtype)
+  def initialize_carry(
+    self, input_shape: tuple[int, ...], rngs=None, carry_init=None
+  ):
+    """Returns a carry of shape ``(*batch, hidden_features)``.
+
+    Args: as :meth:`LSTMCell.initialize_carry`.
+    """
+    return _initial_carry(self, input_shape, rngs, carry_init, 1)
 
 
 class GRUCell(RNNCellBase):
@@ -297,7 +394,8 @@ class GRUCell(RNNCellBase):
   >>> from flax import nnx
   >>> import jax.numpy as jnp
   >>> cell = nnx.GRUCell(3, 4, rngs=nnx.Rngs(0))
-  >>> h, y = cell(cell.initialize_carry((2, 3)), jnp.ones((2, 3)))
+  >>> carry = cell.initialize_carry((2, 3), rngs=nnx.Rngs(1))
+  >>> h, y = cell(carry, jnp.ones((2, 3)))
   >>> y.shape
   (2, 4)
 
@@ -316,15 +414,19 @@ class GRUCell(RNNCellBase):
     bias_init=default_bias_init,
     dtype=None,
     param_dtype=jnp.float32,
-    carry_init=default_carry_init,
+    carry_init=None,
+    promote_dtype=dtypes.promote_dtype,
     keep_rngs: bool = False,
     rngs: nnx.Rngs,
+    kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    recurrent_kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    keep_args(self, locals())
+    args = locals()
+    _init_cell(self, args)
     hidden = hidden_features
-    self.dense_i = _linear(self, 'i', in_features, 3 * hidden, True, rngs)
-    self.dense_h = _linear(self, 'h', hidden, 3 * hidden, False, rngs)
-    self.rngs = optional_data(_keep_rngs(rngs, keep_rngs))
+    self.dense_i = _linear(self, args, 'i', in_features, 3 * hidden, True)
+    self.dense_h = _linear(self, args, 'h', hidden, 3 * hidden, False)
 
   def __call__(self, carry, inputs):
     """One step: returns ``(new_h, new_h)``."""
@@ -344,6 +446,7 @@ flip_sequences = _math.flip_sequences
 
 
 def _concatenate(a: Array, b: Array) -> Array:
+  """Concatenates two arrays along the last dimension."""
   return jnp.concatenate([a, b], axis=-1)
 
 
@@ -357,6 +460,20 @@ def _select_last(carries, seq_lengths: Array, num_batch_dims: int):
     return jnp.take_along_axis(x, idx, axis=0)[0]
 
   return jax.tree.map(select, carries)
+
+
+def _carry_stream(rngs):
+  """The stream an RNN draws its initial carries from: ``True`` gives a
+  ``carry`` stream seeded with 0, ``False``/None none, and given rngs a
+  fork of their ``carry`` stream (so the caller's stream is not
+  advanced)."""
+  if rngs is True:
+    return nnx.Rngs(carry=0)['carry']
+  if rngs is False or rngs is None:
+    return None
+  if isinstance(rngs, nnx.Rngs):
+    rngs = rngs['carry']
+  return rngs.fork()
 
 
 class RNN(nnx.Module):
@@ -379,7 +496,11 @@ class RNN(nnx.Module):
     reverse: process the sequence from its end (padding stays at the end).
     keep_order: with ``reverse``, give outputs in the original order.
     unroll: how many steps ``lax.scan`` unrolls.
-    rngs: rngs for the initial carry.
+    state_axes: must be None (the cell carries no per-step state here).
+    broadcast_rngs: must be None (see ``state_axes``).
+    rngs: the stream the initial carry is drawn from: ``True`` (default)
+      for a ``carry`` stream seeded with 0, an ``Rngs`` (its ``carry``
+      stream) or an ``RngStream``, or ``False`` for none.
   """
 
   def __init__(
@@ -391,15 +512,24 @@ class RNN(nnx.Module):
     reverse: bool = False,
     keep_order: bool = False,
     unroll: int = 1,
-    rngs=None,
+    state_axes: tp.Mapping[str, tp.Any] | None = None,
+    broadcast_rngs: tp.Any = None,
+    rngs: nnx.Rngs | nnx.RngStream | bool = True,
   ):
+    if state_axes is not None or broadcast_rngs is not None:
+      raise ValueError(
+        'RNN runs its cell with lax.scan over a cell without per-step '
+        'state here: `state_axes` and `broadcast_rngs` must be None.'
+      )
     self.cell = cell
     self.time_major = time_major
     self.return_carry = return_carry
     self.reverse = reverse
     self.keep_order = keep_order
     self.unroll = unroll
-    self.rngs = optional_data(rngs)
+    self.state_axes = state_axes
+    self.broadcast_rngs = broadcast_rngs
+    self.rngs = optional_data(_carry_stream(rngs))
 
   def __call__(
     self,
@@ -431,15 +561,15 @@ class RNN(nnx.Module):
       The outputs ``(*batch, time, *out_features)``, or ``(carry, outputs)``
       with ``return_carry``.
     """
-    if return_carry is None:
-      return_carry = self.return_carry
-    if time_major is None:
-      time_major = self.time_major
-    if reverse is None:
-      reverse = self.reverse
-    if keep_order is None:
-      keep_order = self.keep_order
-
+    overrides = dict(
+      return_carry=return_carry,
+      time_major=time_major,
+      reverse=reverse,
+      keep_order=keep_order,
+    )
+    return_carry, time_major, reverse, keep_order = (
+      getattr(self, k) if v is None else v for k, v in overrides.items()
+    )
     num_feature_axes = self.cell.num_feature_axes
     time_axis = 0 if time_major else inputs.ndim - (num_feature_axes + 1)
     if time_axis < 0:
@@ -457,8 +587,7 @@ class RNN(nnx.Module):
       inputs = flip_sequences(inputs, seq_lengths, num_batch_dims, time_major)
 
     if initial_carry is None:
-      if rngs is None:
-        rngs = self.rngs
+      rngs = self.rngs if rngs is None else _carry_stream(rngs)
       step_shape = inputs.shape[:time_axis] + inputs.shape[time_axis + 1 :]
       initial_carry = self.cell.initialize_carry(step_shape, rngs)
 
@@ -508,22 +637,29 @@ class Bidirectional(nnx.Module):
       axis, forward first).
     time_major: whether time is the first axis.
     return_carry: also return ``(forward_carry, backward_carry)``.
+    rngs: the stream both RNNs draw initial carries from when a call gives
+      none (see :class:`RNN`).
   """
 
   def __init__(
     self,
-    forward_rnn: RNN,
-    backward_rnn: RNN,
+    forward_rnn: RNNBase,
+    backward_rnn: RNNBase,
     *,
     merge_fn: tp.Callable[[Array, Array], Array] = _concatenate,
     time_major: bool = False,
     return_carry: bool = False,
+    rngs: nnx.Rngs | nnx.RngStream | bool = True,
   ):
     self.forward_rnn = forward_rnn
     self.backward_rnn = backward_rnn
     self.merge_fn = merge_fn
     self.time_major = time_major
     self.return_carry = return_carry
+    self.rngs = optional_data(_carry_stream(rngs))
+
+  # The default merge: concatenation on the last axis, forward first.
+  merge_fn = staticmethod(_concatenate)
 
   def __call__(
     self,
@@ -547,6 +683,8 @@ class Bidirectional(nnx.Module):
       return_carry = self.return_carry
     if time_major is None:
       time_major = self.time_major
+    if rngs is None:
+      rngs = self.rngs
     return _math.bidirectional(
       self.forward_rnn,
       self.backward_rnn,
