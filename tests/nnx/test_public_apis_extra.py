@@ -6,6 +6,7 @@ Expected values were settled against Flax 0.12.8.
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -88,3 +89,15 @@ def test_shard_map_with_a_module():
   )
   xs = jax.device_put(jnp.ones((4, 2)), NamedSharding(mesh, P('d')))
   np.testing.assert_allclose(sm(Lin(), xs), [[4.0, 6.0]] * 4)
+
+
+@pytest.mark.parametrize(
+  'kwargs', [dict(graph=False), dict(graph_updates=False)]
+)
+def test_shard_map_refuses_modes_it_does_not_run(kwargs):
+  mesh = jax.make_mesh((1,), ('x',))
+  f = nnx.shard_map(
+    lambda x: x * 2, mesh=mesh, in_specs=P('x'), out_specs=P('x'), **kwargs
+  )
+  with pytest.raises(ValueError, match='graph mode with graph updates only'):
+    f(jnp.ones(2))

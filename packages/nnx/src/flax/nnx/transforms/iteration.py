@@ -620,6 +620,21 @@ def _restore_nodes(pure, ga):
   return jax.tree.map(conv, pure, is_leaf=_is_ns)
 
 
+def _check_shard_map_mode(graph, graph_updates):
+  """``nnx.shard_map`` lifts graph nodes in graph mode with graph updates
+  only; the other modes raise instead of running as that one."""
+  from flax.nnx._common import graph_updates_default
+
+  updates = graph_updates_default() if graph_updates is None else graph_updates
+  if not resolve_graph(graph) or not updates:
+    raise ValueError(
+      'nnx.shard_map supports graph mode with graph updates only (got '
+      f'graph={graph!r}, graph_updates={graph_updates!r} with the current '
+      'defaults). Use jax.shard_map on nnx.split/nnx.merge for tree mode, or '
+      'leave graph and graph_updates at their defaults.'
+    )
+
+
 def shard_map(
   f=MISSING,
   *,
@@ -648,6 +663,7 @@ def shard_map(
 
   @functools.wraps(f)
   def wrapper(*args):
+    _check_shard_map_mode(graph, graph_updates)
     specs = in_specs if isinstance(in_specs, tuple) else (in_specs,)
     is_spec = lambda x: isinstance(x, (PartitionSpec, StateAxes)) or x is None  # noqa
     ga = common.GraphArgs(
