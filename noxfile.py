@@ -485,10 +485,14 @@ def docs(session):
   session.log(f'Site built in {site}; open {site / "index.html"}')
 
 
+# Pinned: formatting rules change between ruff releases.
+RUFF = 'ruff==0.17.6'
+
+
 @nox.session
 def lint(session):
   """ruff (lint rules, 2-space indent, single quotes) and the import scan."""
-  session.install('ruff')
+  session.install(RUFF)
   session.run('ruff', 'check', '.')
   session.run('ruff', 'format', '--check', '.')
   session.run('python', str(ROOT / 'tests' / 'import_scan.py'))
