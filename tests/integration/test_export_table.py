@@ -1,4 +1,5 @@
-"""One source of truth for names: the first-party export table.
+"""One source of truth for names: the first-party export table (every
+package installed).
 
 The lazy names of flax.linen / flax.nnx, the subpackages of ``flax``, the
 "install X" hints and the alias module paths all come from the ``Export``
