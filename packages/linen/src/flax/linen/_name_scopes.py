@@ -48,18 +48,25 @@ def compact_name_scope(fun: _CallableT) -> _CallableT:
 
   >>> import jax, jax.numpy as jnp
   >>> from flax import linen as nn
+  >>> class Linear(nn.Module):
+  ...   features: int
+  ...   @nn.compact
+  ...   def __call__(self, x):
+  ...     init = jax.nn.initializers.lecun_normal()
+  ...     w = self.param('kernel', init, (x.shape[-1], self.features))
+  ...     return x @ w
   >>> class AutoEncoder(nn.Module):
   ...   @nn.compact_name_scope
   ...   def encode(self, x):
-  ...     return nn.Dense(3)(x)
+  ...     return Linear(3)(x)
   ...   @nn.compact_name_scope
   ...   def decode(self, x):
-  ...     return nn.Dense(2)(x)
+  ...     return Linear(2)(x)
   ...   def __call__(self, x):
   ...     return self.decode(self.encode(x))
   >>> v = AutoEncoder().init(jax.random.key(0), jnp.ones(2))
   >>> jax.tree_util.tree_map(jnp.shape, v)['params']['encode']
-  {'Dense_0': {'bias': (3,), 'kernel': (2, 3)}}
+  {'Linear_0': {'kernel': (2, 3)}}
 
   Args:
     fun: a Module method.
