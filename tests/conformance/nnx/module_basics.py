@@ -1,4 +1,5 @@
-"""NNX Module: attributes, iter_graph paths, train/eval, clone."""
+"""NNX Module: iter_graph paths of Modules and Variables, train/eval,
+clone."""
 
 import jax.numpy as jnp
 import report
@@ -18,9 +19,15 @@ class MLP(nnx.Module):
 
 
 model = MLP(nnx.Rngs(0))
+# The Modules and Variables of the graph (plain attributes left out: their
+# set is an implementation detail of each layer).
 report.value(
   'iter-graph-paths',
-  ['/'.join(map(str, p)) for p, _ in nnx.iter_graph(model)],
+  [
+    '/'.join(map(str, p))
+    for p, v in nnx.iter_graph(model)
+    if isinstance(v, (nnx.Module, nnx.Variable))
+  ],
 )
 model.eval()
 report.value('deterministic', model.dropout.deterministic)
