@@ -6,10 +6,13 @@ attribute; these containers are Modules whose items are attributes of their
 own, so each item gets a data/static status and a path (``layers/0/kernel``).
 
 >>> from flax import nnx
->>> import jax.numpy as jnp
+>>> import jax, jax.numpy as jnp
+>>> class Block(nnx.Module):
+...   def __init__(self, rngs):
+...     self.kernel = nnx.Param(jax.random.normal(rngs.params(), (2, 2)))
 >>> class MLP(nnx.Module):
 ...   def __init__(self, rngs):
-...     self.layers = nnx.List([nnx.Linear(2, 2, rngs=rngs) for _ in range(2)])
+...     self.layers = nnx.List([Block(rngs) for _ in range(2)])
 >>> model = MLP(nnx.Rngs(0))
 >>> sorted(nnx.state(model)['layers'].keys())
 [0, 1]

@@ -107,11 +107,12 @@ def with_partitioning(
 ) -> F:
   """Wraps ``initializer`` so that its Variable gets ``out_sharding``.
 
+  >>> import jax
   >>> from flax import nnx
-  >>> init = nnx.with_partitioning(nnx.initializers.ones, (None, 'model'))
+  >>> init = nnx.with_partitioning(jax.nn.initializers.ones, (None, 'model'))
   >>> with nnx.use_eager_sharding(False):
-  ...   layer = nnx.Linear(2, 4, kernel_init=init, rngs=nnx.Rngs(0))
-  >>> layer.kernel.out_sharding
+  ...   kernel = nnx.Param(init(jax.random.key(0), (2, 4)))
+  >>> kernel.out_sharding
   (None, 'model')
   """
   return variablelib.with_metadata(

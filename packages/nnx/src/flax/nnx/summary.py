@@ -223,9 +223,15 @@ def tabulate(
   object's own Variables and the size of all Variables under it. The last
   row holds the totals, and the caption the total over every type.
 
-  >>> import jax.numpy as jnp
+  >>> import jax, jax.numpy as jnp
   >>> from flax import nnx
-  >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  >>> class Linear(nnx.Module):
+  ...   def __init__(self, din, dout, rngs):
+  ...     self.kernel = nnx.Param(jax.random.normal(rngs.params(), (din, dout)))
+  ...     self.bias = nnx.Param(jnp.zeros((dout,)))
+  ...   def __call__(self, x):
+  ...     return x @ self.kernel + self.bias[None]
+  >>> model = Linear(2, 3, rngs=nnx.Rngs(0))
   >>> table = nnx.tabulate(model, jnp.ones((1, 2)),
   ...                      console_kwargs={'force_terminal': False})
   >>> for line in table.splitlines():
