@@ -285,6 +285,8 @@ def _build_wheels(session, out):
 EXTRA_FILES = {
   'core': None,  # core owns the flax root; checked separately below.
   'training': ('flax/jax_utils.py',),
+  # flax.experimental.nnx: the NNX API under its older path.
+  'nnx': ('flax/experimental/__init__.py', 'flax/experimental/nnx.py'),
 }
 
 
