@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from flax.core.frozen_dict import FrozenDict as FrozenDict
-from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
@@ -623,8 +623,6 @@ def _restore_nodes(pure, ga):
 def _check_shard_map_mode(graph, graph_updates):
   """``nnx.shard_map`` lifts graph nodes in graph mode with graph updates
   only; the other modes raise instead of running as that one."""
-  from flax.nnx._common import graph_updates_default
-
   updates = graph_updates_default() if graph_updates is None else graph_updates
   if not resolve_graph(graph) or not updates:
     raise ValueError(
