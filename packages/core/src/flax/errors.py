@@ -456,14 +456,23 @@ class InvalidCheckpointError(FlaxError):
     )
 
 
+def _checkpoint_failure(step, where, *details):
+  """The text of the multiprocess-array checkpoint errors: which step and
+  place failed, then what went wrong (``details`` joined by spaces)."""
+  return f'{where[0]} at step: "{step}" {where[1]}: ' + ' '.join(details)
+
+
 class MPACheckpointingRequiredError(FlaxError):
   """A multiprocess array was saved without an async checkpoint manager."""
 
   def __init__(self, path, step):
     super().__init__(
-      f'Checkpoint failed at step: "{step}" and path: "{path}": Target '
-      'contains a multiprocess array should be saved/restored with a '
-      'GlobalAsyncCheckpointManager.'
+      _checkpoint_failure(
+        step,
+        ('Checkpoint failed', f'and path: "{path}"'),
+        'Target contains a multiprocess array should be saved/restored',
+        'with a GlobalAsyncCheckpointManager.',
+      )
     )
 
 
@@ -471,15 +480,18 @@ class MPARestoreTargetRequiredError(FlaxError):
   """A multiprocess array was restored without a target of real arrays."""
 
   def __init__(self, path, step, key=None):
-    error_msg = (
-      f'Restore checkpoint failed at step: "{step}" and path: "{path}": '
-      'Checkpoints containing a multiprocess array need to be restored with '
-      'a target with pre-created arrays. If you cannot provide a full valid '
-      'target, consider ``allow_partial_mpa_restoration=True``. '
+    super().__init__(
+      _checkpoint_failure(
+        step,
+        ('Restore checkpoint failed', f'and path: "{path}"'),
+        'Checkpoints containing a multiprocess array need to be restored',
+        'with a target with pre-created arrays. If you cannot provide a full',
+        'valid target, consider ``allow_partial_mpa_restoration=True``.',
+        f'This error fired when trying to restore array at {key}.'
+        if key
+        else '',
+      )
     )
-    if key:
-      error_msg += f'This error fired when trying to restore array at {key}.'
-    super().__init__(error_msg)
 
 
 class MPARestoreDataCorruptedError(FlaxError):
@@ -487,9 +499,12 @@ class MPARestoreDataCorruptedError(FlaxError):
 
   def __init__(self, step, path):
     super().__init__(
-      f'Restore checkpoint failed at step: "{step}" on multiprocess array at '
-      f' "{path}": No "commit_success.txt" found on this "_gda" directory. '
-      'Was its save halted before completion?'
+      _checkpoint_failure(
+        step,
+        ('Restore checkpoint failed', f'on multiprocess array at  "{path}"'),
+        'No "commit_success.txt" found on this "_gda" directory. Was its',
+        'save halted before completion?',
+      )
     )
 
 
@@ -498,9 +513,15 @@ class MPARestoreTypeNotMatchError(FlaxError):
 
   def __init__(self, step, gda_path):
     super().__init__(
-      f'Restore checkpoint failed at step: "{step}" on multiprocess array at '
-      f' "{gda_path}": The array type provided by the target does not match '
-      'the JAX global configuration, namely the jax.config.jax_array.'
+      _checkpoint_failure(
+        step,
+        (
+          'Restore checkpoint failed',
+          f'on multiprocess array at  "{gda_path}"',
+        ),
+        'The array type provided by the target does not match the JAX',
+        'global configuration, namely the jax.config.jax_array.',
+      )
     )
 
 

@@ -440,22 +440,26 @@ class ModelParamTraversal(Traversal):
   def __init__(self, filter_fn: Callable[[str, Any], bool]):
     self._filter_fn = filter_fn
 
+  def _marked(self, inputs, keep_empty_nodes=False):
+    """Yields ``(path, value, selected)`` for each leaf, in path order."""
+    flat = flatten_dict(_params_dict(inputs), keep_empty_nodes=keep_empty_nodes)
+    for path in sorted(flat):
+      value = flat[path]
+      selected = value is not empty_node and self._filter_fn(
+        '/' + '/'.join(path), value
+      )
+      yield path, value, selected
+
   def iterate(self, inputs):
-    flat = flatten_dict(_params_dict(inputs))
-    for path, value in sorted(flat.items(), key=lambda kv: kv[0]):
-      if self._filter_fn('/' + '/'.join(path), value):
-        yield value
+    return (value for _, value, selected in self._marked(inputs) if selected)
 
   def update(self, fn, inputs):
-    flat = flatten_dict(_params_dict(inputs), keep_empty_nodes=True)
-    new_flat = {}
-    for path, value in sorted(flat.items(), key=lambda kv: kv[0]):
-      if value is not empty_node and self._filter_fn(
-        '/' + '/'.join(path), value
-      ):
-        value = fn(value)
-      new_flat[path] = value
-    new_params = unflatten_dict(new_flat)
+    new_params = unflatten_dict(
+      {
+        path: fn(value) if selected else value
+        for path, value, selected in self._marked(inputs, True)
+      }
+    )
     if isinstance(inputs, FrozenDict):
       return FrozenDict(new_params)
     return new_params

@@ -71,16 +71,7 @@ def is_filter_empty(filter_like: Filter) -> bool:
   Raises:
     InvalidFilterError: if ``filter_like`` is not a filter.
   """
-  if isinstance(filter_like, str):
-    return False
-  if isinstance(filter_like, bool):
-    return not filter_like
-  if isinstance(filter_like, DenyList):
-    deny = filter_like.deny
-    return isinstance(deny, bool) and deny
-  if isinstance(filter_like, Collection):
-    return not filter_like
-  raise errors.InvalidFilterError(filter_like)
+  return _by_kind(_EMPTY, filter_like)
 
 
 def filter_to_set(x: Filter) -> set:
@@ -89,17 +80,36 @@ def filter_to_set(x: Filter) -> set:
   Raises:
     InvalidFilterError: for ``True`` and ``DenyList`` (infinite sets).
   """
-  if isinstance(x, str):
-    return {x}
-  if isinstance(x, bool):
-    if x:
-      raise errors.InvalidFilterError(x)
-    return set()
-  if isinstance(x, DenyList):
-    raise errors.InvalidFilterError(x)
-  if isinstance(x, Collection):
-    return set(x)
-  raise errors.InvalidFilterError(x)
+  return _by_kind(_AS_SET, x)
+
+
+def _infinite(f):
+  raise errors.InvalidFilterError(f)
+
+
+# What a finite-filter question answers for each kind of filter. A filter's
+# kind is the first of these types it is an instance of (a string is also
+# a collection, so order matters).
+_KINDS = (str, bool, DenyList, Collection)
+_EMPTY = {
+  str: lambda f: False,
+  bool: lambda f: not f,
+  DenyList: lambda f: f.deny is True,
+  Collection: lambda f: not f,
+}
+_AS_SET = {
+  str: lambda f: {f},
+  bool: lambda f: _infinite(f) if f else set(),
+  DenyList: _infinite,
+  Collection: set,
+}
+
+
+def _by_kind(table, f):
+  kind = next((k for k in _KINDS if isinstance(f, k)), None)
+  if kind is None:
+    raise errors.InvalidFilterError(f)
+  return table[kind](f)
 
 
 def union_filters(a: Filter, b: Filter) -> Filter:

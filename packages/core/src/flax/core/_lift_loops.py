@@ -11,7 +11,13 @@ import jax
 
 from flax.core import axes_scan
 from flax.core._filters import CollectionFilter, PRNGSequenceFilter
-from flax.core._pack import _unzip2, pack, split_in_out_axes
+from flax.core._pack import (
+  _unzip2,
+  axis_subtrees,
+  mapped_size,
+  pack,
+  split_in_out_axes,
+)
 from flax.core._rng import tree_map_rngs
 from flax.core.scope import Scope
 
@@ -86,25 +92,21 @@ def scan(
   rng_axes = tuple(0 if s else axes_scan.broadcast for s in rng_splits)
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, init, *args):
-    def find_length(axis, x):
-      if axis is not axes_scan.broadcast:
-        leaves = jax.tree_util.tree_leaves(x)
-        if leaves:
-          return jax.numpy.shape(leaves[0])[axis]
-      return ()
+    def first_leaf_lengths():
+      # The length of a scanned input is read off its first leaf.
+      for axis, tree in axis_subtrees(
+        in_axes, args, lambda a: a is axes_scan.broadcast
+      ):
+        leaves = jax.tree_util.tree_leaves(tree)
+        if axis is not axes_scan.broadcast and leaves:
+          yield jax.numpy.shape(leaves[0])[axis]
 
-    lengths = jax.tree_util.tree_map(
-      find_length, in_axes, args, is_leaf=lambda x: x is axes_scan.broadcast
+    n = mapped_size(
+      first_leaf_lengths(),
+      length,
+      'Inconsistent scan lengths: {}',
+      'length should be specified manually.',
     )
-    lengths = set(jax.tree_util.tree_leaves(lengths))
-    if length is None and len(lengths) == 1:
-      (n,) = lengths
-    elif len(lengths) > 1:
-      raise ValueError(f'Inconsistent scan lengths: {lengths}')
-    elif length is None:
-      raise ValueError('length should be specified manually.')
-    else:
-      n = length
 
     rng_groups = tuple(
       tree_map_rngs(lambda rng: jax.random.split(rng, n), group)

@@ -6,7 +6,6 @@ the transform, collects the updated variables, and writes them back into
 the original scopes. See the design note "Lifted transformations".
 """
 
-import collections
 import functools
 import warnings
 from collections.abc import Callable, Sequence
@@ -43,21 +42,47 @@ def split_in_out_axes(variable_axes):
   """
   from flax.typing import In, Out
 
-  in_filters, out_filters, axes = [], [], []
+  # (marker, goes in, comes out); a bare axis goes both ways.
+  directions = ((In, True, False), (Out, False, True))
+  rows = []
   for col, axis in variable_axes.items():
-    if isinstance(axis, In):
-      in_filters.append(col)
-      out_filters.append(False)
-      axes.append(axis.axis)
-    elif isinstance(axis, Out):
-      in_filters.append(False)
-      out_filters.append(col)
-      axes.append(axis.axis)
+    goes_in = comes_out = True
+    for marker, goes_in, comes_out in directions:
+      if isinstance(axis, marker):
+        axis = axis.axis
+        break
     else:
-      in_filters.append(col)
-      out_filters.append(col)
-      axes.append(axis)
-  return tuple(in_filters), tuple(out_filters), tuple(axes)
+      goes_in = comes_out = True
+    rows.append((col if goes_in else False, col if comes_out else False, axis))
+  if not rows:
+    return (), (), ()
+  return tuple(map(tuple, zip(*rows)))
+
+
+def mapped_size(sizes, given, mismatch, missing):
+  """The one size of a mapped axis.
+
+  ``sizes`` are the sizes found on the mapped inputs; ``given`` is the size
+  the user passed (``None`` if none). Different found sizes raise
+  ``ValueError(mismatch.format(found))``; no size at all raises
+  ``ValueError(missing)``.
+  """
+  found = set(sizes)
+  if len(found) > 1:
+    raise ValueError(mismatch.format(found))
+  if given is not None:
+    return given
+  if not found:
+    raise ValueError(missing)
+  return found.pop()
+
+
+def axis_subtrees(axes, values, is_unmapped):
+  """Yields ``(axis, subtree)`` for each leaf of the prefix tree ``axes``
+  over ``values``; ``is_unmapped(axis)`` marks axes kept as leaves."""
+  treedef = jax.tree_util.tree_structure(axes, is_leaf=is_unmapped)
+  leaves = jax.tree_util.tree_leaves(axes, is_leaf=is_unmapped)
+  return zip(leaves, treedef.flatten_up_to(values))
 
 
 def _dedup_scopes(scopes):
@@ -67,21 +92,19 @@ def _dedup_scopes(scopes):
     ``(roots, paths)`` where ``paths[i] = (root, names)`` rebuilds
     ``scopes[i]`` by pushing ``names`` onto ``root``.
   """
-  minimal = collections.OrderedDict((s, ()) for s in scopes)
+  members = set(scopes)
   paths = []
-  for leaf in scopes:
-    top, top_path = leaf, ()
-    path = [leaf.name]
-    scope = leaf.parent
-    while scope is not None:
-      if scope in minimal:
-        top, top_path = scope, tuple(reversed(path))
-      path.append(scope.name)
-      scope = scope.parent
-    if top is not leaf and leaf in minimal:
-      del minimal[leaf]
-    paths.append((top, top_path))
-  return tuple(minimal), tuple(paths)
+  for scope in scopes:
+    lineage = [scope]  # the scope, its parent, its grandparent, ...
+    while lineage[-1].parent is not None:
+      lineage.append(lineage[-1].parent)
+    top = max(i for i, s in enumerate(lineage) if s in members)
+    names = tuple(s.name for s in reversed(lineage[:top]))
+    paths.append((lineage[top], names))
+  roots = tuple(
+    dict.fromkeys(s for s, (root, _) in zip(scopes, paths) if root is s)
+  )
+  return roots, tuple(paths)
 
 
 def _dup_scopes(orig_roots, new_roots, paths):

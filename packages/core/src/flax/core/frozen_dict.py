@@ -12,6 +12,8 @@ FrozenDict({})
 """
 
 import collections.abc
+import functools
+import operator
 from typing import Any, TypeVar
 
 import jax
@@ -98,11 +100,10 @@ class FrozenDict(collections.abc.Mapping):
       return FrozenDict(value, __unsafe_skip_copy__=True)
     return value
 
-  def __setitem__(self, key, value):
+  def _refuse_mutation(self, *_):
     raise ValueError('FrozenDict is immutable.')
 
-  def __delitem__(self, key):
-    raise ValueError('FrozenDict is immutable.')
+  __setitem__ = __delitem__ = _refuse_mutation
 
   def __contains__(self, key):
     return key in self._dict
@@ -120,11 +121,9 @@ class FrozenDict(collections.abc.Mapping):
     return FrozenDict, (self.unfreeze(),)
 
   def __hash__(self):
+    # Order-independent: the XOR of the item hashes, computed once.
     if self._hash is None:
-      h = 0
-      for item in self.items():
-        h ^= hash(item)
-      self._hash = h
+      self._hash = functools.reduce(operator.xor, map(hash, self.items()), 0)
     return self._hash
 
   def __or__(self, other):

@@ -33,7 +33,13 @@ from flax.core._filters import (
   subtract_filters,
 )
 from flax.core._lift_loops import cond, scan, switch, while_loop
-from flax.core._pack import _unzip2, pack, split_in_out_axes
+from flax.core._pack import (
+  _unzip2,
+  axis_subtrees,
+  mapped_size,
+  pack,
+  split_in_out_axes,
+)
 from flax.core._rng import tree_map_rngs
 from flax.core.scope import Scope
 
@@ -84,12 +90,6 @@ def _meta():
   return meta
 
 
-def _axis_size_of(axis, x):
-  if axis is None:
-    return ()
-  return [jax.numpy.shape(leaf)[axis] for leaf in jax.tree_util.tree_leaves(x)]
-
-
 def vmap(
   fn: Callable[..., Any],
   variable_axes: Mapping[CollectionFilter, Optional[int]],
@@ -123,21 +123,21 @@ def vmap(
   rng_axes = tuple(0 if split else None for split in rng_splits)
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args):
-    sizes = jax.tree_util.tree_map(
-      _axis_size_of,
-      (variable_in_axes, in_axes),
-      (variable_groups, args),
-      is_leaf=lambda x: x is None,
+    size = mapped_size(
+      (
+        jax.numpy.shape(leaf)[axis]
+        for axis, tree in axis_subtrees(
+          (variable_in_axes, in_axes),
+          (variable_groups, args),
+          lambda a: a is None,
+        )
+        if axis is not None
+        for leaf in jax.tree_util.tree_leaves(tree)
+      ),
+      axis_size,
+      'Inconsistent batch axis sizes: {}',
+      'axis_size should be specified manually.',
     )
-    sizes = set(jax.tree_util.tree_leaves(sizes))
-    if axis_size is None and len(sizes) == 1:
-      (size,) = sizes
-    elif len(sizes) > 1:
-      raise ValueError(f'Inconsistent batch axis sizes: {sizes}')
-    elif axis_size is None:
-      raise ValueError('axis_size should be specified manually.')
-    else:
-      size = axis_size
 
     def split_fn(rng):
       return jax.random.split(rng, size)

@@ -21,6 +21,7 @@ a scope into a pure function of variables and keys:
 import collections
 import contextlib
 import functools
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Optional, TypeVar
 
@@ -143,6 +144,9 @@ def _unbox(value):
 
 
 _ARRAY_TYPES = (jax.Array, np.ndarray, np.generic, float, int)
+# Initializers that ignore their key (see ``Scope.param``).
+_ZEROS = jax.nn.initializers.zeros
+_ONES = jax.nn.initializers.ones
 
 
 class Variable(Generic[T]):
@@ -345,12 +349,8 @@ class Scope:
 
   def default_name(self, prefix: str) -> str:
     """Returns the first free name ``f'{prefix}{i}'`` for ``i = 0, 1, ...``."""
-    i = 0
-    while True:
-      name = f'{prefix}{i}'
-      if name not in self.reservations:
-        return name
-      i += 1
+    candidates = (f'{prefix}{i}' for i in itertools.count())
+    return next(n for n in candidates if n not in self.reservations)
 
   def reserve(self, name: str, col: Optional[str] = None) -> None:
     """Reserves ``name`` in this scope (for collection ``col``).
@@ -366,8 +366,7 @@ class Scope:
       raise TypeError(
         f'The type of scope "{name}" should be string but it is {type(name)}'
       )
-    taken = self.reservations.get(name)
-    if taken and (None in taken or col is None or col in taken):
+    if self.name_reserved(name, col):
       raise ValueError(f'Duplicate use of scope name: "{name}"')
     self.reservations[name].add(col)
 
@@ -641,7 +640,13 @@ class Scope:
         if self.is_collection_empty('params'):
           raise errors.ScopeCollectionNotFound('params', name, self.path_text)
         raise errors.ScopeParamNotFoundError(name, self.path_text)
-      value = init_fn(self.make_rng('params'), *init_args, **init_kwargs)
+      if init_fn is _ZEROS or init_fn is _ONES:
+        # These never read their key: advance the stream as ``make_rng``
+        # does but skip deriving a key (the values are the same).
+        stream = self.rngs[self._advance_rng('params')]
+        value = init_fn(stream.rng, *init_args, **init_kwargs)
+      else:
+        value = init_fn(self.make_rng('params'), *init_args, **init_kwargs)
       self.put_variable('params', name, value)
     if unbox:
       value = _unbox(value)
@@ -662,15 +667,21 @@ class Scope:
     Raises:
       InvalidRngError: if neither ``name`` nor ``params`` is available.
     """
-    if not self.has_rng(name):
-      if self.has_rng('params'):
-        name = 'params'
-      else:
+    name = self._advance_rng(name)
+    rng = self.rngs[name]
+    return _fold_in_static(rng.rng, (*rng.suffix, self.rng_counters[name]))
+
+  def _advance_rng(self, name: str) -> str:
+    # Counts one more key of stream ``name`` (or of ``params``, its
+    # fallback) and returns the name of the stream used.
+    if name not in self.rngs:
+      if 'params' not in self.rngs:
         raise errors.InvalidRngError(f'{self.name} needs PRNG for "{name}"')
+      name = 'params'
     self._check_valid()
     self._validate_trace_level()
     self.rng_counters[name] += 1
-    return LazyRng.create(self.rngs[name], self.rng_counters[name]).as_jax_rng()
+    return name
 
 
 def _profile_enabled() -> bool:

@@ -24,6 +24,19 @@ def _add_trailing(y, b):
   return y + jnp.reshape(b, (1,) * (y.ndim - b.ndim) + b.shape)
 
 
+def _contract(scope, inputs, kernel, axes, bias, dtype, precision):
+  """``inputs`` contracted over ``axes`` with the leading axes of ``kernel``,
+  plus a ``bias`` param when ``bias = (init, shape)`` is given."""
+  kernel = jnp.asarray(kernel, dtype)
+  kernel_axes = tuple(range(len(axes)))
+  y = lax.dot_general(
+    inputs, kernel, ((tuple(axes), kernel_axes), ((), ())), precision=precision
+  )
+  if bias is None:
+    return y
+  return _add_trailing(y, jnp.asarray(scope.param('bias', *bias), dtype))
+
+
 def dense(
   scope: Scope,
   inputs,
@@ -46,17 +59,15 @@ def dense(
   """
   inputs = jnp.asarray(inputs, dtype)
   kernel = scope.param('kernel', kernel_init, (inputs.shape[-1], features))
-  kernel = jnp.asarray(kernel, dtype)
-  y = lax.dot_general(
+  return _contract(
+    scope,
     inputs,
     kernel,
-    (((inputs.ndim - 1,), (0,)), ((), ())),
-    precision=precision,
+    (inputs.ndim - 1,),
+    (bias_init, (features,)) if bias else None,
+    dtype,
+    precision,
   )
-  if bias:
-    b = jnp.asarray(scope.param('bias', bias_init, (features,)), dtype)
-    y = _add_trailing(y, b)
-  return y
 
 
 def dense_general(
@@ -96,20 +107,19 @@ def dense_general(
     flat = kernel_init(rng, (n_in, n_out), dtype)
     return jnp.reshape(flat, shape)
 
+  def bias_init_wrap(rng, shape, dtype=jnp.float32):
+    return jnp.reshape(bias_init(rng, (n_out,), dtype), shape)
+
   kernel = scope.param('kernel', kernel_init_wrap, in_shape + features)
-  kernel = jnp.asarray(kernel, dtype)
-  contract = tuple(range(len(axis)))
-  y = lax.dot_general(
-    inputs, kernel, ((axis, contract), ((), ())), precision=precision
+  return _contract(
+    scope,
+    inputs,
+    kernel,
+    axis,
+    (bias_init_wrap, features) if bias else None,
+    dtype,
+    precision,
   )
-  if bias:
-
-    def bias_init_wrap(rng, shape, dtype=jnp.float32):
-      return jnp.reshape(bias_init(rng, (n_out,), dtype), shape)
-
-    b = jnp.asarray(scope.param('bias', bias_init_wrap, features), dtype)
-    y = _add_trailing(y, b)
-  return y
 
 
 def _conv_dims(ndim):
