@@ -4,9 +4,11 @@
 CI matrix can be generated from it.
 """
 
+import hashlib
 import json
 import os
 import pathlib
+import shutil
 import sys
 import tomllib
 
@@ -26,13 +28,19 @@ TEST_TOOLS = ('pytest>=8',)
 
 nox.options.default_venv_backend = 'uv|virtualenv'
 nox.options.error_on_missing_interpreters = True
+# Sessions run side by side, one per CPU (`nox -j 1` runs them one at a
+# time); each session's output is printed when it finishes.
+nox.options.parallel = 'auto'
+nox.options.allow_parallel = True
+# The longest sessions first, so that the short ones fill in beside them.
 nox.options.sessions = [
-  *(f'tests-{p}' for p in PACKAGES),
+  'conformance',
+  'tests-layers',
+  'integration',
+  'multihost',
+  *(f'tests-{p}' for p in PACKAGES if p != 'layers'),
   'tests-nnx-bridge',
   'plugins',
-  'integration',
-  'conformance',
-  'multihost',
   'isolation',
   'wheels',
   'lint',
@@ -73,28 +81,95 @@ def siblings(package, extras=()):
   return [p for p in PACKAGES if p in found]
 
 
-def _local(package, extras=()):
+# Wheels of our packages, built once per source state and shared by every
+# session (and by later runs while the sources are unchanged).
+WHEELHOUSE = ROOT / '.nox' / '_wheels'
+_SOURCE_PARTS = ('src', 'pyproject.toml', 'README.md')
+_SKIP_DIRS = {'__pycache__', '.pytest_cache', 'build', 'dist'}
+_built = {}
+
+
+def _source_digest(package):
+  """A digest of what goes into ``flax-<package>``'s wheel."""
+  base = ROOT / 'packages' / package
+  digest = hashlib.sha256()
+  for part in _SOURCE_PARTS:
+    top = base / part
+    paths = [top] if top.is_file() else sorted(top.rglob('*'))
+    for path in paths:
+      rel = path.relative_to(base)
+      if not path.is_file() or _SKIP_DIRS.intersection(rel.parts):
+        continue
+      if path.suffix == '.pyc' or rel.parts[-1].endswith('.egg-info'):
+        continue
+      digest.update(f'{rel.as_posix()}\0'.encode())
+      digest.update(path.read_bytes())
+  return digest.hexdigest()[:16]
+
+
+def _wheel(session, package):
+  """The wheel of ``flax-<package>`` for the current sources (built once)."""
+  if package in _built:
+    return _built[package]
+  folder = WHEELHOUSE / f'{package}-{_source_digest(package)}'
+  wheels = sorted(folder.glob('*.whl'))
+  if not wheels:
+    # Parallel sessions may build the same wheel: each builds into its own
+    # folder and the first to finish publishes it.
+    staging = folder.with_name(f'{folder.name}.partial-{os.getpid()}')
+    shutil.rmtree(staging, ignore_errors=True)
+    session.run(
+      sys.executable,
+      '-m',
+      'uv',
+      'build',
+      '--wheel',
+      '-q',
+      '--out-dir',
+      str(staging),
+      str(ROOT / 'packages' / package),
+      external=True,
+      silent=True,
+    )
+    for old in WHEELHOUSE.glob(f'{package}-*'):
+      if not old.name.startswith(folder.name):
+        shutil.rmtree(old, ignore_errors=True)
+    try:
+      staging.rename(folder)
+    except OSError:  # another session published it first
+      shutil.rmtree(staging, ignore_errors=True)
+    wheels = sorted(folder.glob('*.whl'))
+  _built[package] = wheels[0]
+  return wheels[0]
+
+
+def _requirement(session, package, extras=()):
+  """``flax-<package>`` (with ``extras``) as a requirement on its wheel."""
   suffix = f'[{",".join(extras)}]' if extras else ''
-  return f'./packages/{package}{suffix}'
+  return f'flax-{package}{suffix} @ {_wheel(session, package).as_uri()}'
 
 
-def _refresh_flags(packages):
-  """uv flags that rebuild our packages instead of reusing cached wheels."""
-  return [f for p in packages for f in ('--refresh-package', f'flax-{p}')]
-
-
-def _fresh(session, packages):
-  """``_refresh_flags`` when the session installs with uv (pip has none)."""
-  if session.venv_backend != 'uv':
-    return []
-  return _refresh_flags(packages)
+def _install_packages(session, wanted, extras=None):
+  """Installs our ``wanted`` packages from the wheelhouse, says which."""
+  extras = extras or {}
+  session.log(
+    'Installing '
+    + ', '.join(
+      f'flax-{p}' + (f'[{",".join(extras[p])}]' if extras.get(p) else '')
+      for p in wanted
+    )
+    + ' (wheels from .nox/_wheels)'
+  )
+  session.install(
+    *(_requirement(session, p, extras.get(p, ())) for p in wanted),
+    *TEST_TOOLS,
+  )
 
 
 def _install(session, package, extras=()):
   """Installs ``package`` and only the siblings it declares."""
-  packages = [package, *siblings(package, extras)]
-  args = [_local(package, extras)] + [_local(s) for s in packages[1:]]
-  session.install(*args, *TEST_TOOLS, *_fresh(session, packages))
+  wanted = [package, *siblings(package, extras)]
+  _install_packages(session, wanted, {package: extras})
 
 
 # Flax's own CI settings: implicit rank promotion is an error, and so is
@@ -104,16 +179,40 @@ CI_ENV = {'JAX_NUMPY_RANK_PROMOTION': 'raise', 'JAX_PLATFORMS': 'cpu'}
 
 
 def _pytest(session, *paths):
-  session.run(
-    'python',
-    '-m',
-    'pytest',
-    *paths,
-    '-q',
-    '-W',
-    'error',
-    *session.posargs,
-    env=CI_ENV,
+  """Runs pytest under ``CI_ENV``; logs how many tests ran."""
+  report = pathlib.Path(session.create_tmp()) / 'pytest-report.xml'
+  report.unlink(missing_ok=True)
+  try:
+    session.run(
+      'python',
+      '-m',
+      'pytest',
+      *paths,
+      '-q',
+      '-W',
+      'error',
+      f'--junitxml={report}',
+      *session.posargs,
+      env=CI_ENV,
+    )
+  finally:
+    if report.exists():
+      session.log(_test_counts(report, paths))
+
+
+def _test_counts(report, paths):
+  """``'tests/core: 329 tests ran: 329 passed, 0 failed, ...'``."""
+  import xml.etree.ElementTree as ET
+
+  totals = dict.fromkeys(('tests', 'failures', 'errors', 'skipped'), 0)
+  for suite in ET.parse(report).getroot().iter('testsuite'):
+    for key in totals:
+      totals[key] += int(suite.get(key, 0))
+  bad = totals['failures'] + totals['errors']
+  passed = totals['tests'] - bad - totals['skipped']
+  return (
+    f'{" ".join(paths)}: {totals["tests"]} tests ran: {passed} passed, '
+    f'{bad} failed, {totals["skipped"]} skipped'
   )
 
 
@@ -150,18 +249,14 @@ def tests_nnx_bridge(session):
   """Run tests/nnx_bridge and the docstring examples of flax-nnx with the
   ``bridge`` extra (flax-linen) installed; flax-layers provides the layers
   the tests and examples wrap."""
-  _install(session, 'nnx', ('test', 'bridge'))
-  session.install(_local('layers'), *_fresh(session, ['layers']))
+  wanted = ['nnx', *siblings('nnx', ('test', 'bridge')), 'layers']
+  _install_packages(session, wanted, {'nnx': ('test', 'bridge')})
   _pytest(session, 'tests/nnx_bridge')
   _doctests(session, 'nnx')
 
 
 def _install_all(session):
-  session.install(
-    *(_local(p, ('test',)) for p in PACKAGES),
-    *TEST_TOOLS,
-    *_fresh(session, PACKAGES),
-  )
+  _install_packages(session, PACKAGES, {p: ('test',) for p in PACKAGES})
 
 
 @nox.session(tags=['tests'])
@@ -261,26 +356,6 @@ def plugins(session):
   _pytest(session, 'tests/plugins')
 
 
-def _build_wheels(session, out):
-  import shutil
-
-  shutil.rmtree(out, ignore_errors=True)
-  session.install('build', 'hatchling')
-  for package in PACKAGES:
-    session.run(
-      'python',
-      '-m',
-      'build',
-      '--wheel',
-      '--no-isolation',
-      '--outdir',
-      str(out),
-      f'packages/{package}',
-      silent=True,
-    )
-  return sorted(out.glob('*.whl'))
-
-
 # Top-level files a package may ship besides its own flax/<package>/.
 EXTRA_FILES = {
   'core': None,  # core owns the flax root; checked separately below.
@@ -295,8 +370,7 @@ def wheels(session):
   """Build every wheel and check that each ships only its own files."""
   import zipfile
 
-  out = pathlib.Path(session.create_tmp()) / 'wheels'
-  found = _build_wheels(session, out)
+  found = [_wheel(session, p) for p in PACKAGES]
   problems = []
   for package in PACKAGES:
     dist = f'flax_{package}-'
@@ -335,8 +409,8 @@ def wheels(session):
 HEAVY = {'optax': 'optax', 'orbax': 'orbax-checkpoint', 'msgpack': 'msgpack'}
 
 
-def _venv_with(session, name, distributions, wheel_dir):
-  """A fresh venv holding only ``distributions`` (from ``wheel_dir``)."""
+def _venv_with(session, name, packages):
+  """A fresh venv holding only our ``packages`` (and what they require)."""
   env = pathlib.Path(session.create_tmp()) / f'venv-{name}'
   uv = (sys.executable, '-m', 'uv')
   session.run(*uv, 'venv', '-q', '--allow-existing', str(env), external=True)
@@ -348,10 +422,7 @@ def _venv_with(session, name, distributions, wheel_dir):
     '-q',
     '--python',
     python,
-    '--find-links',
-    str(wheel_dir),
-    *distributions,
-    *_refresh_flags(PACKAGES),
+    *(_requirement(session, p) for p in packages),
     external=True,
   )
   return python
@@ -367,12 +438,10 @@ COMBOS = {
 @nox.session
 def isolation(session):
   """Install each wheel alone and check what importing it pulls in."""
-  out = pathlib.Path(session.create_tmp()) / 'wheels'
-  _build_wheels(session, out)
   tests = ROOT / 'tests'
   for package in PACKAGES:
     wanted = [package, *siblings(package)]
-    python = _venv_with(session, package, [f'flax-{p}' for p in wanted], out)
+    python = _venv_with(session, package, wanted)
     session.run(
       python,
       '-W',
@@ -384,9 +453,7 @@ def isolation(session):
       env=CI_ENV,
     )
   for name, packages in COMBOS.items():
-    python = _venv_with(
-      session, f'combo-{name}', [f'flax-{p}' for p in packages], out
-    )
+    python = _venv_with(session, f'combo-{name}', packages)
     session.run(
       python,
       '-W',
