@@ -576,9 +576,13 @@ def bench(session):
       session.run('python', str(script), *session.posargs)
 
 
-@nox.session
+@nox.session(reuse_venv=True)
 def demo(session):
-  """The main demo: train a small CNN on the 8x8 digits data set."""
+  """The main demo: train a small CNN on the 8x8 digits data set.
+
+  The virtualenv is kept between runs; packages whose sources changed are
+  rebuilt and reinstalled, the rest is left as it is.
+  """
   _install_all(session)
   session.install('-r', str(ROOT / 'examples' / 'requirements.txt'))
   session.run(
