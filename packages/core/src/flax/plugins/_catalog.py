@@ -98,6 +98,16 @@ _LAYERS_LINEN = (
   'zeros_init',
 )
 
+# The Linen FP8 modules, exported as flax.linen.<name> from their own module
+# (imported only when one is used).
+_FP8_LINEN = (
+  'Fp8DotGeneral',
+  'Fp8DotGeneralOp',
+  'Fp8DirectDotGeneralOp',
+  'Fp8Einsum',
+  'NANOOFp8DotGeneralOp',
+)
+
 # flax.layers.nnx names exported as flax.nnx.<name>.
 _LAYERS_NNX = (
   'Linear',
@@ -142,6 +152,7 @@ _LAYERS_MODULES = (
   ('flax.linen', 'activation', 'flax.layers.linen.activation'),
   ('flax.linen', 'attention', 'flax.layers.linen.attention'),
   ('flax.linen', 'dtypes', 'flax.layers.linen.dtypes'),
+  ('flax.linen', 'fp8_ops', 'flax.layers.linen.fp8_ops'),
   ('flax.linen', 'initializers', 'flax.layers.linen.initializers'),
   ('flax.linen', 'linear', 'flax.layers.linen.linear'),
   ('flax.linen', 'normalization', 'flax.layers.linen.normalization'),
@@ -190,6 +201,7 @@ _TRAINING_NNX = (
 # -- flax-linen and flax-nnx: their own names, imported on first access -------
 
 _NNX_OWN = (
+  ('Initializer', 'flax.typing:Initializer'),
   ('TrainState', 'flax.nnx.helpers:TrainState'),
   ('Carry', 'flax.nnx.transforms.types:Carry'),
   ('DiffState', 'flax.nnx.transforms.types:DiffState'),
@@ -326,6 +338,10 @@ def _table() -> dict:
     'flax-layers': root['flax-layers']
     + _in('flax.linen', [(n, f'flax.layers.linen:{n}') for n in _LAYERS_LINEN])
     + _in('flax.linen', [(n, f'flax.layers.linen:{n}') for n in _ACTIVATIONS])
+    + _in(
+      'flax.linen',
+      [(n, f'flax.layers.linen.fp8_ops:{n}') for n in _FP8_LINEN],
+    )
     + _in('flax.nnx', [(n, f'flax.layers.nnx:{n}') for n in _LAYERS_NNX])
     + _in('flax.nnx', [(n, f'flax.layers.nnx:{n}') for n in _ACTIVATIONS])
     + [Export(*m) for m in _LAYERS_MODULES],
