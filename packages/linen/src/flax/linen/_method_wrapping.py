@@ -150,19 +150,6 @@ _UNWRAPPED = frozenset(
     '__subclasshook__',
   }
 )
-# Attributes Python looks up on copy/pickle; never trigger setup for them.
-_COPY_PICKLE_NAMES = frozenset(
-  {
-    '__getstate__',
-    '__setstate__',
-    '__getnewargs_ex__',
-    '__reduce__',
-    '__reduce_ex__',
-    '__copy__',
-    '__deepcopy__',
-    '__getnewargs__',
-  }
-)
 
 
 def capture_call_intermediates(_, method_name: str) -> bool:

@@ -34,7 +34,6 @@ from flax.core.frozen_dict import FrozenDict
 from flax.linen import _context
 from flax.linen import _module_tree
 from flax.linen import _module_variables
-from flax.linen._method_wrapping import _COPY_PICKLE_NAMES
 from flax.linen._method_wrapping import _UNWRAPPED
 from flax.linen._method_wrapping import _derive_profiling_name
 from flax.linen._method_wrapping import _get_fn_name
@@ -355,7 +354,8 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     self._register_submodules(name, value)
 
   def __getattr__(self, name: str) -> Any:
-    if name in _COPY_PICKLE_NAMES or name.startswith('__'):
+    # Dunder lookups (copy, pickle, ...) never trigger setup.
+    if name.startswith('__'):
       raise AttributeError(name)
     self._try_setup()
     if name in self.__dict__:

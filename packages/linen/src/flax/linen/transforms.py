@@ -20,6 +20,7 @@ it returns the transformed function.
 """
 
 import dataclasses
+import functools
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import jax.numpy as jnp
@@ -321,21 +322,24 @@ def add_metadata_axis(
   the axis removed, and get it back on the way out.
   """
 
-  def remove_fn(axis):
-    return lambda tree: meta.remove_axis(tree, axis, metadata_params)
-
-  def add_fn(axis):
-    return lambda tree: meta.add_axis(tree, axis, metadata_params)
-
-  for col, axis in variable_axes.items():
-    target = map_variables(
-      target,
-      col,
-      trans_in_fn=remove_fn(axis),
-      trans_out_fn=add_fn(axis),
+  # One map_variables layer per collection, innermost first.
+  return functools.reduce(
+    lambda inner, col_axis: map_variables(
+      inner,
+      col_axis[0],
+      trans_in_fn=_axis_edit(meta.remove_axis, col_axis[1], metadata_params),
+      trans_out_fn=_axis_edit(meta.add_axis, col_axis[1], metadata_params),
       mutable=True,
-    )
-  return target
+    ),
+    variable_axes.items(),
+    target,
+  )
+
+
+def _axis_edit(edit, axis, metadata_params):
+  """``tree -> edit(tree, axis, metadata_params)`` for the boxes of one
+  collection (``edit`` is ``meta.add_axis`` or ``meta.remove_axis``)."""
+  return functools.partial(edit, index=axis, params=metadata_params)
 
 
 def jvp(
