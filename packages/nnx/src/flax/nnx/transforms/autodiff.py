@@ -9,7 +9,6 @@ import numpy as np
 from flax.nnx import filterlib
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
-from flax.nnx.graphlib import _ArraySlot
 from flax.nnx.statelib import State as State
 from flax.nnx.transforms import common
 from flax.nnx.transforms.types import DiffState
@@ -194,8 +193,7 @@ def _grad_tree(f, argnums, has_aux, holomorphic, allow_int, with_value):
     else:
       grads, (aux, new) = res
       loss = None
-    for var, value in zip(variables, new):
-      object.__setattr__(var, 'raw_value', value)
+    common.store_values(variables, new)
     out_grads = []
     for (i, _), g in zip(specs, grads):
       leaves, treedef, _ = parts[i]
@@ -379,8 +377,7 @@ def vjp(
   if g:
     ga.write_back((None, upd))
   else:
-    for var, value in zip(variables, upd):
-      object.__setattr__(var, 'raw_value', value)
+    common.store_values(variables, upd)
 
   def user_vjp(ct):
     return back(vjp_fn(ct))
@@ -438,8 +435,7 @@ def jvp(
   if g:
     ga.write_back((None, upd))
   else:
-    for var, value in zip(variables, upd):
-      object.__setattr__(var, 'raw_value', value)
+    common.store_values(variables, upd)
   if has_aux:
     return out, t_out, aux
   return out, t_out
@@ -642,9 +638,6 @@ def custom_vjp(
       graph_updates=graph_updates,
     )
   return CustomVJP(fun, nondiff_argnums, graph, graph_updates)
-
-
-_unused = _ArraySlot
 
 
 def __getattr__(name):

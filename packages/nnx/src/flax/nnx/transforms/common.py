@@ -13,11 +13,11 @@ written into the original Variables in one pass.
 import jax
 
 from flax import errors
-from flax.nnx import filterlib, graphlib
+from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
-from flax.nnx.graphlib import GraphDef, _Flattener, _unflatten
+from flax.nnx.graphlib import _Flattener, _unflatten
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import Variable, store_raw_value
 
 
 is_node_leaf = is_graph_node_leaf
@@ -169,7 +169,7 @@ class GraphArgs:
           if type(slot) is graphlib._ArraySlot:
             slot.raw_value = v
           else:
-            object.__setattr__(slot, 'raw_value', v)
+            store_raw_value(slot, v)
       else:
         reuse = _ReuseMap(r.nodes, r.offset if not self.fast else 0, self.fast)
         _unflatten(new_node, iter(vals), _ReuseIndex(reuse), reuse, True)
@@ -339,6 +339,13 @@ def unflatten_out(out_static, out_leaves, graph_args: GraphArgs | None):
 # -- tree mode ------------------------------------------------------------------
 
 
+def store_values(variables, values):
+  """Writes ``values`` into ``variables`` (one each, in order) as they come
+  out of a transform: the tree-mode write-back of every NNX transform."""
+  for var, value in zip(variables, values):
+    store_raw_value(var, value)
+
+
 def tree_variables(tree, where='arguments'):
   """Variables of a pytree (tree mode); shared references raise."""
   paths_leaves, _ = jax.tree_util.tree_flatten_with_path(
@@ -376,10 +383,6 @@ def check_tree_mode_args(*prefixes, name):
         )
 
 
-def to_predicates(filters):
-  return filterlib.filters_to_predicates(tuple(filters))
-
-
 def check_not_bound_method(f, name):
   import inspect
 
@@ -393,5 +396,4 @@ def check_not_bound_method(f, name):
     )
 
 
-GraphDefT = GraphDef
 FlaxError = errors.FlaxError

@@ -71,8 +71,7 @@ def lift_tree(transform, f, args, kwargs, *, write_back=True):
 
   out, new = transform(pure_f)(leaves)
   if write_back:
-    for var, value in zip(variables, new):
-      object.__setattr__(var, 'raw_value', value)
+    common.store_values(variables, new)
   return out
 
 
@@ -174,8 +173,7 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
       return pf
 
     out, new = jax.lax.switch(index, [make(b) for b in branches], operands)
-    for var, value in zip(variables, new):
-      object.__setattr__(var, 'raw_value', value)
+    common.store_values(variables, new)
     return out
 
   ga = common.GraphArgs(operands)
@@ -282,9 +280,7 @@ def fori_loop(
       return out
 
     out = jax.lax.fori_loop(lower, upper, pb, init_val, unroll=unroll)
-    new = common.tree_variables(out)
-    for var, n in zip(variables, new):
-      object.__setattr__(var, 'raw_value', n.raw_value)
+    common.store_values(variables, _raw_values(out))
     return out
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.fori_loop(
@@ -300,9 +296,12 @@ def fori_loop(
 def _tree_loop(loop, cond_fun, body_fun, init_val):
   variables = common.tree_variables(init_val)
   out = loop(cond_fun, body_fun, init_val)
-  for var, n in zip(variables, common.tree_variables(out)):
-    object.__setattr__(var, 'raw_value', n.raw_value)
+  common.store_values(variables, _raw_values(out))
   return out
+
+
+def _raw_values(tree):
+  return [v.raw_value for v in common.tree_variables(tree)]
 
 
 class _Carrier:

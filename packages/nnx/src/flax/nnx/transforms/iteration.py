@@ -88,10 +88,6 @@ def _fix_out(leaves, axes, size=None):
   return out
 
 
-def _leaf_axes_of_roots(ga, in_axes_per_leaf_pure):
-  return in_axes_per_leaf_pure
-
-
 def _vmap_call(
   jax_map, f, in_axes, out_axes, args, map_kwargs, transform_metadata
 ):
@@ -246,14 +242,13 @@ def _tree_map_call(jax_map, f, in_axes, out_axes, args, kw, name):
   for a, ax in zip(args, ia):
     var_axes.extend([ax] * len(common.tree_variables(a)))
   out, new = jax_map(pf, in_axes=ia, out_axes=(out_axes, 0), **kw)(*args)
-  for var, value, ax in zip(variables, new, var_axes):
-    object.__setattr__(
-      var,
-      'raw_value',
-      jax.tree.map(
-        lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), value
-      ),
-    )
+  common.store_values(
+    variables,
+    [
+      jax.tree.map(lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), v)
+      for v, ax in zip(new, var_axes)
+    ],
+  )
   return out
 
 
@@ -582,8 +577,9 @@ def scan(
         carry_obj = _restore_nodes(a_final[c_arg], ga)
     else:
       a_final = final_pure
-      for var, new in zip(variables, common.tree_variables(a_final)):
-        object.__setattr__(var, 'raw_value', new.raw_value)
+      common.store_values(
+        variables, [v.raw_value for v in common.tree_variables(a_final)]
+      )
       carry_obj = a_final[ia.index(Carry)] if Carry in ia else None
     if oa is Carry:
       return carry_obj
