@@ -53,6 +53,10 @@ def _pretty(x, num_spaces: int) -> str:
   return '{\n' + _indent(body, num_spaces) + '}'
 
 
+def _refuse_mutation():
+  raise ValueError('FrozenDict is immutable.')
+
+
 class FrozenKeysView(collections.abc.KeysView):
   """Keys of a FrozenDict."""
 
@@ -100,10 +104,11 @@ class FrozenDict(collections.abc.Mapping):
       return FrozenDict(value, __unsafe_skip_copy__=True)
     return value
 
-  def _refuse_mutation(self, *_):
-    raise ValueError('FrozenDict is immutable.')
+  def __setitem__(self, key, value):
+    _refuse_mutation()
 
-  __setitem__ = __delitem__ = _refuse_mutation
+  def __delitem__(self, key):
+    _refuse_mutation()
 
   def __contains__(self, key):
     return key in self._dict
