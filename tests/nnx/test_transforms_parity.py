@@ -147,6 +147,14 @@ def test_jit_partial_binds_and_updates():
   np.testing.assert_array_equal(g(2.0), [2.0, 2.0])
   np.testing.assert_array_equal(g(3.0), [3.0, 3.0])
   assert float(m.c[...]) == 2.0
+  # Tree mode has no graph updates: the default graph_updates is accepted.
+  h = nnx.jit_partial(f, m, graph=False)
+  np.testing.assert_array_equal(h(4.0), [4.0, 4.0])
+  assert float(m.c[...]) == 3.0
+  with nnx.set_graph_mode(False):
+    h = nnx.jit_partial(f, m)
+  np.testing.assert_array_equal(h(5.0), [5.0, 5.0])
+  assert float(m.c[...]) == 4.0
 
 
 def test_jit_trace():
@@ -232,3 +240,32 @@ def test_cached_partial_is_graph_mode_only():
   for kw in ({'graph': False}, {'graph_updates': False}):
     with pytest.raises(ValueError, match='graph-mode-only'):
       nnx.cached_partial(nnx.jit(f), m, **kw)
+
+
+def test_vmap_adds_the_partition_axis_once_per_shared_variable():
+  class S(nnx.Module):
+    def __init__(self, rngs):
+      self.w = nnx.Param(rngs.params.normal((2,)), out_sharding=('a',))
+
+  metadata = {nnx.PARTITION_NAME: 'layers'}
+  with nnx.use_eager_sharding(False):
+
+    @nnx.vmap(in_axes=0, out_axes=0, transform_metadata=metadata)
+    def make(k):
+      s = S(nnx.Rngs(k))
+      return s, s
+
+    a, b = make(jax.random.split(jax.random.key(0), 3))
+  assert a is b
+  assert a.w.get_metadata()['out_sharding'] == ('layers', 'a')
+  assert a.w[...].shape == (3, 2)
+
+
+def test_transforms_take_their_options_before_the_function():
+  grad_of = nnx.grad(argnums=1)
+  g = grad_of(lambda a, b: a * b * b)(2.0, 3.0)
+  assert float(g) == 12.0
+  double = nnx.vmap(in_axes=0)(lambda x: 2 * x)
+  np.testing.assert_array_equal(double(jnp.arange(3.0)), [0.0, 2.0, 4.0])
+  remat_f = nnx.remat(f=lambda x: x + 1)
+  assert float(remat_f(1.0)) == 2.0

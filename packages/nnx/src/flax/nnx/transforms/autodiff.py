@@ -241,6 +241,7 @@ def _make_grad(
   return wrapper
 
 
+@common.options_first
 def grad(
   f=MISSING,
   *,
@@ -265,21 +266,12 @@ def grad(
   >>> float(g['w'].value)
   6.0
   """
-  if f is MISSING:
-    return functools.partial(
-      grad,
-      argnums=argnums,
-      has_aux=has_aux,
-      holomorphic=holomorphic,
-      allow_int=allow_int,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, False
   )
 
 
+@common.options_first
 def value_and_grad(
   f=MISSING,
   *,
@@ -292,16 +284,6 @@ def value_and_grad(
   graph_updates=None,
 ):
   """Like :func:`grad` but returns ``(value, grads)``."""
-  if f is MISSING:
-    return functools.partial(
-      value_and_grad,
-      argnums=argnums,
-      has_aux=has_aux,
-      holomorphic=holomorphic,
-      allow_int=allow_int,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, True
   )
@@ -625,18 +607,12 @@ class CustomVJP:
     return out
 
 
+@common.options_first
 def custom_vjp(
   fun=MISSING, *, nondiff_argnums=(), graph=None, graph_updates=None
 ):
   """Reference-aware ``jax.custom_vjp`` (see the Flax docs for the graph
   and ``graph_updates=False`` conventions of ``bwd``)."""
-  if fun is MISSING:
-    return functools.partial(
-      custom_vjp,
-      nondiff_argnums=nondiff_argnums,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   return CustomVJP(fun, nondiff_argnums, graph, graph_updates)
 
 

@@ -10,17 +10,40 @@ references to input objects kept as references. Back outside, updates are
 written into the original Variables in one pass.
 """
 
+import functools
+import inspect
+
 import jax
 
 from flax import errors
 from flax.nnx import graphlib
-from flax.nnx._common import is_graph_node_leaf
+from flax.nnx._common import MISSING, is_graph_node_leaf
 from flax.nnx.graphlib import _Flattener, _unflatten
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable, store_raw_value
 
 
 is_node_leaf = is_graph_node_leaf
+
+
+def options_first(transform):
+  """Lets ``transform`` be configured before it gets its function.
+
+  ``transform``'s first parameter is the function to transform; called
+  without it, the returned wrapper gives back a decorator holding the
+  options (``@nnx.vmap(in_axes=1)``). The wrapper keeps ``transform``'s
+  signature and docstring.
+  """
+  first = next(iter(inspect.signature(transform).parameters))
+
+  @functools.wraps(transform)
+  def wrapper(*args, **kwargs):
+    fn = args[0] if args else kwargs.pop(first, MISSING)
+    if fn is MISSING:
+      return functools.partial(wrapper, *args[1:], **kwargs)
+    return transform(fn, *args[1:], **kwargs)
+
+  return wrapper
 
 
 class NodeStates:

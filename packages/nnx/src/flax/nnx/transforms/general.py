@@ -97,6 +97,7 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
   )
 
 
+@common.options_first
 def remat(
   f=MISSING,
   *,
@@ -107,15 +108,6 @@ def remat(
   graph_updates=None,
 ):
   """Lifted ``jax.checkpoint`` (a.k.a. ``jax.remat``)."""
-  if f is MISSING:
-    return functools.partial(
-      remat,
-      prevent_cse=prevent_cse,
-      static_argnums=static_argnums,
-      policy=policy,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   if isinstance(static_argnums, int):
     static_argnums = (static_argnums,)
 
@@ -335,6 +327,7 @@ jax.tree_util.register_pytree_node(
 )
 
 
+@common.options_first
 def split_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
   """Outer half of a manual lift: replaces the graph nodes of the
   arguments by pytrees of their Variable values before calling ``f`` (a
@@ -359,8 +352,6 @@ def split_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
   >>> int(step(c)), int(c.n[...])
   (1, 1)
   """
-  if f is MISSING:
-    return functools.partial(split_inputs, ctxtag=ctxtag)
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
@@ -383,12 +374,11 @@ def split_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
   return wrapper
 
 
+@common.options_first
 def merge_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
   """Inner half of a manual lift (see :func:`split_inputs`): rebuilds the
   graph nodes of the arguments, calls ``f`` and returns its outputs with
   the updates of the inputs."""
-  if f is MISSING:
-    return functools.partial(merge_inputs, ctxtag=ctxtag)
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):

@@ -216,16 +216,13 @@ def _state_axes_out(node_states, axes, mask):
 
 
 def _add_axis_to_outputs(out, out_axes, metadata):
-  from flax.nnx import graphlib
-  from flax.nnx.variablelib import Variable
-
+  """Gives each output Variable with sharding names the mapped axis (named
+  by ``metadata['partition_name']``), once per Variable."""
   axis = out_axes if isinstance(out_axes, int) else 0
   name = metadata.get('partition_name') if metadata else None
-  for leaf in jax.tree_util.tree_leaves(out, is_leaf=common.is_node_leaf):
-    if common.is_node_leaf(leaf):
-      for _, v in graphlib.iter_graph(leaf):
-        if isinstance(v, Variable) and v.has_metadata('out_sharding'):
-          v.add_axis(axis, name)
+  for v in _each_variable(out, True):
+    if v.has_metadata('out_sharding'):
+      v.add_axis(axis, name)
 
 
 def _tree_map_call(jax_map, f, in_axes, out_axes, args, kw, name):
@@ -252,6 +249,7 @@ def _tree_map_call(jax_map, f, in_axes, out_axes, args, kw, name):
   return out
 
 
+@common.options_first
 def vmap(
   f=MISSING,
   *,
@@ -276,18 +274,6 @@ def vmap(
   ...   M(), jnp.arange(2.0)).shape
   (2, 3)
   """
-  if f is MISSING:
-    return functools.partial(
-      vmap,
-      in_axes=in_axes,
-      out_axes=out_axes,
-      axis_name=axis_name,
-      axis_size=axis_size,
-      spmd_axis_name=spmd_axis_name,
-      transform_metadata=transform_metadata,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
 
   @functools.wraps(f)
   def wrapper(*args):
@@ -303,6 +289,7 @@ def vmap(
   return wrapper
 
 
+@common.options_first
 def pmap(
   f=MISSING,
   *,
@@ -325,21 +312,6 @@ def pmap(
   ``donate_argnums`` donates the buffers of those arguments (for a graph
   node, its Variables).
   """
-  if f is MISSING:
-    return functools.partial(
-      pmap,
-      axis_name=axis_name,
-      in_axes=in_axes,
-      out_axes=out_axes,
-      static_broadcasted_argnums=static_broadcasted_argnums,
-      devices=devices,
-      backend=backend,
-      axis_size=axis_size,
-      donate_argnums=donate_argnums,
-      transform_metadata=transform_metadata,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   static = _argnums(static_broadcasted_argnums)
   donate = _argnums(donate_argnums)
   if static & donate:
@@ -389,6 +361,7 @@ def _argnums(nums) -> frozenset:
   return frozenset(nums)
 
 
+@common.options_first
 def scan(
   f=MISSING,
   *,
@@ -404,18 +377,6 @@ def scan(
 ):
   """Lifted ``jax.lax.scan``: ``in_axes`` / ``out_axes`` mark the carry
   (``nnx.Carry``), scanned axes (ints) and broadcast inputs (None)."""
-  if f is MISSING:
-    return functools.partial(
-      scan,
-      length=length,
-      reverse=reverse,
-      unroll=unroll,
-      in_axes=in_axes,
-      out_axes=out_axes,
-      transform_metadata=transform_metadata,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
 
   @functools.wraps(f)
   def wrapper(*args):
@@ -453,20 +414,8 @@ def scan(
     ]
     cell = {}
 
-    def assemble(carry, x):
-      it_c, it_x = iter(carry), iter(x)
-      leaves = []
-      for leaf, a in zip(flat, axes):
-        if a is Carry:
-          leaves.append(next(it_c))
-        elif a is None:
-          leaves.append(leaf)
-        else:
-          leaves.append(next(it_x))
-      return tdef.unflatten(leaves)
-
     def body(carry, x):
-      pure = assemble(carry, x)
+      pure = tdef.unflatten(_interleave(flat, axes, carry, x))
       if g:
         ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
         a = ig.args[0]
@@ -548,16 +497,9 @@ def scan(
       body, carry0, xs, length=length, reverse=reverse, unroll=unroll
     )
     # write back: carry leaves and scanned leaves into the inputs
-    it_c, it_s = iter(carry), iter(scanned)
-    final = []
-    for leaf, a in zip(flat, axes):
-      if a is Carry:
-        final.append(next(it_c))
-      elif a is None:
-        final.append(leaf)
-      else:
-        final.append(_move(next(it_s), 0, a))
-    final_pure = tdef.unflatten(final)
+    final_pure = tdef.unflatten(
+      _interleave(flat, axes, carry, scanned, lambda x, a: _move(x, 0, a))
+    )
     if g:
       leaves = jax.tree_util.tree_leaves(final_pure, is_leaf=_is_ns)
       values = {}
@@ -599,6 +541,17 @@ def scan(
   return wrapper
 
 
+def _interleave(flat, axes, carry, scanned, place=lambda x, a: x):
+  """The input leaves of a scan step (or of its result): carry leaves
+  from ``carry``, scanned ones from ``scanned`` (through ``place(x,
+  axis)``), broadcast ones (axis None) from ``flat``, in input order."""
+  it_c, it_s = iter(carry), iter(scanned)
+  return [
+    next(it_c) if a is Carry else leaf if a is None else place(next(it_s), a)
+    for leaf, a in zip(flat, axes)
+  ]
+
+
 def _node_flags(pure_args):
   flags = []
   for x in jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns):
@@ -629,6 +582,7 @@ def _check_shard_map_mode(graph, graph_updates):
     )
 
 
+@common.options_first
 def shard_map(
   f=MISSING,
   *,
@@ -642,17 +596,6 @@ def shard_map(
 ):
   """Lifted ``jax.shard_map``; :class:`StateSharding` in ``in_specs`` gives
   per-substate PartitionSpecs of graph nodes."""
-  if f is MISSING:
-    return functools.partial(
-      shard_map,
-      mesh=mesh,
-      in_specs=in_specs,
-      out_specs=out_specs,
-      axis_names=axis_names,
-      check_vma=check_vma,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   from jax.sharding import PartitionSpec
 
   @functools.wraps(f)
@@ -758,6 +701,7 @@ def _each_variable(tree, graph):
         yield v
 
 
+@common.options_first
 def transform_metadata(
   f=MISSING, *, in_axes=0, out_axes=0, partition, graph=None
 ):
@@ -782,14 +726,6 @@ def transform_metadata(
   >>> names(m)
   (None,)
   """
-  if f is MISSING:
-    return functools.partial(
-      transform_metadata,
-      in_axes=in_axes,
-      out_axes=out_axes,
-      partition=partition,
-      graph=graph,
-    )
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
