@@ -47,6 +47,7 @@ class Run:
 class Outcome:
   scenario: str
   problems: list
+  reference: str = 'live'  # where the reference result came from
 
 
 def scenarios(patterns=()):
@@ -375,34 +376,80 @@ def compare(name, ref, got):
   return problems
 
 
+RECORDED = HERE / '_recorded'
+# What a reference result depends on besides the scenario and report.py.
+STAMPED = ('flax', 'jax', 'jaxlib', 'numpy', 'optax', 'orbax-checkpoint')
+_stamps = {}
+
+
+def reference_stamp(reference):
+  """The versions of the reference interpreter's libraries, one string."""
+  if reference not in _stamps:
+    code = (
+      'import importlib.metadata as m\n'
+      f'for d in {STAMPED!r}:\n'
+      '  try: print(d, m.version(d))\n'
+      '  except m.PackageNotFoundError: print(d, None)\n'
+    )
+    out = subprocess.run(
+      [reference, '-c', code], capture_output=True, text=True, check=True
+    )
+    _stamps[reference] = ' '.join(out.stdout.split())
+  return _stamps[reference]
+
+
 def _cache_key(reference, script):
   h = hashlib.sha256()
-  h.update(os.path.realpath(reference).encode())
+  h.update(reference_stamp(reference).encode())
   h.update((HERE / 'report.py').read_bytes())
   h.update(script.read_bytes())
   return h.hexdigest()[:32]
 
 
-def reference_run(reference, script, cache, timeout):
+def _recorded_path(script):
+  return RECORDED / script.parent.name / f'{script.stem}.json'
+
+
+@dataclasses.dataclass
+class Reference:
+  """The reference's result for a scenario and where it came from."""
+
+  run: Run
+  source: str  # 'recorded', 'cache' or 'live'
+
+
+def _live(reference, script, timeout):
   reader = reference if is_exchange(script) else None
-  if cache is None:
-    return run_one(reference, script, timeout, reader=reader)
-  path = pathlib.Path(cache) / f'{_cache_key(reference, script)}.json'
-  if path.exists():
-    return Run(**json.loads(path.read_text()))
-  result = run_one(reference, script, timeout, reader=reader)
+  return run_one(reference, script, timeout, reader=reader)
+
+
+def reference_run(reference, script, cache, timeout, record=False):
+  """The reference result: recorded in the repository, cached, or run now."""
+  key = _cache_key(reference, script)
+  recorded = _recorded_path(script)
+  if recorded.exists():
+    saved = json.loads(recorded.read_text())
+    if saved['key'] == key:
+      return Reference(Run(**saved['run']), 'recorded')
+  path = pathlib.Path(cache) / f'{key}.json' if cache else None
+  if path is not None and path.exists() and not record:
+    return Reference(Run(**json.loads(path.read_text())), 'cache')
+  result = _live(reference, script, timeout)
   if result.returncode == 0:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dataclasses.asdict(result)))
-  return result
+    if path is not None:
+      path.parent.mkdir(parents=True, exist_ok=True)
+      path.write_text(json.dumps(dataclasses.asdict(result)))
+    if record:
+      recorded.parent.mkdir(parents=True, exist_ok=True)
+      saved = dict(key=key, run=dataclasses.asdict(result))
+      recorded.write_text(json.dumps(saved, indent=1, sort_keys=True) + '\n')
+  return Reference(result, 'live')
 
 
-def check(script, reference, project, cache, timeout):
-  name = str(script.relative_to(HERE))
-  ref = reference_run(reference, script, cache, timeout)
+def _against(name, script, ref, project, reference, timeout):
+  """Problems of the project's runs of ``script`` compared with ``ref``."""
   if not is_exchange(script):
-    got = run_one(project, script, timeout)
-    return Outcome(name, compare(name, ref, got))
+    return compare(name, ref, run_one(project, script, timeout))
   problems = []
   for writer, reader, what in (
     (reference, project, 'written by the reference, read by the project'),
@@ -411,7 +458,19 @@ def check(script, reference, project, cache, timeout):
   ):
     got = run_one(writer, script, timeout, reader=reader)
     problems += [f'[{what}] {p}' for p in compare(name, ref, got)]
-  return Outcome(name, problems)
+  return problems
+
+
+def check(script, reference, project, cache, timeout, record=False):
+  name = str(script.relative_to(HERE))
+  ref = reference_run(reference, script, cache, timeout, record)
+  problems = _against(name, script, ref.run, project, reference, timeout)
+  if problems and ref.source != 'live':
+    # A stored result is a shortcut, never the last word: the reference
+    # itself, run on this machine, decides.
+    ref = Reference(_live(reference, script, timeout), 'live')
+    problems = _against(name, script, ref.run, project, reference, timeout)
+  return Outcome(name, problems, ref.source)
 
 
 def main(argv=None):
@@ -424,6 +483,12 @@ def main(argv=None):
   ap.add_argument('--timeout', type=int, default=300)
   ap.add_argument('-v', '--verbose', action='store_true')
   ap.add_argument('--min-scenarios', type=int, default=0)
+  ap.add_argument(
+    '--record',
+    action='store_true',
+    help='store the reference results of the selected scenarios under '
+    '_recorded/ where they are missing or out of date (commit them)',
+  )
   ap.add_argument(
     '--no-fork',
     action='store_true',
@@ -445,11 +510,15 @@ def _run_all(a):
   failed = 0
   with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
     futures = [
-      pool.submit(check, s, a.reference, a.project, a.cache, a.timeout)
+      pool.submit(
+        check, s, a.reference, a.project, a.cache, a.timeout, a.record
+      )
       for s in found
     ]
+    sources = {}
     for fut in futures:
       out = fut.result()
+      sources[out.reference] = sources.get(out.reference, 0) + 1
       if out.problems:
         failed += 1
         print(f'FAIL {out.scenario}')
@@ -462,6 +531,10 @@ def _run_all(a):
     by_group[s.parent.name] = by_group.get(s.parent.name, 0) + 1
   groups = ', '.join(f'{g} {n}' for g, n in sorted(by_group.items()))
   print(f'scenarios per group: {groups}')
+  print(
+    'reference results: '
+    + ', '.join(f'{n} {k}' for k, n in sorted(sources.items()))
+  )
   print(
     f'conformance: {len(found) - failed} passed, {failed} failed, '
     f'of {len(found)} scenarios'
