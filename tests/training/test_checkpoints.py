@@ -340,3 +340,8 @@ def test_async_manager_waits_for_slow_tasks():
   manager.save_async(lambda: (time.sleep(0.05), done.append(1)))
   manager.wait_previous_save()
   assert done == [1]
+
+
+def test_module_constants_of_flax():
+  assert checkpoints.MP_ARRAY_POSTFIX == '_gda'
+  assert checkpoints.MODULE_NUM_RE.match('Dense_12').groups() == ('Dense', '12')

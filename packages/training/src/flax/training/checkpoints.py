@@ -64,6 +64,9 @@ logger = logging.getLogger(__name__)
 SIGNED_FLOAT_RE = re.compile(r'([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)')
 UNSIGNED_FLOAT_RE = re.compile(r'((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)')
 MODULE_NUM_RE = re.compile(r'(.*)_([0-9]+)$')
+# The name suffix of multiprocess-array entries in checkpoints of older
+# Flax versions (a public name code written for Flax 0.12.8 may import).
+MP_ARRAY_POSTFIX = '_gda'
 
 
 def natural_sort(file_list, signed: bool = True):

@@ -63,19 +63,16 @@ class TrainState(struct.PyTreeNode):
       The updated state.
     """
     overwrite = OVERWRITE_WITH_GRADIENT in grads
-    if overwrite:
-      trained, trained_grads = self.params['params'], grads['params']
-    else:
-      trained, trained_grads = self.params, grads
-    updates, opt_state = self.tx.update(trained_grads, self.opt_state, trained)
-    trained = optax.apply_updates(trained, updates)
+    trained = _trained(self.params, overwrite)
+    updates, opt_state = self.tx.update(
+      _trained(grads, overwrite), self.opt_state, trained
+    )
+    params = optax.apply_updates(trained, updates)
     if overwrite:
       params = {
-        'params': trained,
+        'params': params,
         OVERWRITE_WITH_GRADIENT: grads[OVERWRITE_WITH_GRADIENT],
       }
-    else:
-      params = trained
     return self.replace(
       **kwargs, step=self.step + 1, params=params, opt_state=opt_state
     )
@@ -93,9 +90,13 @@ class TrainState(struct.PyTreeNode):
       tx: the Optax transformation.
       **kwargs: values of the fields that subclasses add.
     """
-    if OVERWRITE_WITH_GRADIENT in params:
-      opt_state = tx.init(params['params'])
-    else:
-      opt_state = tx.init(params)
+    opt_state = tx.init(_trained(params, OVERWRITE_WITH_GRADIENT in params))
     fields = dict(apply_fn=apply_fn, params=params, tx=tx, opt_state=opt_state)
     return cls(step=0, **fields, **kwargs)
+
+
+def _trained(tree, overwrite):
+  """The part of ``tree`` (params or grads) that ``tx`` works on: its
+  ``'params'`` entry when an ``OVERWRITE_WITH_GRADIENT`` entry rides along
+  (``overwrite``), else the whole tree."""
+  return tree['params'] if overwrite else tree
