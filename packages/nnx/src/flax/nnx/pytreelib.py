@@ -404,9 +404,7 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
 
   def __setstate__(self, state):
     vars(self).update(state['attrs'])
-    object.__setattr__(
-      self, '_pytree__m', [set(state['data']), 0, None, None, None]
-    )
+    object.__setattr__(self, '_pytree__m', fresh_meta(state['data']))
 
   def __reduce_ex__(self, protocol):
     return (_reconstruct, (type(self),), self.__getstate__())
@@ -507,9 +505,17 @@ def _reconstruct(cls):
 M_DATA, M_VERSION, M_VIEW, M_AUX, M_TRACE = range(5)
 
 
+def fresh_meta(data=()) -> list:
+  """The ``_pytree__m`` record of an object that has just been built: its
+  data attribute names, version 0, no cached view or aux data, no trace
+  level. The one place that spells out the record's layout (see M_*)."""
+  # In M_* order: data, version, view, aux, trace.
+  return [set(data), 0, None, None, None]
+
+
 def _new_object(cls, data=()):
   obj = object.__new__(cls)
-  object.__setattr__(obj, '_pytree__m', [set(data), 0, None, None, None])
+  object.__setattr__(obj, '_pytree__m', fresh_meta(data))
   return obj
 
 

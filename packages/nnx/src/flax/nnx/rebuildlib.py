@@ -12,7 +12,7 @@ import collections
 import itertools
 
 from flax.nnx._common import EPOCH
-from flax.nnx.pytreelib import M_DATA, M_VERSION
+from flax.nnx.pytreelib import M_DATA, M_VERSION, _new_object
 from flax.nnx.variablelib import Variable
 
 _set = object.__setattr__
@@ -102,10 +102,7 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
   raise ValueError(f'Unknown graphdef node {node!r}')
 
 
-def _new_pytree(cls, data):
-  obj = _new(cls)
-  _set(obj, '_pytree__m', [set(data), 0, None, None, None])
-  return obj
+_new_pytree = _new_object
 
 
 def _count_leaves(node) -> int:
