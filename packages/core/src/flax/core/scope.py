@@ -105,7 +105,9 @@ def _sentinel_by_name(name):
   return {'child_rng_token': child_rng_token, 'no_flag': no_flag}[name]
 
 
-_ = (_fold_in_static, filter_to_set, group_collections)  # re-exported
+# re-exported
+_ = (_fold_in_static, filter_to_set, group_collections)
+_ = (is_valid_rng, is_valid_rngs)
 
 
 def __getattr__(name):
@@ -683,157 +685,13 @@ def _maybe_freeze(xs):
   return xs
 
 
-def _is_valid_variables(variables: Any) -> bool:
-  if not isinstance(variables, Mapping):
-    return False
-  for name, col in variables.items():
-    if not isinstance(name, str) or not isinstance(col, Mapping):
-      return False
-    if not all(isinstance(k, str) for k in col.keys()):
-      return False
-  return True
-
-
-def _unfreeze_variables(variables, mutable):
-  unfreeze = _frozen_dict().unfreeze
-  return {
-    key: unfreeze(value) if in_filter(mutable, key) else value
-    for key, value in variables.items()
-  }
-
-
-def _check_rngs(rngs):
-  if rngs is not None and not is_valid_rngs(rngs):
-    raise errors.InvalidRngError(
-      'rngs should be a dictionary mapping strings to `jax.PRNGKey`.'
-    )
-
-
-def bind(
-  variables: VariableDict,
-  rngs: Optional[Mapping] = None,
-  mutable: CollectionFilter = False,
-  flags: Optional[Mapping] = None,
-) -> Scope:
-  """Returns a root scope over ``variables`` with an unlimited lifetime.
-
-  >>> import jax.numpy as jnp
-  >>> from flax.core import bind
-  >>> scope = bind({'params': {'w': jnp.ones(2)}})
-  >>> scope.get_variable('params', 'w').tolist()
-  [1.0, 1.0]
-
-  Raises:
-    ApplyScopeInvalidVariablesTypeError: ``variables`` is not a dict of
-      collections.
-    InvalidRngError: ``rngs`` is not a dict of PRNG keys.
-  """
-  if not _is_valid_variables(variables):
-    raise errors.ApplyScopeInvalidVariablesTypeError()
-  _check_rngs(rngs)
-  return Scope(
-    _unfreeze_variables(variables, mutable),
-    rngs=rngs,
-    mutable=mutable,
-    flags=flags,
-  )
-
-
-def apply(
-  fn: Callable[..., Any],
-  mutable: CollectionFilter = False,
-  flags: Optional[Mapping] = None,
-) -> Callable[..., Any]:
-  """Turns ``fn(scope, *args)`` into ``f(variables, *args, rngs=None)``.
-
-  The returned function gives ``fn``'s output, or ``(output, mutated)`` when
-  ``mutable`` is not False, where ``mutated`` holds the mutable collections.
-
-  >>> import jax.numpy as jnp
-  >>> from flax.core import apply
-  >>> def count(scope):
-  ...   n = scope.variable('state', 'n', jnp.zeros, ())
-  ...   n.value += 1
-  >>> _, state = apply(count, mutable='state')({'state': {'n': 1.0}})
-  >>> float(state['state']['n'])
-  2.0
-  """
-
-  @functools.wraps(fn)
-  def wrapper(variables, *args, rngs=None, **kwargs):
-    if not _is_valid_variables(variables):
-      raise errors.ApplyScopeInvalidVariablesTypeError()
-    _check_rngs(rngs)
-    params = variables.get('params')
-    if isinstance(params, Mapping) and 'params' in params:
-      raise errors.ApplyScopeInvalidVariablesStructureError(variables)
-    with bind(
-      variables, rngs=rngs, mutable=mutable, flags=flags
-    ).temporary() as root:
-      y = fn(root, *args, **kwargs)
-      if mutable is not False:
-        return y, root.mutable_variables()
-    return y
-
-  return wrapper
-
-
-def init(
-  fn: Callable[..., Any],
-  mutable: CollectionFilter = True,
-  flags: Optional[Mapping] = None,
-) -> Callable[..., Any]:
-  """Turns ``fn(scope, *args)`` into ``f(rngs, *args) -> (out, variables)``.
-
-  ``rngs`` is a PRNG key (meaning ``{'params': key}``) or a dict of keys.
-
-  >>> import jax, jax.numpy as jnp
-  >>> from flax.core import init
-  >>> def f(scope):
-  ...   return scope.param('b', jax.nn.initializers.zeros, (3,))
-  >>> out, variables = init(f)(jax.random.key(0))
-  >>> variables['params']['b'].shape
-  (3,)
-  """
-
-  @functools.wraps(fn)
-  def wrapper(rngs, *args, **kwargs):
-    if not is_valid_rng(rngs) and not isinstance(rngs, Mapping):
-      raise ValueError(
-        'First argument passed to an init function should be a '
-        '`jax.PRNGKey` or a dictionary mapping strings to `jax.PRNGKey`.'
-      )
-    if not isinstance(rngs, Mapping):
-      rngs = {'params': rngs}
-    init_flags = {**(flags or {}), 'initializing': True}
-    return apply(fn, mutable=mutable, flags=init_flags)(
-      {}, *args, rngs=rngs, **kwargs
-    )
-
-  return wrapper
-
-
-def lazy_init(
-  fn: Callable[..., Any],
-  mutable: CollectionFilter = True,
-  flags: Optional[Mapping] = None,
-) -> Callable[..., Any]:
-  """Like :func:`init` but only runs the computation needed for variables.
-
-  Arguments may be ``jax.ShapeDtypeStruct``. Returns the variables; a
-  variable whose value depends on the input data raises ``LazyInitError``.
-
-  >>> import jax, jax.numpy as jnp
-  >>> from flax.core import lazy_init
-  >>> def f(scope, x):
-  ...   return x @ scope.param('w', jax.nn.initializers.ones, (3, 2))
-  >>> x = jax.ShapeDtypeStruct((1, 3), jnp.float32)
-  >>> lazy_init(f)(jax.random.key(0), x)['params']['w'].shape
-  (3, 2)
-  """
-  from flax.core import partial_eval
-
-  def init_variables(*args, **kwargs):
-    return init(fn, mutable=mutable, flags=flags)(*args, **kwargs)[1]
-
-  return partial_eval.lazy_init(init_variables)
+# The entry points that build root scopes (bind/apply/init) live in their
+# own module; re-exported here, where Flax users import them from.
+from flax.core._scope_entry import (  # noqa: E402
+  _check_rngs as _check_rngs,
+  _is_valid_variables as _is_valid_variables,
+  apply as apply,
+  bind as bind,
+  init as init,
+  lazy_init as lazy_init,
+)
