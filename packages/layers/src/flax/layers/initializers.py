@@ -33,28 +33,29 @@ from jax.nn.initializers import zeros as zeros
 
 
 def zeros_init() -> Initializer:
-  """Builds an initializer that returns a constant array full of zeros.
+  """The ``zeros`` initializer, for code that builds its initializers.
+
+  Flax spells constant initializers as factories (``zeros_init()``) so
+  they read like ``lecun_normal()``; the key is ignored.
 
   >>> import jax, jax.numpy as jnp
   >>> from flax.layers.initializers import zeros_init
-  >>> zeros_initializer = zeros_init()
-  >>> zeros_initializer(jax.random.key(42), (2, 3), jnp.float32)
-  Array([[0., 0., 0.],
-         [0., 0., 0.]], dtype=float32)
+  >>> init = zeros_init()
+  >>> init(jax.random.key(7), (1, 2), jnp.int32)
+  Array([[0, 0]], dtype=int32)
   """
   return zeros
 
 
 def ones_init() -> Initializer:
-  """Builds an initializer that returns a constant array full of ones.
+  """The ``ones`` initializer, for code that builds its initializers.
+
+  The factory form of ``ones`` (see ``zeros_init``); the key is ignored.
 
   >>> import jax, jax.numpy as jnp
   >>> from flax.layers.initializers import ones_init
-  >>> ones_initializer = ones_init()
-  >>> ones_initializer(jax.random.key(42), (3, 2), jnp.float32)
-  Array([[1., 1.],
-         [1., 1.],
-         [1., 1.]], dtype=float32)
+  >>> ones_init()(jax.random.key(7), (2,), jnp.bfloat16)
+  Array([1, 1], dtype=bfloat16)
   """
   return ones
 

@@ -191,38 +191,40 @@ def normalize(
   Returns:
     The normalized array.
   """
-  reduction_axes = canonicalize_axes(x.ndim, reduction_axes)
-  _, broadcast = feature_shapes(
+  axes = canonicalize_axes(x.ndim, reduction_axes)
+  _, feature_layout = feature_shapes(
     tuple(x.shape), canonicalize_axes(x.ndim, feature_axes)
   )
-  mean = jnp.expand_dims(mean, reduction_axes)
-  var = jnp.expand_dims(var, reduction_axes)
-  y = x - mean
-  mul = lax.rsqrt(var + epsilon)
+
+  def per_feature(p):
+    return jnp.reshape(p, feature_layout)
+
+  # One factor per position of the statistics: 1/sqrt(var + eps), with
+  # the learned scale folded in before it meets the centred input.
+  factor = lax.rsqrt(jnp.expand_dims(var, axes) + epsilon)
   if scale is not None:
-    mul *= jnp.reshape(scale, broadcast)
-  y *= mul
+    factor = factor * per_feature(scale)
+  out = (x - jnp.expand_dims(mean, axes)) * factor
   if bias is not None:
-    y += jnp.reshape(bias, broadcast)
-  return jnp.asarray(y, canonicalize_dtype(x, scale, bias, dtype=dtype))
+    out = out + per_feature(bias)
+  return jnp.asarray(out, canonicalize_dtype(x, scale, bias, dtype=dtype))
 
 
 def group_norm_groups(channels: int, num_groups, group_size) -> int:
   """Checks GroupNorm's ``num_groups`` / ``group_size`` and returns groups."""
   if (num_groups is None) == (group_size is None):
     raise ValueError(
-      'Either `num_groups` or `group_size` should be '
-      'specified. If `group_size` is to be specified, '
-      'pass `num_groups=None` as argument to override '
-      'the default `num_groups` value of 32.'
+      'Either `num_groups` or `group_size` must be given, and only one of '
+      'them: `num_groups` defaults to 32, so pass `num_groups=None` along '
+      'with a `group_size`.'
     )
-  if group_size is not None:
-    if channels % group_size != 0:
+  if num_groups is None:
+    num_groups, leftover = divmod(channels, group_size)
+    if leftover:
       raise ValueError(
-        f'Number of channels ({channels}) is not multiple of the '
-        f'group size ({group_size}).'
+        f'GroupNorm cannot split {channels} channels evenly: {channels} is '
+        f'not multiple of the group size {group_size}.'
       )
-    num_groups = channels // group_size
   if num_groups <= 0 or channels % num_groups != 0:
     raise ValueError(
       f'Number of groups ({num_groups}) does not divide the number of '

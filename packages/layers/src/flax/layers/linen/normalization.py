@@ -121,14 +121,14 @@ class BatchNorm(Module):
     )
     feature_shape = tuple(x.shape[ax] for ax in feature_axes)
 
-    ra_mean = self.variable(
-      'batch_stats', 'mean', lambda s: jnp.zeros(s, jnp.float32), feature_shape
-    )
-    ra_var = self.variable(
-      'batch_stats', 'var', lambda s: jnp.ones(s, jnp.float32), feature_shape
-    )
+    # The running statistics, float32 whatever the input: a mean of
+    # zeros and a variance of ones until the first update.
+    running = {
+      name: self.variable('batch_stats', name, fill, feature_shape, jnp.float32)
+      for name, fill in (('mean', jnp.zeros), ('var', jnp.ones))
+    }
     if use_running_average:
-      mean, var = ra_mean.value, ra_var.value
+      mean, var = running['mean'].value, running['var'].value
     else:
       initializing = self.is_initializing()
       mean, var = normalization.compute_stats(
@@ -142,12 +142,21 @@ class BatchNorm(Module):
         force_float32_reductions=self.force_float32_reductions,
       )
       if not initializing:
-        m = self.momentum
-        ra_mean.value = m * ra_mean.value + (1 - m) * mean
-        ra_var.value = m * ra_var.value + (1 - m) * var
+        _decay_into(running, self.momentum, mean=mean, var=var)
     return _normalize(
       self, x, mean, var, reduction_axes, feature_axes, self.use_bias
     )
+
+
+def _decay_into(running, momentum, **batch):
+  """Moves each running statistic towards its batch value.
+
+  The running value keeps ``momentum`` of its weight (an exponential
+  moving average).
+  """
+  for name, value in batch.items():
+    stat = running[name]
+    stat.value = momentum * stat.value + (1 - momentum) * value
 
 
 class LayerNorm(Module):

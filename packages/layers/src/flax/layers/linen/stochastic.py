@@ -56,10 +56,9 @@ class Dropout(Module):
     deterministic = merge_param(
       'deterministic', self.deterministic, deterministic
     )
-    if self.rate == 0.0 or deterministic:
+    if deterministic or self.rate == 0.0:
       return inputs
-    if self.rate == 1.0:
-      return stochastic.dropout(inputs, 1.0, None)
-    if rng is None:
+    # Dropping everything needs no randomness, so no key is drawn for it.
+    if rng is None and self.rate != 1.0:
       rng = self.make_rng(self.rng_collection)
     return stochastic.dropout(inputs, self.rate, rng, self.broadcast_dims)
