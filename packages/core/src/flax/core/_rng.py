@@ -14,11 +14,42 @@ from collections.abc import Sequence
 from typing import Any, Union
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 PRNGKey = Any
 PRNGFoldable = Union[int, str]
+
+
+def _suffix_hash(data: tuple, separate: bool) -> np.uint32:
+  """The first four bytes of the SHA-1 digest of ``data``, big-endian."""
+  digest = hashlib.sha1()
+  for item in data:
+    if separate:
+      digest.update(b'\x00')
+    if isinstance(item, str):
+      digest.update(item.encode('utf-8'))
+    elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+      item = int(item)
+      digest.update(item.to_bytes((item.bit_length() + 7) // 8, 'big'))
+    else:
+      raise ValueError(f'Expected int or string, got: {item!r}')
+  return np.uint32(int.from_bytes(digest.digest()[:4], byteorder='big'))
+
+
+# Suffix hashes already computed, keyed by the separator flag, the items
+# and their types (so that ``True`` or ``1.0`` never reuse the hash of ``1``).
+_SUFFIX_HASHES: dict = {}
+_MAX_CACHED_HASHES = 1 << 16
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _fold_in_compiled(rng: PRNGKey, data: np.uint32, impl: str) -> PRNGKey:
+  # One compiled call instead of several eager dispatches (wrapping a raw
+  # key, folding, unwrapping); threefry is integer math, so the bits are
+  # those of ``jax.random.fold_in``. ``impl``, the default PRNG
+  # implementation that reads raw keys, is part of the cache key.
+  del impl
+  return jax.random.fold_in(rng, data)
 
 
 def _fold_in_static(rng: PRNGKey, data: Sequence[PRNGFoldable]) -> PRNGKey:
@@ -37,20 +68,20 @@ def _fold_in_static(rng: PRNGKey, data: Sequence[PRNGFoldable]) -> PRNGKey:
     return rng
   from flax import config
 
+  data = tuple(data)
   separate = config.flax_fix_rng_separator
-  digest = hashlib.sha1()
-  for item in data:
-    if separate:
-      digest.update(b'\x00')
-    if isinstance(item, str):
-      digest.update(item.encode('utf-8'))
-    elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
-      item = int(item)
-      digest.update(item.to_bytes((item.bit_length() + 7) // 8, 'big'))
-    else:
-      raise ValueError(f'Expected int or string, got: {item!r}')
-  hash_int = int.from_bytes(digest.digest()[:4], byteorder='big')
-  return jax.random.fold_in(rng, jnp.uint32(hash_int))
+  try:
+    cache_key = (separate, data, tuple(map(type, data)))
+    hashed = _SUFFIX_HASHES.get(cache_key)
+  except TypeError:  # an unhashable item: _suffix_hash rejects it
+    cache_key, hashed = None, None
+  if hashed is None:
+    hashed = _suffix_hash(data, separate)
+    if cache_key is not None:
+      if len(_SUFFIX_HASHES) >= _MAX_CACHED_HASHES:
+        _SUFFIX_HASHES.clear()
+      _SUFFIX_HASHES[cache_key] = hashed
+  return _fold_in_compiled(rng, hashed, jax.config.jax_default_prng_impl)
 
 
 @dataclasses.dataclass(slots=True)

@@ -146,6 +146,9 @@ def _unbox(value):
 
 
 _ARRAY_TYPES = (jax.Array, np.ndarray, np.generic, float, int)
+# Initializers that ignore their key (see ``Scope.param``).
+_ZEROS = jax.nn.initializers.zeros
+_ONES = jax.nn.initializers.ones
 
 
 class Variable(Generic[T]):
@@ -639,7 +642,13 @@ class Scope:
         if self.is_collection_empty('params'):
           raise errors.ScopeCollectionNotFound('params', name, self.path_text)
         raise errors.ScopeParamNotFoundError(name, self.path_text)
-      value = init_fn(self.make_rng('params'), *init_args, **init_kwargs)
+      if init_fn is _ZEROS or init_fn is _ONES:
+        # These never read their key: advance the stream as ``make_rng``
+        # does but skip deriving a key (the values are the same).
+        stream = self.rngs[self._advance_rng('params')]
+        value = init_fn(stream.rng, *init_args, **init_kwargs)
+      else:
+        value = init_fn(self.make_rng('params'), *init_args, **init_kwargs)
       self.put_variable('params', name, value)
     if unbox:
       value = _unbox(value)
@@ -660,15 +669,21 @@ class Scope:
     Raises:
       InvalidRngError: if neither ``name`` nor ``params`` is available.
     """
-    if not self.has_rng(name):
-      if self.has_rng('params'):
-        name = 'params'
-      else:
+    name = self._advance_rng(name)
+    rng = self.rngs[name]
+    return _fold_in_static(rng.rng, (*rng.suffix, self.rng_counters[name]))
+
+  def _advance_rng(self, name: str) -> str:
+    # Counts one more key of stream ``name`` (or of ``params``, its
+    # fallback) and returns the name of the stream used.
+    if name not in self.rngs:
+      if 'params' not in self.rngs:
         raise errors.InvalidRngError(f'{self.name} needs PRNG for "{name}"')
+      name = 'params'
     self._check_valid()
     self._validate_trace_level()
     self.rng_counters[name] += 1
-    return LazyRng.create(self.rngs[name], self.rng_counters[name]).as_jax_rng()
+    return name
 
 
 def _profile_enabled() -> bool:

@@ -339,8 +339,6 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       sub.__post_init__()
 
   def __setattr__(self, name: str, value: Any) -> None:
-    fields = self.__dataclass_fields__
-    is_field = name in fields and fields[name].init
     state = self._state
     if not state.in_setup:
       if not state.is_initialized:
@@ -349,7 +347,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       raise errors.SetAttributeFrozenModuleError(
         type(self).__name__, name, value
       )
-    if is_field:
+    if name in _init_field_names(type(self)):
       raise errors.SetAttributeInModuleSetupError()
     self._register_submodules(name, value)
 
