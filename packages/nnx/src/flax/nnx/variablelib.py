@@ -674,50 +674,6 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
-  # -- array protocol ---------------------------------------------------------
-  def __jax_array__(self):
-    return self.value
-
-  def __array__(self, dtype=None, copy=None):
-    import numpy as np
-
-    return np.asarray(self.value, dtype=dtype)
-
-  def __len__(self):
-    return len(self.value)
-
-  def __iter__(self):
-    return iter(self.value)
-
-  def __int__(self):
-    return int(self.value)
-
-  def __float__(self):
-    return float(self.value)
-
-  def __index__(self):
-    return self.value.__index__()
-
-  def __neg__(self):
-    return -self.value
-
-  def __pos__(self):
-    return +self.value
-
-  def __abs__(self):
-    return abs(self.value)
-
-  def __invert__(self):
-    return ~self.value
-
-  # Like arrays: ``==`` compares values, and Variables are unhashable.
-  __hash__ = None  # type: ignore[assignment]
-
-  def __eq__(self, other):
-    if isinstance(other, Variable):
-      other = other.value
-    return self.value == other
-
 
 def _broadcast_like(item, current):
   import jax.numpy as jnp
@@ -725,75 +681,11 @@ def _broadcast_like(item, current):
   return jnp.broadcast_to(jnp.asarray(item, dtype=current.dtype), current.shape)
 
 
-def _make_op(opname, reflected):
-  import operator
+# Array behaviour (protocols, operators, ``==``) is installed from its own
+# module.
+from flax.nnx._variable_ops import install_array_behaviour  # noqa: E402
 
-  fn = getattr(operator, opname)
-
-  if reflected:
-
-    def op(self, other):
-      if isinstance(other, Variable):
-        other = other.value
-      return fn(other, self.value)
-  else:
-
-    def op(self, other):
-      if isinstance(other, Variable):
-        other = other.value
-      return fn(self.value, other)
-
-  return op
-
-
-for _name in (
-  'add',
-  'sub',
-  'mul',
-  'matmul',
-  'truediv',
-  'floordiv',
-  'mod',
-  'pow',
-  'lshift',
-  'rshift',
-  'and',
-  'or',
-  'xor',
-):
-  _op = 'and_' if _name == 'and' else 'or_' if _name == 'or' else _name
-  setattr(Variable, f'__{_name}__', _make_op(_op, False))
-  setattr(Variable, f'__r{_name}__', _make_op(_op, True))
-
-
-def _make_inplace(symbol):
-  def op(self, other):
-    raise NotImplementedError(
-      'In-place operations on a Variable are not supported; use '
-      f'`variable[...] {symbol} x` instead.'
-    )
-
-  return op
-
-
-for _name, _symbol in (
-  ('add', '+='),
-  ('sub', '-='),
-  ('mul', '*='),
-  ('matmul', '@='),
-  ('truediv', '/='),
-  ('floordiv', '//='),
-  ('mod', '%='),
-  ('pow', '**='),
-  ('lshift', '<<='),
-  ('rshift', '>>='),
-  ('and', '&='),
-  ('or', '|='),
-  ('xor', '^='),
-):
-  setattr(Variable, f'__i{_name}__', _make_inplace(_symbol))
-del _name, _op, _symbol
-
+install_array_behaviour(Variable)
 _register(Variable)
 _set_raw = Variable.__dict__['raw_value'].__set__
 _set_meta = Variable.__dict__['_var_metadata'].__set__
@@ -826,62 +718,7 @@ class Perturbation(Intermediate[A]):
   intermediate values."""
 
 
-# -- metadata helpers ---------------------------------------------------------
-
-
-def with_metadata(
-  initializer,
-  on_set_value=(),
-  on_get_value=(),
-  on_create_value=(),
-  on_add_axis=(),
-  on_remove_axis=(),
-  **metadata,
-):
-  """Wraps ``initializer`` so that its result carries Variable metadata.
-
-  >>> from flax import nnx
-  >>> import jax, jax.numpy as jnp
-  >>> init = nnx.with_metadata(jax.nn.initializers.ones, tag='encoder')
-  >>> p = nnx.Param(init(jax.random.key(0), (2,)))
-  >>> p.tag
-  'encoder'
-
-  Sharding metadata (``out_sharding``) places the value eagerly, so it needs
-  a mesh:
-
-  >>> mesh = jax.make_mesh((1,), ('a',))
-  >>> init = nnx.with_metadata(jax.nn.initializers.ones, out_sharding=('a',))
-  >>> with jax.set_mesh(mesh):
-  ...   p = nnx.Param(init(jax.random.key(0), (2,)))
-  >>> p.out_sharding, p[...].sharding.spec
-  (('a',), P('a',))
-  """
-  import functools
-
-  if any(
-    (on_set_value, on_get_value, on_create_value, on_add_axis, on_remove_axis)
-  ):
-    warnings.warn(
-      'Variable hooks are deprecated: subclass Variable and override '
-      '`get_value` / `set_value` instead.',
-      UserWarning,
-      stacklevel=2,
-    )
-
-  @functools.wraps(initializer)
-  def wrapper(*args, **kwargs):
-    return VariableMetadata(
-      initializer(*args, **kwargs),
-      on_set_value=_as_tuple(on_set_value),
-      on_get_value=_as_tuple(on_get_value),
-      on_create_value=_as_tuple(on_create_value),
-      on_add_axis=_as_tuple(on_add_axis),
-      on_remove_axis=_as_tuple(on_remove_axis),
-      metadata=dict(metadata),
-    )
-
-  return wrapper
+from flax.nnx._variable_meta import with_metadata as with_metadata  # noqa: E402,I001
 
 
 # -- Linen collection names ----------------------------------------------------
