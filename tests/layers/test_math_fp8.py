@@ -234,3 +234,17 @@ def test_fm32_meta_dtype():
   assert new_scale.dtype == fm32 and new_history.dtype == fm32
   close(qx[0], [0.2857142984867096, -1.7142858505249023, 2.5714287757873535])
   close(lax.convert_element_type(new_history, jnp.float32), [10, 2, 0, 0])
+
+
+def test_fm32_state_gradients_combine_by_max():
+  def loss(scale, history):
+    scale = lax.convert_element_type(scale, fp8_meta.fm32)
+    history = lax.convert_element_type(history, fp8_meta.fm32)
+    first = fp8.in_qdq(jnp.float32, E4M3, X, scale, history)
+    second = fp8.in_qdq(jnp.float32, E4M3, X * 3, scale, history)
+    return jnp.sum(first) + jnp.sum(second)
+
+  d_scale, d_history = jax.jit(jax.grad(loss, argnums=(0, 1)))(S1, H1)
+  close(d_scale, [4 / 448])
+  # max(10, 30) in front, where float32 state would give 10 + 30.
+  close(d_history, [30.0, 2.0, 0.0, 0.0])

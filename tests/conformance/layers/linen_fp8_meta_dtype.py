@@ -45,3 +45,19 @@ report.array('fm32-qx', qx)
 report.text('fm32-out-dtypes', f'{new_scale.dtype} {new_history.dtype}')
 report.array('fm32-scale', lax.convert_element_type(new_scale, jnp.float32))
 report.array('fm32-history', lax.convert_element_type(new_history, jnp.float32))
+
+
+def two_uses(scale, history):
+  scale = lax.convert_element_type(scale, f.fm32)
+  history = lax.convert_element_type(history, f.fm32)
+  first = f.in_qdq(jnp.float32, jnp.float8_e4m3fn, x, scale, history)
+  second = f.in_qdq(jnp.float32, jnp.float8_e4m3fn, x * 3, scale, history)
+  return jnp.sum(first) + jnp.sum(second)
+
+
+report.tree(
+  'fm32-grads-max',
+  jax.jit(jax.grad(two_uses, argnums=(0, 1)))(
+    jnp.array([0.5]), jnp.array([0.0, 4.0, 2.0, 0.0])
+  ),
+)
