@@ -222,8 +222,6 @@ def test_kept_rngs_and_rnn_carry_streams():
 
 
 def test_rnn_options_and_merge_fn():
-  with pytest.raises(ValueError, match='broadcast_rngs'):
-    nnx.RNN(nnx.SimpleCell(2, 2, rngs=nnx.Rngs(0)), broadcast_rngs='dropout')
   merged = nnx.Bidirectional.merge_fn(jnp.ones(2), jnp.zeros(2))
   assert_close(merged, [1.0, 1.0, 0.0, 0.0])
 

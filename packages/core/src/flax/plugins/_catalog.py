@@ -121,6 +121,8 @@ _LAYERS_NNX = (
   'RMSNorm',
   'GroupNorm',
   'InstanceNorm',
+  'SpectralNorm',
+  'WeightNorm',
   'Dropout',
   'MultiHeadAttention',
   'dot_product_attention',

@@ -39,6 +39,8 @@ from flax.layers.nnx.normalization import GroupNorm as GroupNorm
 from flax.layers.nnx.normalization import InstanceNorm as InstanceNorm
 from flax.layers.nnx.normalization import LayerNorm as LayerNorm
 from flax.layers.nnx.normalization import RMSNorm as RMSNorm
+from flax.layers.nnx.normalization import SpectralNorm as SpectralNorm
+from flax.layers.nnx.normalization import WeightNorm as WeightNorm
 from flax.layers.nnx.pooling import avg_pool as avg_pool
 from flax.layers.nnx.pooling import max_pool as max_pool
 from flax.layers.nnx.pooling import min_pool as min_pool

@@ -59,24 +59,34 @@ def variable_metadata(metadata: tp.Mapping[str, tp.Any] | None):
 
 
 _NOT_KEPT = frozenset({'self', '__class__', 'rngs', 'keep_rngs'})
+# Initializers and Variable metadata are used while building the module and
+# are not kept on it (as in Flax 0.12.8, whose layers do not store them).
+_NOT_KEPT_SUFFIXES = ('_init', '_initializer', '_metadata')
 
 
-def keep_args(module, args, **overrides):
+def keep_args(module, args, skip=(), **overrides):
   """Stores a constructor's arguments as attributes, in signature order.
 
   Args:
     module: the module being built.
     args: the constructor's ``locals()``, taken before it binds other
       names.
+    skip: names of arguments not to keep.
     **overrides: values stored instead of some arguments (e.g. canonical
       forms), at the arguments' places.
 
-  ``self``, ``rngs``, ``keep_rngs`` and the ``*_metadata`` mappings are not
-  stored, nor the attributes the constructor has already set.
+  ``self``, ``rngs``, ``keep_rngs``, the initializers (``*_init``,
+  ``*_initializer``) and the ``*_metadata`` mappings are not stored, nor the
+  attributes the constructor has already set.
   """
   attrs = vars(module)
   for name, value in args.items():
-    if name in _NOT_KEPT or name.endswith('_metadata') or name in attrs:
+    if (
+      name in _NOT_KEPT
+      or name.endswith(_NOT_KEPT_SUFFIXES)
+      or name in attrs
+      or name in skip
+    ):
       continue
     setattr(module, name, overrides.get(name, value))
 

@@ -10,6 +10,8 @@ import jax.numpy as jnp
 from jax import lax
 
 from flax import nnx
+from flax.nnx import Module as Module
+from flax.typing import PromoteDtypeFn as PromoteDtypeFn
 from flax.layers import attention as _attention
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers

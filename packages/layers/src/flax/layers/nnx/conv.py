@@ -14,6 +14,7 @@ from flax import nnx
 from flax.layers import linear as _math
 from flax.layers.nnx import dtypes
 from flax.layers.nnx._utils import init_kernel_bias
+from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import optional_data
 from flax.layers.nnx.linear import default_bias_init
 from flax.layers.nnx.linear import default_kernel_init
@@ -25,15 +26,34 @@ canonicalize_padding = _math.canonicalize_padding
 _EMPTY = MappingProxyType({})
 
 
-def _init_conv(module, args, kernel_shape):
-  """Checks ``mask``, keeps ``kernel_shape``, then creates the params and
-  keeps the constructor arguments (``args``: its ``locals()``)."""
-  mask = args['mask']
-  _math.check_mask(mask, kernel_shape)
+def _check_config(args, kernel_shape):
+  """Validates a convolution's configuration (``args``: its constructor's
+  ``locals()``) when it is built: the mask shape and the stride, padding and
+  dilation formats (the canonical spec is cached, see :func:`_spec`)."""
+  _math.check_mask(args['mask'], kernel_shape)
+  _spec(args)
+
+
+def _spec(conv):
+  """The canonical :class:`ConvSpec` of a layer (or of its constructor's
+  arguments, a mapping); ``conv_spec`` caches it per configuration."""
+  get = conv.get if isinstance(conv, dict) else conv.__dict__.get
+  return _math.conv_spec(
+    get('kernel_size'),
+    get('strides'),
+    get('padding'),
+    get('input_dilation', 1),
+    get('kernel_dilation'),
+  )
+
+
+def _init_params(module, args, kernel_shape):
+  """Keeps ``kernel_shape``, creates ``kernel`` and ``bias``; the other
+  constructor arguments are kept by :func:`init_kernel_bias`."""
   module.kernel_shape = kernel_shape
   bias_shape = (args['out_features'],) if args['use_bias'] else None
   init_kernel_bias(
-    module, args, kernel_shape, bias_shape, mask=optional_data(mask)
+    module, args, kernel_shape, bias_shape, mask=optional_data(args['mask'])
   )
 
 
@@ -112,16 +132,12 @@ class Conv(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
     kernel_size = _math.conv_kernel_size(kernel_size)
-    _init_conv(
-      self,
-      locals(),
-      _math.conv_kernel_shape(
-        kernel_size, in_features, out_features, feature_group_count
-      ),
+    args = locals()
+    kernel_shape = _math.conv_kernel_shape(
+      kernel_size, in_features, out_features, feature_group_count
     )
-    self._spec = _math.conv_spec(
-      kernel_size, strides, padding, input_dilation, kernel_dilation
-    )
+    _check_config(args, kernel_shape)
+    _init_params(self, args, kernel_shape)
 
   def __call__(self, inputs: Array, out_sharding=None) -> Array:
     """Convolves ``inputs`` (any number of batch axes, zero included).
@@ -149,7 +165,7 @@ class Conv(nnx.Module):
       inputs,
       kernel,
       bias,
-      self._spec,
+      _spec(self),
       feature_group_count=self.feature_group_count,
       precision=self.precision,
       conv_general_dilated=conv_fn,
@@ -217,16 +233,15 @@ class ConvTranspose(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
     kernel_size = _math.conv_kernel_size(kernel_size)
-    _init_conv(
-      self,
-      locals(),
-      _math.conv_transpose_kernel_shape(
-        kernel_size, in_features, out_features, transpose_kernel
-      ),
+    args = locals()
+    kernel_shape = _math.conv_transpose_kernel_shape(
+      kernel_size, in_features, out_features, transpose_kernel
     )
-    self._spec = _math.conv_spec(
-      kernel_size, strides, padding, 1, kernel_dilation
-    )
+    _check_config(args, kernel_shape)
+    # The settings come first here, then ``kernel_shape`` and the params.
+    self.kernel_size = kernel_size
+    keep_args(self, args)
+    _init_params(self, args, kernel_shape)
 
   def __call__(self, inputs: Array) -> Array:
     """Applies the transposed convolution."""
@@ -235,7 +250,7 @@ class ConvTranspose(nnx.Module):
       inputs,
       kernel,
       bias,
-      self._spec,
+      _spec(self),
       transpose_kernel=self.transpose_kernel,
       precision=self.precision,
       preferred_element_type=self.preferred_element_type,

@@ -12,3 +12,6 @@ Array([1., 1.], dtype=float32)
 
 from flax.layers.initializers import *  # noqa: F403
 from flax.layers.initializers import __all__  # noqa: F401
+
+# The type of an initializer argument: a JAX initializer or any callable.
+from flax.typing import Initializer as Initializer  # noqa: E402

@@ -16,6 +16,9 @@ import numpy as np
 from jax import lax
 
 from flax import nnx
+from flax.nnx import Module as Module
+from flax.typing import PromoteDtypeFn as PromoteDtypeFn
+from flax.core.frozen_dict import FrozenDict
 from flax.layers import linear as _math
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
@@ -214,7 +217,7 @@ class LinearGeneral(nnx.Module):
     self.in_features = canonicalize_tuple(in_features)
     self.out_features = canonicalize_tuple(out_features)
     self.axis = canonicalize_tuple(axis)
-    self.batch_axis = MappingProxyType(dict(batch_axis))
+    self.batch_axis = FrozenDict(batch_axis)
     if len(self.in_features) != len(self.axis):
       raise ValueError(
         'in_features and axis must have the same length. '
@@ -225,47 +228,39 @@ class LinearGeneral(nnx.Module):
         'Cannot specify both dot_general and dot_general_cls, '
         f'got {dot_general=} and {dot_general_cls=}'
       )
-    self.use_bias = use_bias
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.kernel_init = kernel_init
-    self.bias_init = bias_init
-    self.precision = precision
-    self.dot_general_cls = dot_general_cls
-    if dot_general_cls is not None:
-      dot_general = dot_general_cls()
-    self.dot_general = (
-      dot_general if dot_general is not None else (lax.dot_general)
-    )
-    self.promote_dtype = promote_dtype
-    self.preferred_element_type = preferred_element_type
-
-    n_batch = len(self.batch_axis)
-    n_in = len(self.in_features)
+    keep_args(self, locals())
     batch_shape = tuple(self.batch_axis.values())
     kernel_shape = (*batch_shape, *self.in_features, *self.out_features)
-    flat_kernel = (
-      int(np.prod(kernel_shape[:n_batch]))
-      * int(np.prod(kernel_shape[n_batch : n_batch + n_in])),
-      int(np.prod(self.out_features)),
+    bias_shape = (*batch_shape, *self.out_features) if use_bias else None
+    # The initializers see a 2-D kernel (batch and contracted axes folded
+    # into its rows) and a 1-D bias; the results take the layer's shapes.
+    rows = int(np.prod(kernel_shape[: -len(self.out_features)]))
+    kernel = kernel_init(
+      rngs.params(), (rows, int(np.prod(self.out_features))), param_dtype
     )
-    kernel = kernel_init(rngs.params(), flat_kernel, param_dtype)
     self.kernel = nnx.Param(_reshape(kernel, kernel_shape), **kernel_metadata)
-    if use_bias:
-      bias_shape = (*batch_shape, *self.out_features)
-      bias = bias_init(rngs.params(), (int(np.prod(bias_shape)),), param_dtype)
-      self.bias = nnx.Param(_reshape(bias, bias_shape), **bias_metadata)
-    else:
+    if bias_shape is None:
       self.bias = optional_data(None)
-    # Contraction layout that depends only on the configuration.
-    self._batch_ind = tuple(range(n_batch))
-    self._contract_ind = tuple(range(n_batch, n_batch + n_in))
+    else:
+      size = int(np.prod(bias_shape))
+      bias = bias_init(rngs.params(), (size,), param_dtype)
+      self.bias = nnx.Param(_reshape(bias, bias_shape), **bias_metadata)
+
+  def _dot_general(self):
+    """The contraction function: a fresh ``dot_general_cls()`` per call, the
+    given ``dot_general``, or ``lax.dot_general``."""
+    if self.dot_general_cls is not None:
+      return self.dot_general_cls()
+    if self.dot_general is not None:
+      return self.dot_general
+    return lax.dot_general
 
   def __call__(self, inputs: Array, out_sharding=None) -> Array:
     """Contracts ``axis`` of ``inputs`` with the kernel."""
     ndim = inputs.ndim
     axis = _normalize_axes(self.axis, ndim)
     batch_axis = _normalize_axes(tuple(self.batch_axis.keys()), ndim)
+    n_batch, n_in = len(batch_axis), len(axis)
     expanded_batch_shape = tuple(
       inputs.shape[ax] if ax in batch_axis else 1
       for ax in range(ndim)
@@ -276,10 +271,11 @@ class LinearGeneral(nnx.Module):
     inputs, kernel, bias = self.promote_dtype(
       (inputs, kernel, bias), dtype=self.dtype
     )
-    out = self.dot_general(
+    kernel_axes = tuple(range(n_batch, n_batch + n_in))
+    out = self._dot_general()(
       inputs,
       kernel,
-      ((axis, self._contract_ind), (batch_axis, self._batch_ind)),
+      ((axis, kernel_axes), (batch_axis, tuple(range(n_batch)))),
       precision=self.precision,
       **_dot_general_kwargs(self.preferred_element_type, out_sharding),
     )
@@ -389,7 +385,8 @@ class Embed(nnx.Module):
   Args:
     num_embeddings: the number of embeddings (vocabulary size).
     features: the size of each embedding.
-    dtype: the dtype of the embedding vectors (default: same as embedding).
+    dtype: the dtype of the embedding vectors (default, and the ``dtype``
+      attribute then: the dtype of the embedding table).
     param_dtype: the dtype passed to the initializer.
     embedding_init: the initializer of the embedding table.
     promote_dtype: dtype promotion function.
@@ -413,7 +410,12 @@ class Embed(nnx.Module):
       embedding_init(rngs.params(), (num_embeddings, features), param_dtype),
       **embedding_metadata,
     )
-    keep_args(self, locals())
+    # Without a ``dtype`` the table's own dtype is the computation dtype.
+    keep_args(
+      self,
+      locals(),
+      dtype=self.embedding.value.dtype if dtype is None else dtype,
+    )
 
   def __call__(self, inputs: Array, out_sharding=None) -> Array:
     """Looks up the embeddings of the integer ids in ``inputs``.

@@ -9,6 +9,8 @@ import jax
 import jax.numpy as jnp
 
 from flax import nnx
+from flax.nnx import Module as Module
+from flax.typing import PromoteDtypeFn as PromoteDtypeFn
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
 from flax.layers.nnx.linear import Linear

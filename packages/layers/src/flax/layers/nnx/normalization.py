@@ -9,6 +9,8 @@ import jax
 import jax.numpy as jnp
 
 from flax import nnx
+from flax.nnx import Module as Module
+from flax.typing import PromoteDtypeFn as PromoteDtypeFn
 from flax.layers import normalization as _math
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
@@ -24,10 +26,11 @@ _zeros = initializers.zeros_init()
 _ones = initializers.ones_init()
 
 
-def _init_norm(module, args):
+def _init_norm(module, args, skip=()):
   """Creates ``scale`` then ``bias`` (keys drawn in that order, as Flax does)
   for the ``use_scale`` / ``use_bias`` the norm has, then keeps the other
-  constructor arguments (``args``: its ``locals()``) as attributes."""
+  constructor arguments (``args``: its ``locals()``) as attributes, except
+  those in ``skip``."""
   shape = (args['num_features'],)
   for name in ('scale', 'bias'):
     if f'use_{name}' not in args:
@@ -41,7 +44,7 @@ def _init_norm(module, args):
     else:
       value = optional_data(None)
     setattr(module, name, value)
-  keep_args(module, args)
+  keep_args(module, args, skip)
 
 
 def _normalize(module, x, mean, var, reduction_axes, feature_axes, bias=True):
@@ -355,11 +358,14 @@ class GroupNorm(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     scale_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
+    args = locals()
+    # Channels are the last axis; ``num_features`` only sizes the params.
+    self.feature_axis = -1
     self.num_groups = _math.group_norm_groups(
       num_features, num_groups, group_size
     )
     self.group_size = num_features // self.num_groups
-    _init_norm(self, locals())
+    _init_norm(self, args, skip=('num_features',))
 
   def __call__(self, x: Array, *, mask: Array | None = None) -> Array:
     """Normalizes ``x`` per group of channels."""
@@ -373,7 +379,8 @@ class GroupNorm(nnx.Module):
       use_fast_variance=self.use_fast_variance,
       mask=mask,
     )
-    return _normalize(self, x, mean, var, reduction_axes, (x.ndim - 1,))
+    feature_axes = (self.feature_axis % x.ndim,)
+    return _normalize(self, x, mean, var, reduction_axes, feature_axes)
 
 
 class InstanceNorm(nnx.Module):
@@ -437,3 +444,243 @@ class InstanceNorm(nnx.Module):
     )
     mean, var = _math.layer_stats(self, x, reduction_axes, mask)
     return _normalize(self, x, mean, var, reduction_axes, feature_axes)
+
+
+def _l2_normalize(x: Array, eps: float) -> Array:
+  return x * jax.lax.rsqrt(jnp.sum(x * x) + eps)
+
+
+def _flat_variables(module, variable_filter):
+  """``(path, Variable)`` of ``module``'s Variables matching the filter, in
+  path order."""
+  return list(nnx.to_flat_state(nnx.state(module, variable_filter)))
+
+
+class SpectralNorm(nnx.Module):
+  """Spectral normalization of the parameters of a wrapped layer.
+
+  Every ``nnx.Param`` of ``layer_instance`` with two or more dimensions is
+  seen as a matrix (its last axis against all the others) and divided by
+  an estimate of its largest singular value, computed by ``n_steps`` steps
+  of power iteration. The normalized values replace the layer's own before
+  it is called on the inputs. The power-iteration vector ``u`` and the
+  estimate ``sigma`` of each parameter are ``nnx.BatchStat`` entries of the
+  ``batch_stats`` dict, keyed by the parameter's path plus ``'u'`` /
+  ``'sigma'``; they are updated while ``update_stats`` is True.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.SpectralNorm(nnx.Linear(3, 4, rngs=nnx.Rngs(0)),
+  ...                          rngs=nnx.Rngs(1))
+  >>> sorted(layer.batch_stats)
+  [('kernel', 'sigma'), ('kernel', 'u')]
+  >>> layer(jnp.ones((2, 3))).shape
+  (2, 4)
+  >>> round(float(layer.batch_stats['kernel', 'sigma'].value), 4)
+  1.4269
+
+  Args:
+    layer_instance: the layer whose parameters are normalized.
+    n_steps: power-iteration steps per call (with 0 nothing is normalized
+      and no statistics are kept).
+    epsilon: added under the square root of the vector normalizations.
+    dtype: the dtype of the computation (default: promoted from the
+      parameter and ``u``).
+    param_dtype: the dtype of ``u`` and ``sigma``.
+    error_on_non_matrix: raise a ``ValueError`` for parameters with more
+      than two dimensions instead of flattening them.
+    update_stats: whether calls update ``u`` and ``sigma`` (the
+      ``use_running_average`` attribute is its negation).
+    rngs: the ``params`` stream draws the initial ``u`` of each parameter.
+  """
+
+  def __init__(
+    self,
+    layer_instance: nnx.Module,
+    *,
+    n_steps: int = 1,
+    epsilon: float = 1e-12,
+    dtype=None,
+    param_dtype=jnp.float32,
+    error_on_non_matrix: bool = False,
+    update_stats: bool = True,
+    rngs: nnx.Rngs,
+  ):
+    self.layer_instance = layer_instance
+    self.n_steps = n_steps
+    self.epsilon = epsilon
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.error_on_non_matrix = error_on_non_matrix
+    self.use_running_average = not update_stats
+    u_init = initializers.normal(stddev=0.01)
+    stats = {}
+    for path, value in self._matrices():
+      if n_steps < 1:
+        break
+      u = u_init(rngs.params(), (1, value.shape[-1]), param_dtype)
+      stats[(*path, 'u')] = nnx.BatchStat(u)
+      stats[(*path, 'sigma')] = nnx.BatchStat(jnp.ones((), param_dtype))
+    self.batch_stats = nnx.data(stats)
+
+  def _matrices(self):
+    """``(path, Param)`` of the parameters with at least two dimensions."""
+    found = []
+    for path, param in _flat_variables(self.layer_instance, nnx.Param):
+      ndim = jnp.ndim(param.value)
+      if ndim <= 1:
+        continue
+      if ndim > 2 and self.error_on_non_matrix:
+        raise ValueError(
+          f'Layer instance parameter is {ndim}D but error_on_non_matrix is True'
+        )
+      found.append((path, param))
+    return found
+
+  def __call__(self, x, update_stats: bool | None = None):
+    """Normalizes the wrapped layer's parameters, then calls it on ``x``.
+
+    Args:
+      x: the input of the wrapped layer.
+      update_stats: overrides ``not self.use_running_average``.
+
+    Returns:
+      The wrapped layer's output.
+    """
+    update_stats = first_from(
+      update_stats,
+      not self.use_running_average,
+      error_msg='No `update_stats` argument was provided to SpectralNorm '
+      'as either a __call__ argument or class attribute.',
+    )
+    if self.n_steps >= 1:
+      for path, param in self._matrices():
+        param.value = self._normalize(path, param.value, update_stats)
+    return self.layer_instance(x)
+
+  def _normalize(self, path, value, update_stats):
+    u_stat = self.batch_stats[(*path, 'u')]
+    sigma_stat = self.batch_stats[(*path, 'sigma')]
+    matrix = jnp.reshape(value, (-1, value.shape[-1]))
+    # Power iteration in the promoted dtype of the parameter and ``u``; the
+    # result is cast to ``dtype`` (when given), then to the parameter's.
+    matrix, u = dtypes.promote_dtype((matrix, u_stat.value))
+    for _ in range(self.n_steps):
+      v = _l2_normalize(jnp.matmul(u, matrix.T), self.epsilon)
+      u = _l2_normalize(jnp.matmul(v, matrix), self.epsilon)
+    u = jax.lax.stop_gradient(u)
+    v = jax.lax.stop_gradient(v)
+    sigma = jnp.matmul(jnp.matmul(v, matrix), u.T)[0, 0]
+    normalized = matrix / jnp.where(sigma != 0, sigma, 1)
+    if self.dtype is not None:
+      normalized = normalized.astype(self.dtype)
+    if update_stats:
+      u_stat.value = u.astype(u_stat.value.dtype)
+      sigma_stat.value = sigma.astype(sigma_stat.value.dtype)
+    return jnp.reshape(normalized, value.shape).astype(value.dtype)
+
+
+class WeightNorm(nnx.Module):
+  """Weight normalization of the parameters of a wrapped layer.
+
+  Each Variable of ``layer_instance`` selected by ``variable_filter`` is
+  divided by its L2 norm over every axis not in ``feature_axes`` and, with
+  ``use_scale``, multiplied by a learnable scale of the ``feature_axes``
+  shape (the ``scales`` dict, keyed by the Variable's path). The
+  normalized values replace the layer's own before it is called.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.WeightNorm(nnx.Linear(3, 4, rngs=nnx.Rngs(0)),
+  ...                        rngs=nnx.Rngs(1))
+  >>> {path: v.shape for path, v in layer.scales.items()}
+  {('kernel',): (4,)}
+  >>> y = layer(jnp.ones((2, 3)))
+  >>> jnp.linalg.norm(layer.layer_instance.kernel.value, axis=0).round(4)
+  Array([1., 1., 1., 1.], dtype=float32)
+
+  Args:
+    layer_instance: the layer whose Variables are normalized.
+    feature_axes: the axes kept by the norm (and of the scales); None
+      normalizes over all axes with a scalar scale.
+    use_scale: whether to multiply by a scale.
+    scale_init: initializer of the scales, called with the ``params``
+      stream of ``rngs`` and the shape.
+    epsilon: added to the squared norm.
+    dtype: the dtype of the computation (and of the normalized Variables).
+    param_dtype: the dtype of parameters (kept as an attribute).
+    variable_filter: selects the Variables to normalize (default: those
+      named ``kernel``).
+    promote_dtype: dtype promotion function, given ``(value, scale)`` and
+      ``dtype``.
+    rngs: rng container (see ``scale_init``).
+  """
+
+  def __init__(
+    self,
+    layer_instance: nnx.Module,
+    *,
+    feature_axes: Axes | None = -1,
+    use_scale: bool = True,
+    scale_init=initializers.ones,
+    epsilon: float = 1e-12,
+    dtype=None,
+    param_dtype=jnp.float32,
+    variable_filter=nnx.PathContains('kernel', exact=True),
+    promote_dtype=dtypes.promote_dtype,
+    rngs: nnx.Rngs,
+  ):
+    self.layer_instance = layer_instance
+    self.feature_axes = feature_axes
+    self.use_scale = use_scale
+    self.scale_init = scale_init
+    self.epsilon = epsilon
+    self.dtype = dtype
+    self.param_dtype = param_dtype
+    self.variable_filter = variable_filter
+    self.promote_dtype = promote_dtype
+    scales = None
+    if use_scale:
+      scales = {}
+      for path, variable in _flat_variables(layer_instance, variable_filter):
+        shape = jnp.shape(variable.value)
+        kept = self._feature_axes(len(shape))
+        scales[path] = scale_init(rngs.params, tuple(shape[a] for a in kept))
+    self.scales = nnx.data(scales)
+
+  def _feature_axes(self, ndim: int) -> tuple[int, ...]:
+    if self.feature_axes is None:
+      return ()
+    return _math.canonicalize_axes(ndim, self.feature_axes)
+
+  def __call__(self, x, *args, **kwargs):
+    """Normalizes the selected Variables, then calls the wrapped layer.
+
+    Args:
+      x: the first argument of the wrapped layer.
+      *args: more positional arguments of the wrapped layer.
+      **kwargs: keyword arguments of the wrapped layer.
+
+    Returns:
+      The wrapped layer's output.
+    """
+    for path, variable in _flat_variables(
+      self.layer_instance, self.variable_filter
+    ):
+      variable.value = self._normalize(path, variable.value)
+    return self.layer_instance(x, *args, **kwargs)
+
+  def _normalize(self, path, value):
+    kept = self._feature_axes(jnp.ndim(value))
+    reduced = tuple(a for a in range(jnp.ndim(value)) if a not in kept)
+    squares = jnp.sum(value * value, axis=reduced, keepdims=True)
+    value = value * jax.lax.rsqrt(squares + self.epsilon)
+    # The normalized value (and the scale) then take ``dtype``.
+    scale = self.scales[path] if self.use_scale else None
+    value, scale = self.promote_dtype((value, scale), dtype=self.dtype)
+    if scale is not None:
+      shape = [1] * value.ndim
+      for a, size in zip(kept, jnp.shape(scale)):
+        shape[a] = size
+      value = value * jnp.reshape(scale, shape)
+    return value

@@ -10,6 +10,8 @@ import jax
 import jax.numpy as jnp
 
 from flax import nnx
+from flax.nnx import Module as Module
+from flax.typing import PromoteDtypeFn as PromoteDtypeFn
 from flax.layers import recurrent as _math
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
@@ -67,9 +69,12 @@ def _init_cell(cell, args):
       stacklevel=3,
     )
   keep_args(cell, args)
-  # A kept stream is a fork of its own, made before the parameters draw.
-  rngs = args['rngs'].fork() if args['keep_rngs'] else None
-  cell.rngs = optional_data(rngs)
+  # A kept stream is a fork of the ``carry`` stream (or the default one),
+  # made before the parameters draw.
+  rngs = args['rngs'] if args['keep_rngs'] else None
+  if isinstance(rngs, nnx.Rngs):
+    rngs = rngs['carry']
+  cell.rngs = optional_data(None if rngs is None else rngs.fork())
 
 
 def _initial_carry(cell, input_shape, rngs, carry_init, count):
@@ -219,6 +224,7 @@ class LSTMCell(RNNCellBase):
     self.hi, self.hf, self.hg, self.ho = (
       _linear(self, args, 'h', hidden, hidden, True) for _ in range(4)
     )
+    self.carry_init = carry_init
 
   def __call__(self, carry, inputs):
     """One step: returns ``((new_c, new_h), new_h)``."""
@@ -288,6 +294,7 @@ class OptimizedLSTMCell(RNNCellBase):
     hidden = hidden_features
     self.dense_i = _linear(self, args, 'i', in_features, 4 * hidden, False)
     self.dense_h = _linear(self, args, 'h', hidden, 4 * hidden, True)
+    self.carry_init = carry_init
 
   def __call__(self, carry, inputs):
     """One step: returns ``((new_c, new_h), new_h)``."""
@@ -359,6 +366,7 @@ class SimpleCell(RNNCellBase):
     hidden = hidden_features
     self.dense_h = _linear(self, args, 'h', hidden, hidden, False)
     self.dense_i = _linear(self, args, 'i', in_features, hidden, True)
+    self.carry_init = carry_init
 
   def __call__(self, carry, inputs):
     """One step: returns ``(new_carry, new_carry)``."""
@@ -427,6 +435,7 @@ class GRUCell(RNNCellBase):
     hidden = hidden_features
     self.dense_i = _linear(self, args, 'i', in_features, 3 * hidden, True)
     self.dense_h = _linear(self, args, 'h', hidden, 3 * hidden, False)
+    self.carry_init = carry_init
 
   def __call__(self, carry, inputs):
     """One step: returns ``(new_h, new_h)``."""
@@ -476,6 +485,37 @@ def _carry_stream(rngs):
   return rngs.fork()
 
 
+def _step(cell, carry, x):
+  return cell(carry, x)
+
+
+def _step_keeping_carries(cell, carry, x):
+  carry, y = cell(carry, x)
+  return carry, (carry, y)
+
+
+def _scan_over_time(state_axes, broadcast_rngs, keep_carries, unroll):
+  """``f(cell, carry, xs) -> (carry, ys)``: the cell run over the leading
+  axis of ``xs`` with ``nnx.scan``, its state passed between steps as
+  ``state_axes`` says. Rng streams selected by ``broadcast_rngs`` are
+  forked once and given unchanged to every step.
+  """
+  if broadcast_rngs is not None:
+    state_axes = {broadcast_rngs: None, **dict(state_axes.items())}
+  if not isinstance(state_axes, nnx.StateAxes):
+    state_axes = nnx.StateAxes(state_axes)
+  body = _step_keeping_carries if keep_carries else _step
+  scan = nnx.scan(
+    body,
+    in_axes=(state_axes, nnx.Carry, 0),
+    out_axes=(nnx.Carry, 0),
+    unroll=unroll,
+  )
+  if broadcast_rngs is not None:
+    scan = nnx.split_rngs(splits=1, only=broadcast_rngs, squeeze=True)(scan)
+  return scan
+
+
 class RNN(nnx.Module):
   """Runs a recurrent cell over the time axis of its inputs.
 
@@ -496,8 +536,14 @@ class RNN(nnx.Module):
     reverse: process the sequence from its end (padding stays at the end).
     keep_order: with ``reverse``, give outputs in the original order.
     unroll: how many steps ``lax.scan`` unrolls.
-    state_axes: must be None (the cell carries no per-step state here).
-    broadcast_rngs: must be None (see ``state_axes``).
+    state_axes: how the cell's state is passed between steps, a mapping
+      from filters to ``nnx.Carry`` (threaded from step to step), ``None``
+      (the same for every step) or an int axis (as in ``nnx.scan``); the
+      default carries all of it (``nnx.StateAxes({...: nnx.Carry})``).
+    broadcast_rngs: a filter of the cell's rng streams that give the same
+      keys at every step (e.g. ``'dropout'`` for one dropout mask for the
+      whole sequence): each such stream is forked once per call, which
+      advances it by one.
     rngs: the stream the initial carry is drawn from: ``True`` (default)
       for a ``carry`` stream seeded with 0, an ``Rngs`` (its ``carry``
       stream) or an ``RngStream``, or ``False`` for none.
@@ -516,20 +562,17 @@ class RNN(nnx.Module):
     broadcast_rngs: tp.Any = None,
     rngs: nnx.Rngs | nnx.RngStream | bool = True,
   ):
-    if state_axes is not None or broadcast_rngs is not None:
-      raise ValueError(
-        'RNN runs its cell with lax.scan over a cell without per-step '
-        'state here: `state_axes` and `broadcast_rngs` must be None.'
-      )
     self.cell = cell
     self.time_major = time_major
     self.return_carry = return_carry
     self.reverse = reverse
     self.keep_order = keep_order
     self.unroll = unroll
+    self.rngs = optional_data(_carry_stream(rngs))
+    if state_axes is None:
+      state_axes = nnx.StateAxes({...: nnx.Carry})
     self.state_axes = state_axes
     self.broadcast_rngs = broadcast_rngs
-    self.rngs = optional_data(_carry_stream(rngs))
 
   def __call__(
     self,
@@ -591,17 +634,12 @@ class RNN(nnx.Module):
       step_shape = inputs.shape[:time_axis] + inputs.shape[time_axis + 1 :]
       initial_carry = self.cell.initialize_carry(step_shape, rngs)
 
-    cell = self.cell
     slice_carry = seq_lengths is not None and return_carry
-
-    def step(carry, x):
-      carry, y = cell(carry, x)
-      if slice_carry:
-        return carry, (carry, y)
-      return carry, y
-
     xs = jnp.moveaxis(inputs, time_axis, 0) if time_axis else inputs
-    carry, ys = jax.lax.scan(step, initial_carry, xs, unroll=self.unroll)
+    scan = _scan_over_time(
+      self.state_axes, self.broadcast_rngs, slice_carry, self.unroll
+    )
+    carry, ys = scan(self.cell, initial_carry, xs)
     if slice_carry:
       carries, ys = ys
       carry = _select_last(carries, seq_lengths, num_batch_dims)

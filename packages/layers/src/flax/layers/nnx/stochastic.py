@@ -7,6 +7,7 @@ import typing as tp
 import jax
 
 from flax import nnx
+from flax.nnx import Module as Module
 from flax.layers import stochastic as _math
 from flax.layers.nnx._utils import first_from
 from flax.layers.nnx._utils import fork_stream
