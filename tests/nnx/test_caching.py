@@ -469,3 +469,68 @@ def test_jit_fresh_output_variable_shared_between_outputs():
     assert a is b[0] and a is s['a'] and other is not a
     np.testing.assert_allclose(a.value, [2.0, 2.0])
     np.testing.assert_allclose(other.value, [1.0, 1.0])
+
+
+class Adamish(nnx.Pytree):
+  """A Pytree holding a State of Variables (like an optimizer's moments)."""
+
+  def __init__(self, m):
+    self.mu = nnx.data(nnx.State({'w': nnx.BatchStat(jnp.zeros((2, 2)))}))
+    self.count = nnx.BatchStat(jnp.zeros((), jnp.int32))
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_jit_repeated_roots_see_state_and_structure_edits(graph):
+  traces = []
+  m, opt = Lin(2, 2, 0), None
+  opt = Adamish(m)
+
+  @nnx.jit(graph=graph)
+  def f(m, opt, x):
+    traces.append(1)
+    opt.mu['w'].value = opt.mu['w'].value + m.w.value
+    opt.count.value = opt.count.value + 1
+    return m(x)
+
+  x = jnp.ones((1, 2))
+  for _ in range(3):
+    f(m, opt, x)
+  assert len(traces) == 1
+  np.testing.assert_allclose(opt.mu['w'].value, 3 * np.asarray(m.w.value))
+  # Replacing a Variable inside the State is seen by the next call.
+  opt.mu['w'] = nnx.BatchStat(jnp.ones((2, 2)))
+  f(m, opt, x)
+  np.testing.assert_allclose(opt.mu['w'].value, 1 + np.asarray(m.w.value))
+  assert int(opt.count.value) == 4
+  # A new root of the same structure reuses the compiled function.
+  m2 = Lin(2, 2, 1)
+  np.testing.assert_allclose(f(m2, opt, x), ref_stack_lin(m2, x), rtol=1e-5)
+  np.testing.assert_allclose(f(m, opt, x), ref_stack_lin(m, x), rtol=1e-5)
+  # A changed structure compiles again; a Variable set outside is read.
+  m.b.value = jnp.full((2,), 5.0, jnp.float32)
+  np.testing.assert_allclose(f(m, opt, x), ref_stack_lin(m, x), rtol=1e-5)
+  m.extra = nnx.BatchStat(jnp.zeros(()))
+  np.testing.assert_allclose(f(m, opt, x), ref_stack_lin(m, x), rtol=1e-5)
+  assert len(traces) == 2
+  # Plain arguments of another type or shape retrace.
+  f(m, opt, np.ones((1, 2), np.float32))
+  f(m, opt, jnp.ones((3, 2)))
+  assert len(traces) == 4
+
+
+def ref_stack_lin(m, x):
+  return np.asarray(x) @ np.asarray(m.w.value) + np.asarray(m.b.value)
+
+
+def test_jit_repeated_roots_do_not_keep_them_alive():
+  import gc
+  import weakref
+
+  f = nnx.jit(lambda m, x: m(x))
+  m = Lin(2, 2, 0)
+  f(m, jnp.ones((1, 2)))
+  f(m, jnp.ones((1, 2)))
+  ref = weakref.ref(m)
+  del m
+  gc.collect()
+  assert ref() is None

@@ -5,12 +5,14 @@ Used by :mod:`flax.nnx.graphlib` to build the cached flat views of graph
 roots, and by transforms to flatten the objects they rebuild inside.
 """
 
+import itertools
 import operator
 
 import jax
 import numpy as np
 
 from flax.nnx.pytreelib import M_DATA, Pytree
+from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
 
 _ARRAY_TYPES = (jax.Array, np.ndarray)
@@ -258,7 +260,12 @@ class _Flattener:
         isinstance(v, (Variable, Pytree) + _ARRAY_TYPES)
         for v in jax.tree_util.tree_leaves(x, is_leaf=_is_graph_leaf)
       ):
-        if not isinstance(x, tuple):
+        if isinstance(x, State):
+          # A State's children are the values of its own dict, in sorted
+          # key order: the dict check covers it without pytree flattening.
+          raw = x.raw_mapping
+          self.containers.append(('d', raw, list(raw), list(raw.values())))
+        elif not isinstance(x, tuple):
           self.containers.append(('p', x, treedef, [v for _, v in kv]))
         return (
           'p',
@@ -277,27 +284,66 @@ class _Flattener:
     return ('s', _Static(x))
 
 
-def _containers_unchanged(containers) -> bool:
-  """Whether every recorded container still holds the same objects."""
-  is_ = operator.is_
-  for c in containers:
-    kind, x = c[0], c[1]
-    if kind == 'l':
-      snap = c[2]
-      if len(x) != len(snap) or not all(map(is_, x, snap)):
-        return False
-    elif kind == 'd':
-      keys, vals = c[2], c[3]
-      if (
-        len(x) != len(keys)
-        or not all(map(is_, x, keys))
-        or not all(map(is_, x.values(), vals))
-      ):
-        return False
-    else:
-      children, treedef = jax.tree_util.tree_flatten(
+class ContainerSnapshot:
+  """What the mutable containers of a view held when it was built.
+
+  Lists and dicts are compared in bulk (their lengths, then every key and
+  item by identity, each in one pass over all containers); other mutable
+  pytrees are flattened again.
+  """
+
+  __slots__ = (
+    'lists',
+    'list_lens',
+    'list_items',
+    'dicts',
+    'dict_lens',
+    'dict_keys',
+    'dict_vals',
+    'others',
+  )
+
+  def __init__(self, containers):
+    lists = [c for c in containers if c[0] == 'l']
+    dicts = [c for c in containers if c[0] == 'd']
+    self.lists = [c[1] for c in lists]
+    self.list_lens = [len(c[2]) for c in lists]
+    self.list_items = [v for c in lists for v in c[2]]
+    self.dicts = [c[1] for c in dicts]
+    self.dict_lens = [len(c[2]) for c in dicts]
+    self.dict_keys = [k for c in dicts for k in c[2]]
+    self.dict_vals = [v for c in dicts for v in c[3]]
+    self.others = [c for c in containers if c[0] == 'p']
+
+  def unchanged(self) -> bool:
+    """Whether every container still holds the same objects."""
+    is_ = operator.is_
+    if self.dicts and (
+      list(map(len, self.dicts)) != self.dict_lens
+      or not all(map(is_, _chain(self.dicts), self.dict_keys))
+      or not all(
+        map(is_, _chain(map(_dict_values, self.dicts)), self.dict_vals)
+      )
+    ):
+      return False
+    if self.lists and (
+      list(map(len, self.lists)) != self.list_lens
+      or not all(map(is_, _chain(self.lists), self.list_items))
+    ):
+      return False
+    for _, x, treedef, children in self.others:
+      now, now_treedef = jax.tree_util.tree_flatten(
         x, is_leaf=lambda y: y is not x
       )
-      if treedef != c[2] or not all(map(is_, children, c[3])):
+      if now_treedef != treedef or not all(map(is_, now, children)):
         return False
-  return True
+    return True
+
+
+_chain = itertools.chain.from_iterable
+_dict_values = dict.values
+
+
+def container_snapshot(containers) -> ContainerSnapshot | None:
+  """A :class:`ContainerSnapshot` of ``containers`` (None if empty)."""
+  return ContainerSnapshot(containers) if containers else None

@@ -37,7 +37,7 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
   _ARRAY_TYPES,
   _EMPTY_META,
   _ArraySlot,
-  _containers_unchanged,
+  container_snapshot,
   _Flattener,
   _key_of,
   _Meta,
@@ -260,6 +260,7 @@ class _View:
     'masks',
     'path_index',
     'tree_graphdef',
+    '__weakref__',
   )
 
 
@@ -274,7 +275,7 @@ def _build_view(root) -> _View:
   view.paths = f.paths
   view.nodes = [obj for _, obj in f.nodes]
   view.versions = [(m, m[M_VERSION]) for m in map(_meta_of, f.versions)]
-  view.containers = f.containers
+  view.containers = container_snapshot(f.containers)
   view.all_variables = all(map(_is_variable, f.leaves))
   # Lets merge(graphdef, state-from-split) match paths by identity.
   if len(_PATHS_CACHE) > 4096:
@@ -301,7 +302,7 @@ def flat_view(root) -> _View:
         view.epoch == EPOCH.value
         or all(m[M_VERSION] == v for m, v in view.versions)
       ):
-        if not view.containers or _containers_unchanged(view.containers):
+        if view.containers is None or view.containers.unchanged():
           view.epoch = EPOCH.value
           return view
     view = _build_view(root)

@@ -10,9 +10,10 @@ recursion and no per-node dispatch.
 
 import collections
 import itertools
+import operator
 
 from flax.nnx._common import EPOCH
-from flax.nnx.pytreelib import M_DATA, M_VERSION, _new_object
+from flax.nnx.pytreelib import M_DATA, M_VERSION, _new_object, fresh_meta
 from flax.nnx.variablelib import Variable
 
 _set = object.__setattr__
@@ -152,10 +153,15 @@ class Plan:
       with :func:`unflatten_node` after the plain objects exist and before
       any attribute is filled, so that references in either direction
       resolve.
-    fills: per plain Pytree, ``(index, keys, sources)`` where a source is
-      ``(kind, payload)``: ``_OBJ`` (object index), ``_STATIC`` (value),
-      ``_ARRAY`` (leaf position) or ``_SUBTREE`` (subtree number). Fills
-      whose sources are all objects are run with C-level loops.
+    template_dicts: per plain Pytree (in creation order), its attribute
+      dict with static values in place and None where an object, array or
+      container goes; each new object gets a copy as its ``__dict__``.
+    fills: ``(index, key, kind, payload)`` per attribute holding an array
+      (``_ARRAY``, leaf position) or a container (``_SUBTREE``, subtree
+      number), set one by one.
+    simple_keys, simple_sources: per plain Pytree (in creation order), the
+      keys and object indices of its attributes that reference objects,
+      filled with C-level loops.
   """
 
   __slots__ = (
@@ -167,8 +173,9 @@ class Plan:
     'var_cls',
     'var_meta',
     'subtrees',
+    'template_dicts',
     'fills',
-    'simple_idx',
+    'get_var_leaves',
     'simple_keys',
     'simple_sources',
     'num_index',
@@ -181,15 +188,26 @@ class Plan:
     self.create_idx, self.create_cls, self.create_data = [], [], []
     self.var_idx, self.var_pos, self.var_cls, self.var_meta = [], [], [], []
     self.subtrees = []
+    self.template_dicts = []
     self.fills = []
-    self.simple_idx, self.simple_keys, self.simple_sources = [], [], []
+    self.simple_keys, self.simple_sources = [], []
     self._build(node, 0)
+    pos = self.var_pos
+    self.get_var_leaves = (
+      operator.itemgetter(*pos)
+      if len(pos) > 1
+      else lambda ls: [ls[p] for p in pos]
+    )
 
   def _build(self, node, pos) -> int:
     idx, cls, attrs, data = node[2], node[1], node[3], node[4]
+    j = len(self.create_idx)
     self.create_idx.append(idx)
     self.create_cls.append(cls)
     self.create_data.append(data)
+    self.template_dicts.append(None)
+    self.simple_keys.append(None)
+    self.simple_sources.append(None)
     keys = []
     sources = []
     for k, c in attrs:
@@ -217,12 +235,21 @@ class Plan:
         sources.append((_SUBTREE, len(self.subtrees)))
         self.subtrees.append((c, pos, pos + count))
         pos += count
-    if all(s[0] == _OBJ for s in sources):
-      self.simple_idx.append(idx)
-      self.simple_keys.append(tuple(keys))
-      self.simple_sources.append(tuple(s[1] for s in sources))
-    else:
-      self.fills.append((idx, tuple(keys), tuple(sources)))
+    # Every Pytree gets a template of its attribute dict (static values in
+    # place, None where an object, array or container goes), copied whole
+    # into the new object; object references are then filled in bulk.
+    self.template_dicts[j] = {
+      k: src[1] if src[0] == _STATIC else None for k, src in zip(keys, sources)
+    }
+    self.fills.extend(
+      (idx, k, src[0], src[1])
+      for k, src in zip(keys, sources)
+      if src[0] in (_ARRAY, _SUBTREE)
+    )
+    self.simple_keys[j] = tuple(
+      k for k, src in zip(keys, sources) if src[0] == _OBJ
+    )
+    self.simple_sources[j] = tuple(src[1] for src in sources if src[0] == _OBJ)
     return pos
 
   def run(self, leaves, raw, index=None, wrap=True):
@@ -231,15 +258,10 @@ class Plan:
     put = objs.__setitem__
     new = list(map(_new, self.create_cls))
     _consume(
-      map(
-        _set,
-        new,
-        _repeat('_pytree__m'),
-        [[set(d), 0, None, None, None] for d in self.create_data],
-      )
+      map(_set, new, _repeat('_pytree__m'), map(fresh_meta, self.create_data))
     )
     _consume(map(put, self.create_idx, new))
-    var_leaves = [leaves[p] for p in self.var_pos]
+    var_leaves = list(self.get_var_leaves(leaves))
     if raw or (wrap and not all(map(_is_variable, var_leaves))):
       variables = []
       for leaf, cls, meta in zip(var_leaves, self.var_cls, self.var_meta):
@@ -261,25 +283,20 @@ class Plan:
           )
         )
     get = objs.__getitem__
-    for idx, keys, sources in self.fills:
-      values = []
-      for kind, payload in sources:
-        if kind == _OBJ:
-          values.append(objs[payload])
-        elif kind == _STATIC:
-          values.append(payload)
-        elif kind == _ARRAY:
-          leaf = leaves[payload]
-          if not raw and _is_variable(leaf):
-            leaf = leaf.raw_value
-          values.append(leaf)
-        else:
-          values.append(sub_values[payload])
-      vars(objs[idx]).update(zip(keys, values))
+    dicts = list(map(dict.copy, self.template_dicts))
+    _consume(map(_set, new, _repeat('__dict__'), dicts))
+    for idx, key, kind, payload in self.fills:
+      if kind == _ARRAY:
+        value = leaves[payload]
+        if not raw and _is_variable(value):
+          value = value.raw_value
+      else:
+        value = sub_values[payload]
+      vars(objs[idx])[key] = value
     _consume(
       map(
         dict.update,
-        map(vars, map(get, self.simple_idx)),
+        dicts,
         map(zip, self.simple_keys, map(map, _repeat(get), self.simple_sources)),
       )
     )

@@ -8,7 +8,9 @@
 12.0
 """
 
+import collections
 import dataclasses
+import itertools
 import typing as tp
 import warnings
 
@@ -789,6 +791,16 @@ def store_raw_value(var, value) -> None:
   updates and transforms writing results back).
   """
   object.__setattr__(var, 'raw_value', value)
+
+
+_consume = collections.deque(maxlen=0).extend
+_RAW_VALUE = itertools.repeat('raw_value')
+
+
+def store_raw_values(targets, values) -> None:
+  """:func:`store_raw_value` for each pair of ``targets`` and ``values``,
+  in one C-level pass (no Python frame per Variable)."""
+  _consume(map(object.__setattr__, targets, _RAW_VALUE, values))
 
 
 def is_array_ref(x) -> bool:

@@ -20,9 +20,15 @@ import typing as tp
 
 import jax
 
-from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
+from flax.nnx._common import (
+  MISSING,
+  graph_mode_default,
+  graph_updates_default,
+  resolve_graph,
+)
 from flax.nnx._common import Missing as Missing
 from flax.nnx.transforms import common, flatcall, treecall
+from flax.nnx.variablelib import store_raw_values
 
 
 def _normalize_nums(nums):
@@ -118,6 +124,8 @@ class JitWrapped:
     self._tree_entries: dict = {}
     self._hot = self._fast and not self.static_argnums and not static_argnames
     self._hot_key = (None, graph_updates is not False)
+    self._graph_memo = [None]
+    self._tree_memo = [None]
     self._fast_jit_kwargs = dict(
       keep_unused=keep_unused, device=device, backend=backend, inline=inline
     )
@@ -128,7 +136,7 @@ class JitWrapped:
         n for n in donate_argnames if n not in static_argnames
       )
       or None,
-      in_shardings=_shift(in_shardings),
+      in_shardings=in_shardings,
       out_shardings=(out_shardings, None)
       if out_shardings is not None
       else None,
@@ -274,21 +282,41 @@ class JitWrapped:
         return out
     variables = common.tree_variables((args, kwargs))
     out, new = self._tree_jitted(box, *args, **kwargs)
-    for var, value in zip(variables, new):
-      object.__setattr__(var, 'raw_value', value)
+    store_raw_values(variables, new)
     return out
 
   def __call__(self, *args, **kwargs):
-    graph = resolve_graph(self.graph)
+    graph = self.graph
+    if graph is None:
+      graph = graph_mode_default()
     if self._hot:
-      # No static arguments: straight to the fast path.
+      # No static arguments: straight to the fast path; a call with the
+      # same roots as the last one reuses its structure (flatcall.Memo).
       if graph:
+        memo = self._graph_memo
+        if memo[0] is not None and not kwargs:
+          out = flatcall.run_memo(memo[0], args)
+          if out is not flatcall.NOT_FAST:
+            return out
         out = flatcall.run(
-          self._entries, self._hot_key, (args, kwargs), self._compile_graph
+          self._entries,
+          self._hot_key,
+          (args, kwargs),
+          self._compile_graph,
+          None if kwargs else memo,
         )
       else:
+        memo = self._tree_memo
+        if memo[0] is not None and not kwargs:
+          out = treecall.run_tree_memo(memo[0], args)
+          if out is not flatcall.NOT_FAST:
+            return out
         out = treecall.run_tree(
-          self._tree_entries, None, (args, kwargs), self._compile_tree
+          self._tree_entries,
+          None,
+          (args, kwargs),
+          self._compile_tree,
+          None if kwargs else memo,
         )
       if out is not flatcall.NOT_FAST:
         return out
@@ -326,10 +354,6 @@ class JitWrapped:
     return eval_shape(self.fun, *args, **kwargs)
 
 
-def _shift(in_shardings):
-  return in_shardings
-
-
 def jit(
   fun: tp.Callable = MISSING,
   *,
@@ -349,9 +373,11 @@ def jit(
   """Lifted ``jax.jit`` for functions taking Modules / graph nodes.
 
   Variable updates (and, with ``graph_updates``, structure changes) made
-  inside are applied to the inputs after the call.
+  inside are applied to the inputs after the call. Without ``fun`` it
+  returns a decorator taking the same options.
   """
-  kwargs = dict(
+  make = functools.partial(
+    JitWrapped,
     in_shardings=in_shardings,
     out_shardings=out_shardings,
     static_argnums=static_argnums,
@@ -365,9 +391,7 @@ def jit(
     graph=graph,
     graph_updates=graph_updates,
   )
-  if fun is MISSING:
-    return lambda f: JitWrapped(f, **kwargs)
-  return JitWrapped(fun, **kwargs)
+  return make if fun is MISSING else make(fun)
 
 
 def jit_partial(
@@ -389,8 +413,8 @@ def jit_partial(
   """``nnx.jit(fun)`` with its first arguments bound to ``partial_args``.
 
   Variable updates made by the call flow back to the bound graph nodes;
-  structural updates are not supported, so ``graph_updates`` must be
-  False. Argument numbers (shardings, static and donated arguments) count
+  structural updates are not supported, so in graph mode
+  ``graph_updates`` must be False (tree mode has no graph updates). Argument numbers (shardings, static and donated arguments) count
   the bound arguments first.
 
   >>> from flax import nnx
@@ -407,7 +431,7 @@ def jit_partial(
   (2, 5, 5)
   """
   updates = graph_updates_default() if graph_updates is None else graph_updates
-  if updates:
+  if updates and resolve_graph(graph):
     raise ValueError(
       '`graph_updates` not supported by `jit_partial`: pass '
       'graph_updates=False (Variable updates still reach the bound '

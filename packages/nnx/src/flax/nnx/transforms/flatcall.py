@@ -16,6 +16,7 @@ flattening outputs) runs only while tracing.
 """
 
 import operator
+import weakref
 
 import jax
 
@@ -24,7 +25,7 @@ from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.graphlib import _EMPTY_META, _Meta, _unflatten
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import common
-from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 _raw = operator.attrgetter('raw_value')
 _meta = operator.attrgetter('_var_metadata')
@@ -50,9 +51,17 @@ class _Sig:
   """Positions of plain leaves, Variables and Pytrees for one tuple of
   leaf types."""
 
-  __slots__ = ('others', 'variables', 'pytrees', 'get_others', 'get_vars')
+  __slots__ = (
+    'types',
+    'others',
+    'variables',
+    'pytrees',
+    'get_others',
+    'get_vars',
+  )
 
   def __init__(self, types, tree_mode):
+    self.types = types
     others, variables, pytrees = [], [], []
     for i, t in enumerate(types):
       if issubclass(t, Variable):
@@ -110,14 +119,80 @@ class Call:
 NOT_FAST = object()
 
 
-def run(entries: dict, extra, tree, compile_entry):
-  """One call on the fast path, fused into a single frame.
+class Memo:
+  """The structure of the last call of a jitted function, by identity.
+
+  A call whose arguments are graph roots and plain leaves (no containers,
+  no keywords) records which roots it got and their views. The next call
+  with the same roots, the same views (views are rebuilt whenever a
+  structure changes) and plain leaves of the same types has the same key,
+  entry and write-back targets: it skips flattening, key building and the
+  sharing checks. Roots and views are held weakly.
+  """
+
+  __slots__ = ('types', 'sig', 'refs', 'view_refs', 'entry')
+
+
+def remember(box: list, args, leaves, sig, views, entry) -> None:
+  """Stores the memo of a call in ``box[0]`` if the call qualifies."""
+  if (
+    sig.variables
+    or len(leaves) != len(args)
+    or not all(map(operator.is_, leaves, args))
+  ):
+    box[0] = None
+    return
+  m = Memo()
+  m.types = sig.types
+  m.sig = sig
+  m.refs = tuple(weakref.ref(leaves[p]) for p in sig.pytrees)
+  m.view_refs = tuple(map(weakref.ref, views))
+  m.entry = entry
+  box[0] = m
+
+
+def recall(m: Memo, args):
+  """``(flat, targets, views)`` of a call matching memo ``m``, else None."""
+  if tuple(map(type, args)) != m.types:
+    return None
+  sig = m.sig
+  flat = list(sig.get_others(args))
+  targets = []
+  views = []
+  for p, ref, view_ref in zip(sig.pytrees, m.refs, m.view_refs):
+    root = args[p]
+    if ref() is not root:
+      return None
+    view = graphlib.flat_view(root)
+    if view_ref() is not view:
+      return None
+    slots = view.leaves
+    flat.extend(map(_raw, slots))
+    targets += slots
+    views.append(view)
+  return flat, targets, views
+
+
+def run_memo(m: Memo, args):
+  """A graph-mode call through memo ``m``; :data:`NOT_FAST` if the call
+  does not match it."""
+  hit = recall(m, args)
+  if hit is None:
+    return NOT_FAST
+  flat, targets, views = hit
+  return _finish(m.entry, flat, targets, args, m.sig, views)
+
+
+def run(entries: dict, extra, tree, compile_entry, memo=None):
+  """One call on the fast path.
 
   Args:
     entries: the compiled entries of the wrapped function, by call key.
     extra: hashable static part of the key (static arguments, flags).
     tree: the ``(args, kwargs)`` pytree of the call.
     compile_entry: ``compile_entry(call) -> Entry`` for a new structure.
+    memo: a one-item list receiving the :class:`Memo` of this call (for
+      calls without keywords), or None.
 
   Returns:
     The outputs, or :data:`NOT_FAST` if the general path must run.
@@ -169,6 +244,13 @@ def run(entries: dict, extra, tree, compile_entry):
     call.views = views
     call.is_leaf = _is_node_leaf
     entry = compile_entry(call)
+  if memo is not None:
+    remember(memo, tree[0], leaves, sig, views, entry)
+  return _finish(entry, flat, targets, leaves, sig, views)
+
+
+def _finish(entry, flat, targets, leaves, sig, views):
+  """Calls ``entry``, writes the new values back, returns the outputs."""
   out, new = entry.fn(*flat)
   if entry.poly:
     entry.load(flat)
@@ -180,11 +262,9 @@ def run(entries: dict, extra, tree, compile_entry):
     call.views = views
     _write_changed(entry, call, new)
   elif written is None:
-    for target, value in zip(targets, new):
-      _set(target, 'raw_value', value)
+    store_raw_values(targets, new)
   else:
-    for i, value in zip(written, new):
-      _set(targets[i], 'raw_value', value)
+    store_raw_values(map(targets.__getitem__, written), new)
   out_tree = entry.out
   if type(out_tree) is TreeDef:
     return out_tree.unflatten(out)
@@ -422,10 +502,10 @@ def _write_changed(entry, call, new):
     vals = new[start : start + size]
     start += size
     if isinstance(root, Variable):
-      _set(root, 'raw_value', vals[0])
+      store_raw_value(root, vals[0])
     elif node is None:
       for target, value in zip(root.leaves, vals):
-        _set(target, 'raw_value', value)
+        store_raw_value(target, value)
     else:
       reuse = common._ReuseMap(root.nodes, 0, True)
       _unflatten(node, iter(vals), common._ReuseIndex(reuse), reuse, True)
@@ -446,7 +526,7 @@ def _rebuild_out(call, out, out_flat):
     vals = [next(it) for _ in range(size)]
     if node[0] == 'v':
       var = object.__new__(node[1])
-      _set(var, 'raw_value', vals[0])
+      store_raw_value(var, vals[0])
       _set(var, '_var_metadata', dict(node[3].items))
       index[node[2]] = var
       leaves.append(var)

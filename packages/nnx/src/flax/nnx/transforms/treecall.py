@@ -19,6 +19,7 @@ from flax.nnx.transforms.flatcall import (
   NOT_FAST,
   Call,
   Entry,
+  Memo,
   _disjoint,
   _flatten,
   _is_node_leaf,
@@ -28,8 +29,10 @@ from flax.nnx.transforms.flatcall import (
   _set,
   _sig,
   _written,
+  recall,
+  remember,
 )
-from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 
 def _has_refs(node) -> bool:
@@ -62,9 +65,10 @@ def _tree_ok(view) -> bool:
   return ok
 
 
-def run_tree(entries: dict, extra, tree, compile_entry):
+def run_tree(entries: dict, extra, tree, compile_entry, memo=None):
   """One tree-mode call on the fast path; :data:`NOT_FAST` if a Variable
-  appears twice (the general path then raises the error)."""
+  appears twice (the general path then raises the error). ``memo`` is as
+  in :func:`flatcall.run`."""
   leaves, treedef = _flatten(tree, _is_node_leaf)
   types = tuple(map(type, leaves))
   sig = _SIGS.get((types, False))
@@ -75,6 +79,8 @@ def run_tree(entries: dict, extra, tree, compile_entry):
     views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
     for v in views:
       if v.tree_ok is not True and not _tree_ok(v):
+        if memo is not None:
+          memo[0] = None
         return _run_flat(entries, extra, tree, compile_entry)
   flat = list(sig.get_others(leaves))
   variables = sig.get_vars(leaves)
@@ -109,7 +115,19 @@ def run_tree(entries: dict, extra, tree, compile_entry):
     entry = compile_entry(
       _call(key, flat, targets, leaves, treedef, sig, views, _is_node_leaf)
     )
+  if memo is not None:
+    remember(memo, tree[0], leaves, sig, views, entry)
   return _finish(entry, targets, flat)
+
+
+def run_tree_memo(m: Memo, args):
+  """A tree-mode call through memo ``m`` (see :class:`flatcall.Memo`);
+  :data:`NOT_FAST` if the call does not match it."""
+  hit = recall(m, args)
+  if hit is None:
+    return NOT_FAST
+  flat, targets, _ = hit
+  return _finish(m.entry, targets, flat)
 
 
 def _run_flat(entries: dict, extra, tree, compile_entry):
@@ -153,11 +171,9 @@ def _finish(entry, targets, flat):
     entry.load(flat)
   written = entry.written
   if written is None:
-    for target, value in zip(targets, new):
-      _set(target, 'raw_value', value)
+    store_raw_values(targets, new)
   else:
-    for i, value in zip(written, new):
-      _set(targets[i], 'raw_value', value)
+    store_raw_values(map(targets.__getitem__, written), new)
   return entry.out.unflatten(out_flat)
 
 
@@ -200,7 +216,7 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
     it = iter(flat[n_others:])
     for p, (cls, meta) in zip(sig.variables, specs):
       var = object.__new__(cls)
-      _set(var, 'raw_value', next(it))
+      store_raw_value(var, next(it))
       _set(var, '_var_metadata', dict(meta))
       inner_targets.append(var)
       leaves[p] = var
