@@ -147,6 +147,27 @@ def test_graph_argument():
   np.testing.assert_allclose(tree.b[...], [-0.1, -0.1])
 
 
+@pytest.mark.parametrize('graph', [False, True])
+def test_update_takes_gradients_as_a_graph_node(graph):
+  # Tree-mode nnx.grad returns a copy of the model holding the gradients
+  # of every Variable; the update uses those matching ``wrt``.
+  class M(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(2))
+      self.s = nnx.BatchStat(jnp.zeros(2))
+
+    def __call__(self, x):
+      return (self.w[...] * x + self.s[...]).sum()
+
+  m = M()
+  grads = nnx.grad(lambda m: m(jnp.ones(2)), graph=False)(m)
+  assert type(grads) is M
+  opt = nnx.Optimizer(m, optax.sgd(0.1), wrt=nnx.Param, graph=graph)
+  opt.update(m, grads)
+  np.testing.assert_allclose(m.w[...], [0.9, 0.9])
+  np.testing.assert_allclose(m.s[...], [0.0, 0.0])
+
+
 def test_opt_variable_keeps_metadata():
   class M(nnx.Module):
     def __init__(self):

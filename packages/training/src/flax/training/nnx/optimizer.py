@@ -150,7 +150,8 @@ class Optimizer(Pytree, tp.Generic[M]):
     Args:
       model: the model (the same graph as at construction).
       grads: gradients for the Variables matching ``wrt`` (e.g. from
-        ``nnx.grad``), as a State or nested dict.
+        ``nnx.grad``), as a State, a nested dict, or a graph node such as
+        the model copy that tree-mode ``nnx.grad`` returns.
       **kwargs: extra arguments for ``tx.update`` (e.g. ``value`` for
         ``optax.contrib`` optimizers).
 
@@ -158,6 +159,10 @@ class Optimizer(Pytree, tp.Generic[M]):
       The updates that were added to the parameters.
     """
     params = _pure(filtered_state(model, self.wrt, self.graph))
+    if isinstance(grads, (Pytree, Variable)):
+      # Gradients as a graph node (tree-mode ``nnx.grad`` returns a copy
+      # of the model): its Variables matching ``wrt``.
+      grads = nnx.state(grads, self.wrt)
     opt_vars = jax.tree.leaves(self.opt_state, is_leaf=_is_variable)
     updates, new_opt_state = self.tx.update(
       _pure(grads), _pure(self.opt_state), params, **_pure(kwargs)
