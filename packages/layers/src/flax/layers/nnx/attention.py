@@ -392,6 +392,41 @@ class MultiHeadAttention(nnx.Module):
       batch = (batch_size,) if isinstance(batch_size, int) else batch_size
       self.init_cache((*batch, max_length, self.in_features))
 
+  def _decode_step(self, key, value, mask):
+    """Appends one step's ``key`` and ``value`` to the cache.
+
+    Returns the whole cached keys and values and ``mask`` narrowed to the
+    slots written so far.
+    """
+    caches = (self.cached_key, self.cached_value, self.cache_index)
+    if any(c is None for c in caches):
+      raise ValueError(
+        'Autoregressive cache not initialized (decoding writes into it): '
+        'call ``init_cache`` first.'
+      )
+    *batch_dims, max_length, num_heads, depth = self.cached_key.shape
+    expected = (*batch_dims, 1, num_heads, depth)
+    if key.shape != expected:
+      raise ValueError(
+        f'Autoregressive cache shape error: a decode step needs keys of '
+        f'shape {expected}, got {key.shape}.'
+      )
+    position = self.cache_index.value
+    start = _attention.cache_step_indices(position, len(batch_dims))
+    self.cached_key.value = lax.dynamic_update_slice(
+      self.cached_key.value, key, start
+    )
+    self.cached_value.value = lax.dynamic_update_slice(
+      self.cached_value.value, value, start
+    )
+    self.cache_index.value = position + 1
+    written = _attention.cache_step_mask(position, batch_dims, max_length)
+    return (
+      self.cached_key.value,
+      self.cached_value.value,
+      combine_masks(mask, written),
+    )
+
   def __call__(
     self,
     inputs_q: Array,
@@ -465,32 +500,7 @@ class MultiHeadAttention(nnx.Module):
       'as either a __call__ argument, class attribute, or nnx.flag.',
     )
     if decode:
-      if (
-        self.cached_key is None
-        or self.cached_value is None
-        or self.cache_index is None
-      ):
-        raise ValueError(
-          'Autoregressive cache not initialized, call ``init_cache`` first.'
-        )
-      *batch_dims, max_length, num_heads, depth = self.cached_key.shape
-      step_shape = (*batch_dims, 1, num_heads, depth)
-      if key.shape != step_shape:
-        raise ValueError(
-          'Autoregressive cache shape error, '
-          f'expected query shape {step_shape} instead got {key.shape}.'
-        )
-      position = self.cache_index.value
-      at = _attention.cache_step_indices(position, len(batch_dims))
-      # Write this step's key and value at ``position``, then attend to the
-      # whole cache with the not yet written slots masked out.
-      for cache, new in ((self.cached_key, key), (self.cached_value, value)):
-        cache.value = lax.dynamic_update_slice(cache.value, new, at)
-      key, value = self.cached_key.value, self.cached_value.value
-      self.cache_index.value = position + 1
-      mask = combine_masks(
-        mask, _attention.cache_step_mask(position, batch_dims, max_length)
-      )
+      key, value, mask = self._decode_step(key, value, mask)
 
     if self.dropout_rate > 0.0:
       deterministic = first_from(

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing as tp
 from types import MappingProxyType
 
@@ -138,21 +139,15 @@ class Linear(nnx.Module):
 
   def __call__(self, inputs: Array, out_sharding=None) -> Array:
     """Applies the linear transformation to the last axis of ``inputs``."""
-    kernel = self.kernel.value
-    bias = self.bias.value if self.bias is not None else None
-    inputs, kernel, bias = self.promote_dtype(
-      (inputs, kernel, bias), dtype=self.dtype
+    bias = None if self.bias is None else self.bias.value
+    arrays = self.promote_dtype(
+      (inputs, self.kernel.value, bias), dtype=self.dtype
     )
-    y = self.dot_general(
-      inputs,
-      kernel,
-      (((inputs.ndim - 1,), (0,)), ((), ())),
-      precision=self.precision,
-      **_dot_general_kwargs(self.preferred_element_type, out_sharding),
-    )
-    if bias is not None:
-      y = _math.add_trailing(y, bias)
-    return y
+    extra = _dot_general_kwargs(self.preferred_element_type, out_sharding)
+    contract = self.dot_general
+    if extra:
+      contract = functools.partial(contract, **extra)
+    return _math.dense(*arrays, precision=self.precision, dot_general=contract)
 
 
 class LinearGeneral(nnx.Module):

@@ -485,6 +485,18 @@ def _carry_stream(rngs):
   return rngs.fork()
 
 
+def _time_axis(shape, time_major: bool, num_feature_axes: int):
+  """``(time_axis, number of batch axes)`` of inputs of ``shape``, laid out
+  as ``(time, *batch, *features)`` or ``(*batch, time, *features)``."""
+  num_batch_dims = len(shape) - num_feature_axes - 1
+  if num_batch_dims < 0:
+    raise ValueError(
+      f'Invalid inputs shape {shape}: the inputs need a time axis '
+      f'and {num_feature_axes} feature axes.'
+    )
+  return (0 if time_major else num_batch_dims), num_batch_dims
+
+
 def _step(cell, carry, x):
   return cell(carry, x)
 
@@ -613,18 +625,9 @@ class RNN(nnx.Module):
     return_carry, time_major, reverse, keep_order = (
       getattr(self, k) if v is None else v for k, v in overrides.items()
     )
-    num_feature_axes = self.cell.num_feature_axes
-    time_axis = 0 if time_major else inputs.ndim - (num_feature_axes + 1)
-    if time_axis < 0:
-      raise ValueError(
-        f'Invalid inputs shape {inputs.shape}: the inputs need a time axis '
-        f'and {num_feature_axes} feature axes.'
-      )
-    if time_major:
-      batch_dims = inputs.shape[1 : inputs.ndim - num_feature_axes]
-    else:
-      batch_dims = inputs.shape[:time_axis]
-    num_batch_dims = len(batch_dims)
+    time_axis, num_batch_dims = _time_axis(
+      inputs.shape, time_major, self.cell.num_feature_axes
+    )
 
     if reverse:
       inputs = flip_sequences(inputs, seq_lengths, num_batch_dims, time_major)
