@@ -48,7 +48,7 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
 from flax.nnx.pytreelib import M_VERSION, M_VIEW, Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
-from flax.nnx.variablelib import store_raw_value
+from flax.nnx.variablelib import store_raw_value, store_raw_values
 
 _is_variable = Variable.__instancecheck__
 _raw = operator.attrgetter('raw_value')
@@ -364,9 +364,7 @@ def _copy_variables(variables) -> list:
   """Copies of ``variables`` (same types, values and metadata), made with
   C-level loops only."""
   new = list(map(object.__new__, map(type, variables)))
-  _consume(
-    map(object.__setattr__, new, _repeat('raw_value'), map(_raw, variables))
-  )
+  store_raw_values(new, map(_raw, variables))
   _consume(
     map(
       object.__setattr__,

@@ -14,7 +14,7 @@ import operator
 
 from flax.nnx._common import EPOCH
 from flax.nnx.pytreelib import M_DATA, M_VERSION, _new_object, fresh_meta
-from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import Variable, store_raw_value
 
 _set = object.__setattr__
 _new = object.__new__
@@ -48,13 +48,13 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
       if not raw and isinstance(leaf, Variable):
         existing.update_from_state(leaf)
       else:
-        _set(existing, 'raw_value', leaf)
+        store_raw_value(existing, leaf)
       var = existing
     elif not raw and (not wrap or isinstance(leaf, Variable)):
       var = leaf
     else:
       var = _new(node[1])
-      _set(var, 'raw_value', leaf)
+      store_raw_value(var, leaf)
       _set(var, '_var_metadata', dict(node[3].items))
     index[i] = var
     return var
@@ -267,7 +267,7 @@ class Plan:
       for leaf, cls, meta in zip(var_leaves, self.var_cls, self.var_meta):
         if raw or not _is_variable(leaf):
           var = _new(cls)
-          _set(var, 'raw_value', leaf)
+          store_raw_value(var, leaf)
           _set(var, '_var_metadata', dict(meta))
           leaf = var
         variables.append(leaf)
