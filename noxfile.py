@@ -569,11 +569,24 @@ def lint(session):
 
 @nox.session
 def bench(session):
-  """Benchmarks: ratios of Flax work to the same work in raw JAX."""
+  """Benchmarks: ratios of Flax work to the same work in raw JAX.
+
+  ``benchmarks/nnx_bench.py`` also runs its cases under Flax 0.12.8 when
+  the conformance session's reference env (``.nox/_reference-flax-0.12.8``,
+  or ``$FLAX_REFERENCE_PYTHON``) exists, and prints both ratios side by
+  side; it does not build that env.
+  """
   _install_all(session)
+  reference = os.environ.get('FLAX_REFERENCE_PYTHON') or str(
+    ROOT / '.nox' / '_reference-flax-0.12.8' / 'bin' / 'python'
+  )
   for script in sorted((ROOT / 'benchmarks').glob('*.py')):
-    if not script.name.startswith('_'):
-      session.run('python', str(script), *session.posargs)
+    if script.name.startswith('_'):
+      continue
+    extra = ()
+    if script.name == 'nnx_bench.py' and os.path.exists(reference):
+      extra = ('--reference', reference)
+    session.run('python', str(script), *extra, *session.posargs)
 
 
 @nox.session(reuse_venv=True)
