@@ -1,6 +1,5 @@
 """nnx.vmap with StateAxes in in_axes: mapped params, broadcast stats."""
 
-import jax
 import jax.numpy as jnp
 import report
 from flax import nnx
