@@ -21,7 +21,7 @@ import enum
 import functools
 import inspect
 import itertools
-import types
+import operator
 import typing
 from typing import Any, Optional, Union
 
@@ -50,12 +50,6 @@ context = _context.context
 _ids = itertools.count()
 
 
-# Field values that can hold no Modules and need no freezing.
-_ATOMIC_TYPES = frozenset(
-  {int, float, bool, complex, str, bytes, type(None), types.FunctionType}
-)
-
-
 def _init_field_names(cls) -> tuple:
   """The names of ``cls``'s ``__init__`` fields, ``parent`` and ``name`` too.
 
@@ -78,6 +72,20 @@ def _config_field_names(cls) -> tuple:
     )
     type.__setattr__(cls, '_flax_config_field_names', names)
   return names
+
+
+def _config_field_values(module) -> tuple:
+  """The values of ``module``'s config fields (one C-level getter per class)."""
+  cls = type(module)
+  getter = cls.__dict__.get('_flax_config_field_getter')
+  if getter is None:
+    names = _config_field_names(cls)
+    if len(names) > 1:
+      getter = operator.attrgetter(*names)
+    else:  # attrgetter of one name gives the value, not a tuple
+      getter = lambda m, names=names: tuple(getattr(m, n) for n in names)  # noqa: E731
+    type.__setattr__(cls, '_flax_config_field_getter', getter)
+  return getter(module)
 
 
 class _Sentinel:
@@ -150,6 +158,11 @@ ParentType = Union['Module', Any, _Sentinel, None]
 
 class ModuleBase:
   """The base class of :class:`Module` (holds no behaviour of its own)."""
+
+
+# Field values of these types may hold Modules (lists and dicts are also
+# frozen); a value of any other type is kept as it is.
+_MAY_HOLD_MODULES = (ModuleBase, dict, FrozenDict, list, tuple)
 
 
 class Module(ModuleBase, _module_variables.VariableMethods):
@@ -299,10 +312,13 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     return bool(taken) and (None in taken or col is None or col in taken)
 
   def _register_field_submodules(self) -> None:
-    for name in _config_field_names(type(self)):
-      value = getattr(self, name)
-      if type(value) not in _ATOMIC_TYPES:
-        self._register_submodules(name, value)
+    # Most fields hold plain values: test them all at C speed first.
+    values = _config_field_values(self)
+    if any(map(isinstance, values, itertools.repeat(_MAY_HOLD_MODULES))):
+      names = _config_field_names(type(self))
+      for name, value in zip(names, values):
+        if isinstance(value, _MAY_HOLD_MODULES):
+          self._register_submodules(name, value)
 
   def _register_submodules(self, name: str, value: Any) -> None:
     """Adopts the Modules inside attribute ``name`` as children."""
