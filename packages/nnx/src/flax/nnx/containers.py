@@ -26,7 +26,7 @@ import jax
 
 from flax.nnx import reprlib
 from flax.nnx.module import Module, ModuleMeta
-from flax.nnx.pytreelib import M_DATA, M_VERSION, _set_attribute
+from flax.nnx.pytreelib import _set_attribute
 from flax.nnx._common import EPOCH
 
 A = tp.TypeVar('A')
@@ -41,8 +41,8 @@ def _clear(obj, keys):
   m = obj._pytree__m
   for k in keys:
     del d[k]
-    m[M_DATA].discard(k)
-  m[M_VERSION] += 1
+    m.data.discard(k)
+  m.version += 1
   EPOCH.value += 1
 
 

@@ -11,7 +11,7 @@ import operator
 import jax
 import numpy as np
 
-from flax.nnx.pytreelib import M_DATA, Pytree
+from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
 
@@ -202,7 +202,7 @@ class _Flattener:
       attrs = tuple(
         (k, self.visit(v, path + (k,), x, (k,))) for k, v in _sorted_items(d)
       )
-      return ('n', type(x), i, attrs, frozenset(x._pytree__m[M_DATA]))
+      return ('n', type(x), i, attrs, frozenset(x._pytree__m.data))
     if isinstance(x, _ARRAY_TYPES):
       self.leaves.append(_ArraySlot(owner, okeys, osnaps))
       self.paths.append(path)

@@ -45,7 +45,7 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
   _sorted_items,
   _Static,
 )
-from flax.nnx.pytreelib import M_VERSION, M_VIEW, Pytree
+from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_value, store_raw_values
@@ -274,7 +274,7 @@ def _build_view(root) -> _View:
   view.leaves = f.leaves
   view.paths = f.paths
   view.nodes = [obj for _, obj in f.nodes]
-  view.versions = [(m, m[M_VERSION]) for m in map(_meta_of, f.versions)]
+  view.versions = [(m, m.version) for m in map(_meta_of, f.versions)]
   view.containers = container_snapshot(f.containers)
   view.all_variables = all(map(_is_variable, f.leaves))
   # Lets merge(graphdef, state-from-split) match paths by identity.
@@ -296,17 +296,17 @@ def flat_view(root) -> _View:
   no Variable metadata changed and its containers hold the same objects.
   """
   if isinstance(root, Pytree):
-    view = root._pytree__m[M_VIEW]
+    view = root._pytree__m.view
     if view is not None:
       if view.meta_epoch == META_EPOCH.value and (
         view.epoch == EPOCH.value
-        or all(m[M_VERSION] == v for m, v in view.versions)
+        or all(m.version == v for m, v in view.versions)
       ):
         if view.containers is None or view.containers.unchanged():
           view.epoch = EPOCH.value
           return view
     view = _build_view(root)
-    root._pytree__m[M_VIEW] = view
+    root._pytree__m.view = view
     return view
   return _build_view(root)
 

@@ -16,7 +16,7 @@ import typing as tp
 import jax
 import numpy as np
 
-from flax.nnx.pytreelib import M_DATA, Pytree
+from flax.nnx.pytreelib import Pytree, fresh_meta
 from flax.nnx.variablelib import Variable
 
 Node = tp.TypeVar('Node')
@@ -126,13 +126,13 @@ class PytreeNodeImpl(NodeImplBase[Node]):
 
 def _pytree_obj_flatten(node):
   items = sorted(vars(node).items(), key=lambda kv: str(kv[0]))
-  return items, (type(node), frozenset(node._pytree__m[M_DATA]))
+  return items, (type(node), frozenset(node._pytree__m.data))
 
 
 def _pytree_obj_create_empty(aux):
   cls, data = aux
   obj = object.__new__(cls)
-  object.__setattr__(obj, '_pytree__m', [set(data), 0, None, None, None])
+  object.__setattr__(obj, '_pytree__m', fresh_meta(data))
   return obj
 
 

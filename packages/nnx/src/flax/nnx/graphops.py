@@ -36,7 +36,7 @@ from flax.nnx.graphlib import (
   merge,
   split,
 )
-from flax.nnx.pytreelib import M_DATA, Pytree
+from flax.nnx.pytreelib import Pytree, fresh_meta
 from flax.nnx.statelib import FlatState
 from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_value
@@ -291,9 +291,9 @@ def recursive_map(f, node, /, *, graph=None):
     if isinstance(x, Pytree):
       new = object.__new__(type(x))
       m = x._pytree__m
-      object.__setattr__(new, '_pytree__m', [set(m[0]), 0, None, None, None])
+      object.__setattr__(new, '_pytree__m', fresh_meta(m.data))
       done[id(x)] = (x, new)
-      data = m[M_DATA]
+      data = m.data
       for k, v in _sorted_items(vars(x)):
         # Tree mode visits the data attributes only (the pytree children).
         vars(new)[k] = walk(v, path + (k,), True) if graph or k in data else v

@@ -285,7 +285,7 @@ def check_pytree(pytree) -> None:
     ...
   ValueError: Found unexpected data on value of type <class 'list'> in static attribute 'xs' ...
   """
-  data_set = pytree._pytree__m[M_DATA]
+  data_set = pytree._pytree__m.data
   for name, value in vars(pytree).items():
     if name in data_set or isinstance(value, _SCALARS):
       continue
@@ -353,10 +353,8 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
   attributes are unchecked).
   """
 
-  # ``_pytree__m`` holds NNX's bookkeeping in one list (one slot write
-  # per new object): the names of the data attributes (a set), a version
-  # bumped on every attribute set/delete, the cached flat view (graph mode)
-  # and the cached pytree aux data (tree mode). See the M_* indices.
+  # ``_pytree__m`` holds NNX's bookkeeping in one record (one slot write
+  # per new object): see ``PytreeRecord``.
   __slots__ = ('_pytree__m', '__dict__', '__weakref__')
   _pytree__is_pytree = True
   # How tree-mode keys are built from attribute names.
@@ -377,7 +375,7 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
 
   def __new__(cls, *args, **kwargs):
     obj = _new_object(cls)
-    obj._pytree__m[M_TRACE] = trace_state()
+    obj._pytree__m.trace = trace_state()
     return obj
 
   def __setattr__(self, name, value):
@@ -392,14 +390,14 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     _check_trace(self)
     del d[name]
     m = self._pytree__m
-    m[M_DATA].discard(name)
-    m[M_VERSION] += 1
+    m.data.discard(name)
+    m.version += 1
     EPOCH.value += 1
 
   def __getstate__(self):
     return {
       'attrs': dict(vars(self)),
-      'data': set(self._pytree__m[M_DATA]),
+      'data': set(self._pytree__m.data),
     }
 
   def __setstate__(self, state):
@@ -438,7 +436,7 @@ class Object(Pytree, pytree=False):
 
 def _check_trace(obj):
   m = obj._pytree__m
-  if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
+  if m.trace is not None and m.trace != trace_state():
     raise trace_context_error(f'{type(obj).__name__!r}')
 
 
@@ -446,10 +444,10 @@ def _set_attribute(obj, name, value):
   """Sets attribute ``name`` of Pytree ``obj``, tracking its data/static
   status (see the module docstring)."""
   m = obj._pytree__m
-  if m[M_TRACE] is not None and m[M_TRACE] != trace_state():
+  if m.trace is not None and m.trace != trace_state():
     raise trace_context_error(f'{type(obj).__name__!r}')
   d = vars(obj)
-  data_set = m[M_DATA]
+  data_set = m.data
   marker = _marker(value)
   check = obj._pytree__is_pytree
   if marker is not None:
@@ -492,7 +490,7 @@ def _set_attribute(obj, name, value):
     elif status:
       data_set.add(name)
   d[name] = value
-  m[M_VERSION] += 1
+  m.version += 1
   EPOCH.value += 1
 
 
@@ -500,17 +498,39 @@ def _reconstruct(cls):
   return _new_object(cls)
 
 
-# Indices into ``Pytree._pytree__m``; M_TRACE is the trace level the object
-# was constructed at (None for objects NNX rebuilt, which are unchecked).
-M_DATA, M_VERSION, M_VIEW, M_AUX, M_TRACE = range(5)
+class PytreeRecord:
+  """NNX's bookkeeping for one Pytree object (its ``_pytree__m`` slot).
+
+  Attributes:
+    data: the names of the data attributes (a set).
+    version: bumped on every attribute set or delete.
+    view: the cached flat view of the object's graph (graph mode).
+    aux: the cached pytree aux data (tree mode).
+    trace: the trace level the object was constructed at (None for objects
+      NNX rebuilt, which are unchecked).
+  """
+
+  __slots__ = ('data', 'version', 'view', 'aux', 'trace')
+
+  def __init__(self, data=()):
+    self.data = set(data)
+    self.version = 0
+    self.view = None
+    self.aux = None
+    self.trace = None
+
+  def __repr__(self):
+    return (
+      f'PytreeRecord(data={self.data!r}, version={self.version}, '
+      f'trace={self.trace!r})'
+    )
 
 
-def fresh_meta(data=()) -> list:
+def fresh_meta(data=()) -> PytreeRecord:
   """The ``_pytree__m`` record of an object that has just been built: its
   data attribute names, version 0, no cached view or aux data, no trace
-  level. The one place that spells out the record's layout (see M_*)."""
-  # In M_* order: data, version, view, aux, trace.
-  return [set(data), 0, None, None, None]
+  level."""
+  return PytreeRecord(data)
 
 
 def _new_object(cls, data=()):
@@ -522,7 +542,7 @@ def _new_object(cls, data=()):
 def data_names(obj) -> set:
   """The names of the data attributes of a Pytree (its pytree children in
   tree mode)."""
-  return obj._pytree__m[M_DATA]
+  return obj._pytree__m.data
 
 
 def object_attributes(obj) -> tp.Iterator[tuple[str, tp.Any]]:
@@ -642,18 +662,18 @@ def _aux_of(obj):
   """``(names of data attributes, aux)``, cached until the attributes of
   ``obj`` are set or deleted."""
   m = obj._pytree__m
-  cached = m[M_AUX]
-  version = m[M_VERSION]
+  cached = m.aux
+  version = m.version
   if cached is not None and cached[0] == version:
     return cached[1], cached[2]
   d = vars(obj)
-  data = m[M_DATA]
+  data = m.data
   names = tuple(sorted((n for n in d if n in data), key=_sort_key))
   static = tuple(
     sorted(((k, v) for k, v in d.items() if k not in data), key=_item_key)
   )
   aux = _StaticAux(type(obj), names, static, tuple(d))
-  m[M_AUX] = (version, names, aux)
+  m.aux = (version, names, aux)
   return names, aux
 
 

@@ -13,7 +13,7 @@ import itertools
 import operator
 
 from flax.nnx._common import EPOCH
-from flax.nnx.pytreelib import M_DATA, M_VERSION, _new_object, fresh_meta
+from flax.nnx.pytreelib import _new_object, fresh_meta
 from flax.nnx.variablelib import Variable, store_raw_value
 
 _set = object.__setattr__
@@ -70,12 +70,12 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
       if (
         list(od) != list(d)
         or any(od[k] is not d[k] for k in d)
-        or m[M_DATA] != node[4]
+        or m.data != node[4]
       ):
         od.clear()
         od.update(d)
-        m[M_DATA] = set(node[4])
-        m[M_VERSION] += 1
+        m.data = set(node[4])
+        m.version += 1
         EPOCH.value += 1
     else:
       od.update(d)

@@ -25,7 +25,7 @@ import typing as tp
 
 from flax.nnx import filterlib
 from flax.nnx.module import Module, iter_modules
-from flax.nnx.pytreelib import M_DATA, Pytree, _new_object
+from flax.nnx.pytreelib import Pytree, _new_object
 
 A = tp.TypeVar('A')
 
@@ -39,7 +39,7 @@ def _copy_graph(node, memo, var_fn=None, path=()):
   if isinstance(node, Pytree):
     new = memo.get(id(node))
     if new is None:
-      new = _new_object(type(node), node._pytree__m[M_DATA])
+      new = _new_object(type(node), node._pytree__m.data)
       memo[id(node)] = new
       d = vars(new)
       for k, v in vars(node).items():
