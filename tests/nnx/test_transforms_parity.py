@@ -269,3 +269,22 @@ def test_transforms_take_their_options_before_the_function():
   np.testing.assert_array_equal(double(jnp.arange(3.0)), [0.0, 2.0, 4.0])
   remat_f = nnx.remat(f=lambda x: x + 1)
   assert float(remat_f(1.0)) == 2.0
+
+
+@pytest.mark.parametrize('name', ['grad', 'value_and_grad'])
+def test_reduce_axes_is_refused(name):
+  class W(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.array(2.0))
+
+  transform = getattr(nnx, name)
+  with pytest.raises(NotImplementedError, match='reduce_axes argument to'):
+    transform(lambda m: m.w * m.w, reduce_axes=('batch',))(W())
+  # An empty reduce_axes is the default and works.
+  g = nnx.grad(lambda m: m.w * m.w, reduce_axes=())(W())
+  assert float(g['w'][...]) == 4.0
+
+
+def test_vjp_reduce_axes_is_refused():
+  with pytest.raises(NotImplementedError, match='reduce_axes argument to vjp'):
+    nnx.vjp(lambda x: x * 2, jnp.ones(2), reduce_axes=('b',), graph=False)

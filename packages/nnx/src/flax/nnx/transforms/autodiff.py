@@ -241,6 +241,17 @@ def _make_grad(
   return wrapper
 
 
+def _refuse_reduce_axes(name, reduce_axes):
+  """``reduce_axes`` is gone from JAX's autodiff; a non-empty value is an
+  error, as under Flax 0.12.8."""
+  if reduce_axes:
+    raise NotImplementedError(
+      f'reduce_axes argument to {name} is deprecated: JAX no longer reduces '
+      f'gradients over named axes; call nnx.{name} without reduce_axes and '
+      'reduce with jax.lax.psum inside the function instead.'
+    )
+
+
 @common.options_first
 def grad(
   f=MISSING,
@@ -266,6 +277,7 @@ def grad(
   >>> float(g['w'].value)
   6.0
   """
+  _refuse_reduce_axes('grad', reduce_axes)
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, False
   )
@@ -284,6 +296,7 @@ def value_and_grad(
   graph_updates=None,
 ):
   """Like :func:`grad` but returns ``(value, grads)``."""
+  _refuse_reduce_axes('value_and_grad', reduce_axes)
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, True
   )
@@ -329,6 +342,7 @@ def vjp(
 
   Returns ``(primals_out, vjp_fn)`` (plus ``aux`` with ``has_aux``).
   """
+  _refuse_reduce_axes('vjp', reduce_axes)
   if f is MISSING:
     return lambda fn: functools.partial(
       vjp, fn, has_aux=has_aux, graph=graph, graph_updates=graph_updates
