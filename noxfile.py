@@ -28,9 +28,20 @@ TEST_TOOLS = ('pytest>=8',)
 
 nox.options.default_venv_backend = 'uv|virtualenv'
 nox.options.error_on_missing_interpreters = True
-# Sessions run side by side, one per CPU (`nox -j 1` runs them one at a
-# time); each session's output is printed when it finishes.
-nox.options.parallel = 'auto'
+
+
+def _parallel_sessions():
+  """One session per CPU, at most one per 4 GiB of memory."""
+  try:
+    memory = os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE')
+  except (ValueError, OSError, AttributeError):
+    return 1
+  return max(1, min(os.cpu_count() or 1, memory // 2**32))
+
+
+# Sessions run side by side (`nox -j 1` runs them one at a time); each
+# session's output is printed when it finishes.
+nox.options.parallel = _parallel_sessions()
 nox.options.allow_parallel = True
 # The longest sessions first, so that the short ones fill in beside them.
 nox.options.sessions = [
