@@ -11,7 +11,7 @@ class Lin(nn.Module):
 
   @nn.compact
   def __call__(self, x):
-    w = self.param('w', nn.initializers.ones, (x.shape[-1], self.features))
+    w = self.param('w', jax.nn.initializers.ones, (x.shape[-1], self.features))
     return x @ w
 
 
