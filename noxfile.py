@@ -41,8 +41,9 @@ def _parallel_sessions():
 
 # Sessions run side by side (`nox -j 1` runs them one at a time); each
 # session's output is printed when it finishes.
-nox.options.parallel = _parallel_sessions()
-nox.options.allow_parallel = True
+if hasattr(nox.options, 'parallel'):  # nox releases with --parallel
+  nox.options.parallel = _parallel_sessions()
+  nox.options.allow_parallel = True
 # The longest sessions first, so that the short ones fill in beside them.
 nox.options.sessions = [
   'conformance',
