@@ -416,11 +416,6 @@ def wheels(session):
   session.log(f'{len(found)} wheels checked')
 
 
-# Modules each package must NOT import: other packages' subpackages and the
-# heavy third-party libraries it does not declare.
-HEAVY = {'optax': 'optax', 'orbax': 'orbax-checkpoint', 'msgpack': 'msgpack'}
-
-
 def _venv_with(session, name, packages):
   """A fresh venv holding only our ``packages`` (and what they require)."""
   env = pathlib.Path(session.create_tmp()) / f'venv-{name}'
@@ -498,8 +493,6 @@ DOCS_TOOLS = (
 
 def _headless_browser(session):
   """Debian's chromium, installed with apt-get when missing and root."""
-  import shutil
-
   for name in ('chromium', 'chromium-browser', 'google-chrome'):
     if shutil.which(name):
       return
