@@ -8,16 +8,14 @@
 12.0
 """
 
-import collections
 import dataclasses
-import itertools
 import typing as tp
 import warnings
 
 import jax
 
 from flax import config as config
-from flax.nnx import _vardefaults
+from flax.nnx import _vardefaults, _variable_tree
 from flax.nnx._vardefaults import VARIABLE_CONTEXT as VARIABLE_CONTEXT
 from flax.nnx._vardefaults import VarDefaults as VarDefaults
 from flax.nnx._vardefaults import VarDefaultsContext as VarDefaultsContext
@@ -25,6 +23,17 @@ from flax.nnx._vardefaults import VariableContext as VariableContext
 from flax.nnx._vardefaults import use_eager_sharding as use_eager_sharding
 from flax.nnx._vardefaults import using_eager_sharding as using_eager_sharding
 from flax.nnx._vardefaults import var_defaults as var_defaults
+from flax.nnx._variable_names import (
+  register_variable_name as register_variable_name,
+  variable_name_from_type as variable_name_from_type,
+  variable_type_from_name as variable_type_from_name,
+)
+from flax.nnx._variable_tree import REF_TYPE as _REF_TYPE
+from flax.nnx._variable_tree import is_array_ref as is_array_ref
+from flax.nnx._variable_tree import new_ref as _new_ref
+from flax.nnx._variable_tree import register as _register
+from flax.nnx._variable_tree import store_raw_value as store_raw_value
+from flax.nnx._variable_tree import store_raw_values as store_raw_values
 from flax.typing import BaseConfigContext as BaseConfigContext
 from flax.typing import Missing as Missing
 from flax.typing import SizeBytes as SizeBytes
@@ -106,98 +115,6 @@ def _check_trace(var):
     return
   if created is not None and created != trace_state():
     raise trace_context_error(f'{type(var).__name__!r}')
-
-
-def _new_ref(value):
-  return jax.new_ref(value)
-
-
-_REF_TYPE = jax.Ref
-
-
-class _VarAux:
-  """Hashable pytree aux data of a Variable: its type and metadata."""
-
-  __slots__ = ('type', 'metadata', '_hash')
-
-  def __init__(self, typ, metadata):
-    self.type = typ
-    self.metadata = metadata
-    self._hash = None
-
-  def __eq__(self, other):
-    return (
-      type(other) is _VarAux
-      and self.type is other.type
-      and self.metadata == other.metadata
-    )
-
-  def __hash__(self):
-    h = self._hash
-    if h is None:
-      try:
-        h = hash((self.type, tuple(sorted(self.metadata.items()))))
-      except TypeError:
-        h = hash((self.type, tuple(sorted(self.metadata))))
-      self._hash = h
-    return h
-
-  def __repr__(self):
-    return f'{self.type.__name__}{self.metadata}'
-
-
-_EMPTY_AUX: dict = {}  # Variable type -> aux data for empty metadata
-
-
-def _aux_for(t):
-  aux = _EMPTY_AUX.get(t)
-  if aux is None:
-    aux = _EMPTY_AUX[t] = _VarAux(t, {})
-  return aux
-
-
-def _aux(var):
-  meta = var._var_metadata
-  if meta:
-    return _VarAux(type(var), meta)
-  return _aux_for(type(var))
-
-
-def _var_flatten(var):
-  meta = var._var_metadata
-  if meta:
-    return (var.raw_value,), _VarAux(type(var), meta)
-  # Set on every registered Variable type by ``_register``.
-  return (var.raw_value,), var._var_empty_aux
-
-
-_VALUE_KEY = (jax.tree_util.GetAttrKey('value'),)
-
-
-def _var_flatten_with_keys(var):
-  return ((_VALUE_KEY[0], var.raw_value),), _aux(var)
-
-
-def _var_unflatten(aux, children):
-  var = _new(aux.type)
-  _set_raw(var, children[0])
-  meta = aux.metadata
-  _set_meta(var, dict(meta) if meta else {})
-  return var
-
-
-_new = object.__new__
-# Slot setters of Variable (bound after the class is defined below); they
-# skip ``Variable.__setattr__`` and the attribute lookup of
-# ``object.__setattr__``.
-_set_raw = _set_meta = None
-
-
-def _register(cls):
-  cls._var_empty_aux = _aux_for(cls)
-  jax.tree_util.register_pytree_with_keys(
-    cls, _var_flatten_with_keys, _var_unflatten, _var_flatten
-  )
 
 
 def _shard_eagerly(value, meta):
@@ -689,8 +606,7 @@ from flax.nnx._variable_ops import install_array_behaviour  # noqa: E402
 
 install_array_behaviour(Variable)
 _register(Variable)
-_set_raw = Variable.__dict__['raw_value'].__set__
-_set_meta = Variable.__dict__['_var_metadata'].__set__
+_variable_tree.bind_slots(Variable)
 
 
 class Param(Variable[A]):
@@ -723,89 +639,12 @@ class Perturbation(Intermediate[A]):
 from flax.nnx._variable_meta import with_metadata as with_metadata  # noqa: E402,I001
 
 
-# -- Linen collection names ----------------------------------------------------
-
-_NAME_TO_TYPE: dict = {}
-_TYPE_TO_NAME: dict = {}
-
-
-def register_variable_name(name: str, typ=MISSING, *, overwrite=False):
-  """Registers a pair of Linen collection name and NNX Variable type.
-
-  Can be used as a class decorator: ``@nnx.register_variable_name('foo')``.
-  """
-  if typ is MISSING:
-    return lambda t: register_variable_name(name, t, overwrite=overwrite)
-  if not overwrite and name in _NAME_TO_TYPE and _NAME_TO_TYPE[name] is not typ:
-    raise ValueError(
-      f'Name {name!r} is already registered to '
-      f'{_NAME_TO_TYPE[name].__name__}; pass overwrite=True to replace it.'
-    )
-  _NAME_TO_TYPE[name] = typ
-  _TYPE_TO_NAME[typ] = name
-  return typ
-
-
-def variable_name_from_type(typ, /, *, allow_register=False) -> str:
-  """Given an NNX Variable type, returns its Linen-style collection name."""
-  if typ in _TYPE_TO_NAME:
-    return _TYPE_TO_NAME[typ]
-  if not allow_register:
-    raise ValueError(
-      f'Type {typ} is not registered in the registry. To register a name, '
-      'use `register_variable_name()` or pass allow_register=True.'
-    )
-  name = typ.__name__
-  register_variable_name(name, typ)
-  return name
-
-
-def variable_type_from_name(
-  name: str, /, *, base=Variable, allow_register=False
-):
-  """Given a Linen-style collection name, gets or creates its Variable type."""
-  if name in _NAME_TO_TYPE:
-    return _NAME_TO_TYPE[name]
-  if not allow_register:
-    raise ValueError(
-      f'Name {name!r} is not registered in the registry. To register a new '
-      'name, use `register_variable_name()` or pass allow_register=True.'
-    )
-  typ = type(name, (base,), {})
-  register_variable_name(name, typ)
-  return typ
-
-
+# Linen collection names of the built-in Variable types.
 register_variable_name('params', Param)
 register_variable_name('batch_stats', BatchStat)
 register_variable_name('cache', Cache)
 register_variable_name('intermediates', Intermediate)
 register_variable_name('perturbations', Perturbation)
-
-
-def store_raw_value(var, value) -> None:
-  """Puts ``value`` in ``var``'s slot as is: no hooks, no trace check, and a
-  ``jax.Ref`` held there is replaced rather than written into.
-
-  The one way code outside this module writes a Variable's storage (graph
-  updates and transforms writing results back).
-  """
-  object.__setattr__(var, 'raw_value', value)
-
-
-_consume = collections.deque(maxlen=0).extend
-_RAW_VALUE = itertools.repeat('raw_value')
-
-
-def store_raw_values(targets, values) -> None:
-  """:func:`store_raw_value` for each pair of ``targets`` and ``values``,
-  in one C-level pass (no Python frame per Variable)."""
-  _consume(map(object.__setattr__, targets, _RAW_VALUE, values))
-
-
-def is_array_ref(x) -> bool:
-  """Whether ``x`` is a mutable ``jax.Ref``."""
-  return type(x) is _REF_TYPE
 
 
 # Flax 0.12 merged VariableState into Variable; the old name stays an alias.
