@@ -11,6 +11,7 @@ import operator
 import jax
 import numpy as np
 
+from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
@@ -248,6 +249,9 @@ class _Flattener:
           for k, v in items
         ),
       )
+    impl = GRAPH_NODE_TYPES.get(tx)
+    if impl is not None:
+      return self._visit_graph_node(x, impl, path)
     if x is None or isinstance(x, (str, int, float, bool, type)):
       return ('s', _Static(x))
     if not jax.tree_util.all_leaves([x]):
@@ -263,7 +267,7 @@ class _Flattener:
         if isinstance(x, State):
           # A State's children are the values of its own dict, in sorted
           # key order: the dict check covers it without pytree flattening.
-          raw = x.raw_mapping
+          raw = x._mapping
           self.containers.append(('d', raw, list(raw), list(raw.values())))
         elif not isinstance(x, tuple):
           self.containers.append(('p', x, treedef, [v for _, v in kv]))
@@ -283,6 +287,62 @@ class _Flattener:
         )
     return ('s', _Static(x))
 
+  def _visit_graph_node(self, x, impl, path):
+    """A node of a type registered with ``register_graph_node_type``:
+    ``('g', type, index, ((key, child), ...), static aux)``."""
+    i = self.visited.get(id(x))
+    if i is not None:
+      return ('r', i)
+    i = self._index(x)
+    items, aux = impl.flatten(x)
+    items = list(items)
+    self.containers.append(('g', x, impl, items, aux))
+    start = len(self.leaves)
+    attrs = tuple((k, self.visit(v, path + (k,), x, (k,))) for k, v in items)
+    for slot in self.leaves[start:]:
+      # Arrays held by the node itself are written back through it.
+      if type(slot) is _ArraySlot and slot.owner is x:
+        slot.__class__ = _GraphNodeSlot
+    return ('g', type(x), i, attrs, _Static(aux))
+
+
+class _GraphNodeSlot(_ArraySlot):
+  """An array slot whose owner is a registered graph node (read and
+  written through the node's ``flatten`` and ``set_key``)."""
+
+  __slots__ = ()
+
+  @property
+  def raw_value(self):
+    impl = GRAPH_NODE_TYPES[type(self.owner)]
+    x = dict(impl.flatten(self.owner)[0])[self.keys[0]]
+    for k in self.keys[1:]:
+      x = x[k]
+    return x
+
+  @raw_value.setter
+  def raw_value(self, value):
+    impl = GRAPH_NODE_TYPES[type(self.owner)]
+    k0 = self.keys[0]
+    current = dict(impl.flatten(self.owner)[0])[k0]
+    x = _set_in(current, self.keys[1:], value)
+    impl.set_key(self.owner, k0, x)
+    for k, snap in zip(self.keys[1:], self.snaps):
+      x = x[k]
+      if snap is not None:
+        snap[0][snap[1]] = x
+
+
+def _graph_node_unchanged(entry) -> bool:
+  _, x, impl, items, aux = entry
+  now, now_aux = impl.flatten(x)
+  now = list(now)
+  return (
+    len(now) == len(items)
+    and all(a[0] == b[0] and a[1] is b[1] for a, b in zip(now, items))
+    and now_aux == aux
+  )
+
 
 class ContainerSnapshot:
   """What the mutable containers of a view held when it was built.
@@ -301,6 +361,7 @@ class ContainerSnapshot:
     'dict_keys',
     'dict_vals',
     'others',
+    'graph_nodes',
   )
 
   def __init__(self, containers):
@@ -314,6 +375,7 @@ class ContainerSnapshot:
     self.dict_keys = [k for c in dicts for k in c[2]]
     self.dict_vals = [v for c in dicts for v in c[3]]
     self.others = [c for c in containers if c[0] == 'p']
+    self.graph_nodes = [c for c in containers if c[0] == 'g']
 
   def unchanged(self) -> bool:
     """Whether every container still holds the same objects."""
@@ -337,6 +399,10 @@ class ContainerSnapshot:
       )
       if now_treedef != treedef or not all(map(is_, now, children)):
         return False
+    if self.graph_nodes and not all(
+      map(_graph_node_unchanged, self.graph_nodes)
+    ):
+      return False
     return True
 
 

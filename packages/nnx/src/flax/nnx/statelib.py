@@ -55,7 +55,11 @@ class State(MutableMapping):
   keeps the Variable wrappers.
   """
 
-  __slots__ = ('_raw', '_flat')
+  # ``_raw`` is the nested dict (built on first need); ``_flat`` caches its
+  # ``(paths, leaves)`` on a root state, dropped by every change made through
+  # the state or a sub-state of it (``_parent`` links a sub-state to the
+  # state it came from).
+  __slots__ = ('_raw', '_flat', '_parent')
 
   def __init__(self, mapping, /, *, _copy: bool = True):
     if isinstance(mapping, State):
@@ -67,12 +71,14 @@ class State(MutableMapping):
       mapping = _to_nested_dict(mapping)
     object.__setattr__(self, '_raw', mapping)
     object.__setattr__(self, '_flat', None)
+    object.__setattr__(self, '_parent', None)
 
   @classmethod
   def _from_flat(cls, paths, leaves) -> 'State':
     state = object.__new__(cls)
     object.__setattr__(state, '_raw', None)
     object.__setattr__(state, '_flat', (paths, leaves))
+    object.__setattr__(state, '_parent', None)
     return state
 
   @property
@@ -82,12 +88,20 @@ class State(MutableMapping):
       paths, leaves = self._flat
       raw = _unflatten_paths(paths, leaves)
       object.__setattr__(self, '_raw', raw)
-      object.__setattr__(self, '_flat', None)
     return raw
 
   @property
   def raw_mapping(self) -> dict:
+    # The caller may change the dict: forget the cached flat view.
+    self._touch()
     return self._mapping
+
+  def _touch(self) -> None:
+    """Drops the cached flat view of this state and the states above it."""
+    state = self
+    while state is not None:
+      object.__setattr__(state, '_flat', None)
+      state = state._parent
 
   def _flat_items(self):
     """``(paths, leaves)`` of the state, in stored order."""
@@ -98,22 +112,30 @@ class State(MutableMapping):
     for path, leaf in _flatten_mapping(self._mapping):
       paths.append(path)
       leaves.append(leaf)
+    if self._parent is None:
+      object.__setattr__(self, '_flat', (paths, leaves))
     return paths, leaves
 
   # -- mapping protocol -------------------------------------------------------
   def __getitem__(self, key):
     value = self._mapping[key]
     if isinstance(value, dict):
-      return State(value, _copy=False)
+      sub = State(value, _copy=False)
+      object.__setattr__(sub, '_parent', self)
+      return sub
     return value
 
   def __setitem__(self, key, value):
     if isinstance(value, State):
       value = value._mapping
-    self._mapping[key] = value
+    mapping = self._mapping
+    self._touch()
+    mapping[key] = value
 
   def __delitem__(self, key):
-    del self._mapping[key]
+    mapping = self._mapping
+    self._touch()
+    del mapping[key]
 
   def __iter__(self):
     return iter(self._mapping)
@@ -413,7 +435,7 @@ def replace_by_pure_dict(state, pure_dict, replace_fn=None) -> None:
   {'w': 5, 'l': {0: 7}}
   """
   replace = replace_fn or _default_replace
-  root = state._mapping if isinstance(state, State) else state
+  root = state.raw_mapping if isinstance(state, State) else state
 
   def visit(mapping, pure, prefix):
     for key, value in pure.items():
@@ -629,6 +651,7 @@ def _state_unflatten(keys, children):
   state = _new(State)
   _set_raw(state, dict(zip(keys, children)))
   _set_flat(state, None)
+  _set_parent(state, None)
   return state
 
 
@@ -636,6 +659,7 @@ _is = operator.is_
 _new = object.__new__
 _set_raw = State.__dict__['_raw'].__set__
 _set_flat = State.__dict__['_flat'].__set__
+_set_parent = State.__dict__['_parent'].__set__
 
 
 def _sort_key(k):
