@@ -242,7 +242,7 @@ def test_tree_mode_jit_writes_back_and_checks_sharing():
   out = f(m, jnp.ones(2))
   np.testing.assert_allclose(out, [2.0, 2.0])
   np.testing.assert_allclose(m.b.value, [1.0, 1.0])
-  with pytest.raises(ValueError, match='shared Variable'):
+  with pytest.raises(ValueError, match='Duplicate Param'):
     f((m, m.b), jnp.ones(2))
 
 

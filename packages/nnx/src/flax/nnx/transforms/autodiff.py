@@ -6,11 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from flax.nnx import filterlib
-from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx import extract, filterlib
+from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
-from flax.nnx.transforms import common
+from flax.nnx.transforms import common, varflow
 from flax.nnx.transforms.types import DiffState
 from flax.nnx.variablelib import Param, Variable
 
@@ -139,76 +139,113 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
   return wrapper
 
 
-def _grad_tree(f, argnums, has_aux, holomorphic, allow_int, with_value):
-  single, specs = _diff_specs(argnums)
-  common.check_tree_mode_args(argnums, name='nnx.grad')
+# -- without graph updates ------------------------------------------------------
+#
+# With graph=False, or graph=True and graph_updates=False, the arguments
+# cross the JAX transform as pytrees: tree mode flattens them as JAX does
+# (shared Variables are an error), graph mode goes through ``nnx.to_tree``
+# (shared references kept). Inside, the function gets fresh objects; the
+# final values of the input Variables flow back, structure changes stay
+# inside, and an input Variable may not be returned.
 
-  def split_arg(a):
-    leaves, treedef = jax.tree_util.tree_flatten(
-      a, is_leaf=lambda x: isinstance(x, Variable)
+
+def _simple_pure(args: tuple, graph: bool, name: str):
+  """The arguments as a pytree, and the outer Variables to update."""
+  if graph:
+    outer = varflow.variable_paths(args, '.args')
+    return extract.to_tree(args), [v for _, v in outer]
+  varflow.check_unique((args, {}), name)
+  return args, [v for _, v in varflow.variable_paths(args, '.args')]
+
+
+def _simple_enter(pure: tuple, graph: bool):
+  """Inside: fresh objects for ``pure`` and their input Variables."""
+  if graph:
+    args = extract.from_tree(pure)
+  else:
+    args = jax.tree_util.tree_map(lambda x: x, pure)
+  return args, varflow.variable_paths(args, '.args')
+
+
+def _simple_leave(inputs, out, name: str) -> list:
+  varflow.check_no_aliases(inputs, out, name)
+  return [v.raw_value for _, v in inputs]
+
+
+def _simple_out(tree, graph: bool):
+  return extract.from_tree(tree) if graph else tree
+
+
+class _SimpleFn:
+  """Runs the user function on fresh objects inside a JAX transform and
+  returns ``(out, (aux, updates))`` (``has_aux`` splits ``out``)."""
+
+  name = 'nnx transform'
+
+  def __init__(self, f, has_aux: bool, graph: bool) -> None:
+    self.f = f
+    self.has_aux = has_aux
+    self.graph = graph
+
+  def _run(self, pure):
+    args, inputs = _simple_enter(tuple(pure), self.graph)
+    out = self.f(*args)
+    main, aux = out if self.has_aux else (out, None)
+    updates = _simple_leave(inputs, out, self.name)
+    if self.graph:
+      aux = extract.to_tree(aux)
+    return main, (aux, updates)
+
+
+class SimpleGradFn(_SimpleFn):
+  """The function ``nnx.grad`` differentiates when it runs without graph
+  updates: ``f`` on fresh copies of the arguments, returning ``(loss, (aux,
+  variable_updates))``."""
+
+  name = 'nnx.grad'
+
+  def __call__(self, *args, **kwargs):
+    if kwargs:
+      raise TypeError(
+        'nnx.grad passes the differentiated arguments positionally; got '
+        f'keyword arguments {sorted(kwargs)}.'
+      )
+    return self._run(args)
+
+
+def _grad_simple(
+  f, argnums, has_aux, holomorphic, allow_int, graph, with_value
+):
+  single = isinstance(argnums, (int, DiffState))
+  items = (argnums,) if single else tuple(argnums)
+  if any(isinstance(a, DiffState) for a in items):
+    raise ValueError(
+      '`argnums` cannot contain `DiffState` objects when graph=False or '
+      'graph_updates=False: differentiate whole arguments (plain argnums), '
+      'or use graph mode with updates to select a substate: '
+      'nnx.grad(..., graph=True, graph_updates=True).'
     )
-    diff = [
-      (x.raw_value if isinstance(x, Variable) else x)
-      for x in leaves
-      if not isinstance(x, Variable) or isinstance(x, Param)
-    ]
-    return leaves, treedef, diff
+  fn = SimpleGradFn(f, has_aux, graph)
+  transform = jax.value_and_grad if with_value else jax.grad
+  lifted = transform(
+    fn,
+    argnums=argnums,
+    has_aux=True,
+    holomorphic=holomorphic,
+    allow_int=allow_int,
+  )
 
   def wrapper(*args):
-    variables = common.tree_variables(args)
-    parts = {i: split_arg(args[i]) for i, _ in specs}
-    cell = {}
-
-    def rebuild(i, diff):
-      leaves, treedef, _ = parts[i]
-      it = iter(diff)
-      new = []
-      for x in leaves:
-        if isinstance(x, Variable):
-          new.append(x.copy(next(it)) if isinstance(x, Param) else x.copy())
-        else:
-          new.append(next(it))
-      return treedef.unflatten(new)
-
-    def pure_f(diffs, args):
-      args = list(args)
-      for (i, _), d in zip(specs, diffs):
-        args[i] = rebuild(i, d)
-      out = f(*args)
-      loss, aux = out if has_aux else (out, None)
-      cell['ok'] = True
-      return loss, (aux, [v.raw_value for v in common.tree_variables(args)])
-
-    diffs = [parts[i][2] for i, _ in specs]
-    transform = jax.value_and_grad if with_value else jax.grad
-    res = transform(
-      pure_f,
-      argnums=0,
-      has_aux=True,
-      holomorphic=holomorphic,
-      allow_int=allow_int,
-    )(diffs, args)
+    pure, outer = _simple_pure(args, graph, 'nnx.grad')
+    res = lifted(*pure)
     if with_value:
-      (loss, (aux, new)), grads = res
+      (loss, (aux, updates)), grads = res
     else:
-      grads, (aux, new) = res
+      grads, (aux, updates) = res
       loss = None
-    common.store_values(variables, new)
-    out_grads = []
-    for (i, _), g in zip(specs, grads):
-      leaves, treedef, _ = parts[i]
-      it = iter(g)
-      new_leaves = []
-      for x in leaves:
-        if isinstance(x, Variable):
-          if isinstance(x, Param):
-            new_leaves.append(x.copy(next(it)))
-          else:
-            new_leaves.append(x.copy(_zeros(x.raw_value)))
-        else:
-          new_leaves.append(next(it))
-      out_grads.append(treedef.unflatten(new_leaves))
-    grads = out_grads[0] if single else tuple(out_grads)
+    common.store_values(outer, updates)
+    grads = _simple_out(grads, graph)
+    aux = _simple_out(aux, graph)
     if with_value:
       return ((loss, aux) if has_aux else loss), grads
     return (grads, aux) if has_aux else grads
@@ -232,13 +269,24 @@ def _make_grad(
 
   @functools.wraps(f)
   def wrapper(*args):
-    if resolve_graph(graph) and graph_updates is not False:
-      g = _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value)
+    g = resolve_graph(graph)
+    if g and _updates(graph_updates):
+      inner = _grad_graph(
+        f, argnums, has_aux, holomorphic, allow_int, with_value
+      )
     else:
-      g = _grad_tree(f, argnums, has_aux, holomorphic, allow_int, with_value)
-    return g(*args)
+      inner = _grad_simple(
+        f, argnums, has_aux, holomorphic, allow_int, g, with_value
+      )
+    return inner(*args)
 
   return wrapper
+
+
+def _updates(graph_updates) -> bool:
+  if graph_updates is None:
+    return graph_updates_default()
+  return bool(graph_updates)
 
 
 def _refuse_reduce_axes(name, reduce_axes):
@@ -252,7 +300,6 @@ def _refuse_reduce_axes(name, reduce_axes):
     )
 
 
-@common.options_first
 def grad(
   f=MISSING,
   *,
@@ -278,12 +325,21 @@ def grad(
   6.0
   """
   _refuse_reduce_axes('grad', reduce_axes)
+  if f is MISSING:
+    return functools.partial(
+      grad,
+      argnums=argnums,
+      has_aux=has_aux,
+      holomorphic=holomorphic,
+      allow_int=allow_int,
+      graph=graph,
+      graph_updates=graph_updates,
+    )
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, False
   )
 
 
-@common.options_first
 def value_and_grad(
   f=MISSING,
   *,
@@ -297,6 +353,16 @@ def value_and_grad(
 ):
   """Like :func:`grad` but returns ``(value, grads)``."""
   _refuse_reduce_axes('value_and_grad', reduce_axes)
+  if f is MISSING:
+    return functools.partial(
+      value_and_grad,
+      argnums=argnums,
+      has_aux=has_aux,
+      holomorphic=holomorphic,
+      allow_int=allow_int,
+      graph=graph,
+      graph_updates=graph_updates,
+    )
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, True
   )
@@ -305,29 +371,37 @@ def value_and_grad(
 # -- vjp / jvp ------------------------------------------------------------------
 
 
-def _to_pure_and_back(graph, trees):
-  """Returns pure trees and a function mapping pure cotangents back."""
-  if not graph:
-    return trees, lambda x: x, None
-  ga = common.GraphArgs((trees, {}))
-  pure, _ = ga.pure()
-
-  def back(x):
-    def conv(n):
-      if not isinstance(n, common.NodeStates):
-        return n
-      r = ga.roots[n.key]
-      leaves = [
-        s.copy(v) if isinstance(s, Variable) else v
-        for s, v in zip(r.slots, n.groups[0])
-      ]
-      return State._from_flat(list(r.paths), leaves)
-
-    return jax.tree.map(
-      conv, x, is_leaf=lambda y: isinstance(y, common.NodeStates)
+def _refuse_graph_updates(name, graph, graph_updates) -> bool:
+  """Resolved graph mode of ``nnx.vjp`` / ``nnx.jvp``; graph mode with
+  graph updates is refused as under Flax 0.12.8."""
+  g = resolve_graph(graph)
+  if g and _updates(graph_updates):
+    raise NotImplementedError(
+      f'graph-mode with graph_updates is not supported for nnx.{name}: '
+      f'call nnx.{name}(..., graph=False) or nnx.{name}(..., '
+      'graph_updates=False); Variable updates still reach the inputs.'
     )
+  return g
 
-  return pure, back, ga
+
+class SimpleVjpFn(_SimpleFn):
+  """The function ``nnx.vjp`` linearizes: ``f`` on fresh copies of the
+  primals, returning ``(out, (aux, variable_updates))``."""
+
+  name = 'nnx.vjp'
+
+  def __call__(self, *primals):
+    return self._run(primals)
+
+
+class SimpleJvpFn(_SimpleFn):
+  """The function ``nnx.jvp`` pushes tangents through: ``f`` on fresh
+  copies of the primals, returning ``(out, (aux, variable_updates))``."""
+
+  name = 'nnx.jvp'
+
+  def __call__(self, *primals):
+    return self._run(primals)
 
 
 def vjp(
@@ -340,46 +414,48 @@ def vjp(
 ):
   """Lifted ``jax.vjp``; Variable updates made by ``f`` are kept.
 
-  Returns ``(primals_out, vjp_fn)`` (plus ``aux`` with ``has_aux``).
+  Runs without graph updates (``graph=False`` or ``graph_updates=False``);
+  graph mode with updates raises ``NotImplementedError``. Returns
+  ``(primals_out, vjp_fn)`` (plus ``aux`` with ``has_aux``); ``vjp_fn``
+  gives the cotangents of the primals in their own structure (Modules for
+  Modules).
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.array(3.0))
+  >>> out, vjp_fn = nnx.vjp(lambda m: m.w * m.w, M(), graph=False)
+  >>> (ct,) = vjp_fn(jnp.array(1.0))
+  >>> float(out), float(ct.w[...])
+  (9.0, 6.0)
   """
-  _refuse_reduce_axes('vjp', reduce_axes)
   if f is MISSING:
     return lambda fn: functools.partial(
-      vjp, fn, has_aux=has_aux, graph=graph, graph_updates=graph_updates
+      vjp,
+      fn,
+      has_aux=has_aux,
+      reduce_axes=reduce_axes,
+      graph=graph,
+      graph_updates=graph_updates,
     )
+  g = _refuse_graph_updates('vjp', graph, graph_updates)
+  _refuse_reduce_axes('vjp', reduce_axes)
   if not primals:
     return functools.partial(
       vjp, f, has_aux=has_aux, graph=graph, graph_updates=graph_updates
     )
-  g = resolve_graph(graph)
-  variables = common.tree_variables(primals) if not g else None
-  pure, back, ga = _to_pure_and_back(g, primals)
-
-  def pure_f(*p):
-    if g:
-      ig = common.InnerGraph(ga.static, None, (p, {}))
-      args = ig.args[0]
-    else:
-      args = p
-    out = f(*args)
-    out, aux = out if has_aux else (out, None)
-    if g:
-      _, upd = ig.updates()
-    else:
-      upd = [v.raw_value for v in common.tree_variables(args)]
-    return out, (aux, upd)
-
-  out, vjp_fn, (aux, upd) = jax.vjp(pure_f, *pure, has_aux=True)
-  if g:
-    ga.write_back((None, upd))
-  else:
-    common.store_values(variables, upd)
+  pure, outer = _simple_pure(primals, g, 'nnx.vjp')
+  out, vjp_fn, (aux, updates) = jax.vjp(
+    SimpleVjpFn(f, has_aux, g), *pure, has_aux=True
+  )
+  common.store_values(outer, updates)
 
   def user_vjp(ct):
-    return back(vjp_fn(ct))
+    return _simple_out(vjp_fn(ct), g)
 
   if has_aux:
-    return out, user_vjp, aux
+    return out, user_vjp, _simple_out(aux, g)
   return out, user_vjp
 
 
@@ -392,7 +468,11 @@ def jvp(
   graph=None,
   graph_updates=None,
 ):
-  """Lifted ``jax.jvp``: returns ``(primals_out, tangent_out)``."""
+  """Lifted ``jax.jvp``: returns ``(primals_out, tangent_out)`` (plus
+  ``aux``). Runs without graph updates (``graph=False`` or
+  ``graph_updates=False``); graph mode with updates raises
+  ``NotImplementedError``. Tangents of Modules are Modules of tangents.
+  """
   if f is MISSING:
     return lambda fn: functools.partial(
       jvp, fn, has_aux=has_aux, graph=graph, graph_updates=graph_updates
@@ -401,39 +481,17 @@ def jvp(
     return functools.partial(
       jvp, f, has_aux=has_aux, graph=graph, graph_updates=graph_updates
     )
-  g = resolve_graph(graph)
+  g = _refuse_graph_updates('jvp', graph, graph_updates)
   primals = tuple(primals)
   tangents = tuple(tangents)
-  if g:
-    ga = common.GraphArgs((primals, {}))
-    pure, _ = ga.pure()
-    tga = common.GraphArgs((tangents, {}))
-    tpure, _ = tga.pure()
-  else:
-    variables = common.tree_variables(primals)
-    pure, tpure = primals, tangents
-
-  def pure_f(*p):
-    if g:
-      ig = common.InnerGraph(ga.static, None, (p, {}))
-      args = ig.args[0]
-    else:
-      args = p
-    out = f(*args)
-    out, aux = out if has_aux else (out, None)
-    if g:
-      _, upd = ig.updates()
-    else:
-      upd = [v.raw_value for v in common.tree_variables(args)]
-    return out, (aux, upd)
-
-  out, t_out, (aux, upd) = jax.jvp(pure_f, pure, tpure, has_aux=True)
-  if g:
-    ga.write_back((None, upd))
-  else:
-    common.store_values(variables, upd)
+  pure, outer = _simple_pure(primals, g, 'nnx.jvp')
+  tpure = extract.to_tree(tangents) if g else tangents
+  out, t_out, (aux, updates) = jax.jvp(
+    SimpleJvpFn(f, has_aux, g), pure, tpure, has_aux=True
+  )
+  common.store_values(outer, updates)
   if has_aux:
-    return out, t_out, aux
+    return out, t_out, _simple_out(aux, g)
   return out, t_out
 
 

@@ -27,7 +27,7 @@ from flax.nnx._common import (
   resolve_graph,
 )
 from flax.nnx._common import Missing as Missing
-from flax.nnx.transforms import common, flatcall, treecall
+from flax.nnx.transforms import common, flatcall, treecall, varflow
 from flax.nnx.variablelib import store_raw_values
 
 
@@ -59,7 +59,15 @@ class _StaticBox:
     return type(other) is _StaticBox and self.values == other.values
 
   def __hash__(self):
-    return hash(self.values)
+    try:
+      return hash(self.values)
+    except TypeError as e:
+      raise ValueError(
+        'Non-hashable static arguments are not supported: static arguments '
+        f'of nnx.jit are part of the compilation cache key ({e}). Pass a '
+        'hashable value (a tuple instead of a list, ...) or make the '
+        'argument non-static.'
+      ) from None
 
 
 class JitWrapped:
@@ -184,15 +192,12 @@ class JitWrapped:
   def _graph_inner(self, key, *pure_args, **pure_kwargs):
     static, box, graph_updates = key
     ig = common.InnerGraph(static, None, (pure_args, pure_kwargs))
-    args, kwargs = self._join_static(*ig.args, box)
-    out = self.fun(*args, **kwargs)
-    changed, values = ig.updates()
-    if changed is not None and not graph_updates:
-      raise ValueError(
-        'The graph structure of an input changed inside nnx.jit (an '
-        'attribute was added, removed or replaced) but graph_updates=False. '
-        'Use graph_updates=True, or create the attributes before the call.'
-      )
+
+    def body(tree):
+      args, kwargs = self._join_static(*tree, box)
+      return self.fun(*args, **kwargs)
+
+    out, changed, values = varflow.run_inner(ig, body, graph_updates, 'nnx.jit')
     out_static, out_leaves = ig.flatten_out(out)
     self._out_static[key] = (out_static, changed)
     return out_leaves, values
@@ -265,7 +270,9 @@ class JitWrapped:
   # -- tree mode --------------------------------------------------------------
   def _tree_inner(self, box, *args, **kwargs):
     args, kwargs = self._join_static(args, kwargs, box)
+    inputs = varflow.args_paths((args, kwargs))
     out = self.fun(*args, **kwargs)
+    varflow.check_no_aliases(inputs, out, 'nnx.jit')
     new = [v.raw_value for v in common.tree_variables((args, kwargs))]
     return out, new
 
@@ -280,7 +287,7 @@ class JitWrapped:
       )
       if out is not flatcall.NOT_FAST:
         return out
-    variables = common.tree_variables((args, kwargs))
+    variables = varflow.check_unique((args, kwargs), 'nnx.jit')
     out, new = self._tree_jitted(box, *args, **kwargs)
     store_raw_values(variables, new)
     return out

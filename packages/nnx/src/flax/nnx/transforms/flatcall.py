@@ -24,7 +24,7 @@ from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.graphlib import _EMPTY_META, _Meta, _unflatten
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.transforms import common
+from flax.nnx.transforms import common, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 _raw = operator.attrgetter('raw_value')
@@ -448,14 +448,7 @@ def make_entry(
       s, n = span[p]
       leaves[p] = common.NodeStates((list(flat[s : s + n]),), k_of[p])
     ig = common.InnerGraph(static, None, treedef.unflatten(leaves))
-    out = body(ig.args)
-    changed, values = ig.updates()
-    if changed is not None and not graph_updates:
-      raise ValueError(
-        'The graph structure of an input changed inside nnx.jit (an '
-        'attribute was added, removed or replaced) but graph_updates=False. '
-        'Use graph_updates=True, or create the attributes before the call.'
-      )
+    out, changed, values = varflow.run_inner(ig, body, graph_updates, 'nnx.jit')
     new = []
     for p in target_pos:
       new.extend(values[k_of[p]])

@@ -14,6 +14,7 @@ import operator
 import jax
 
 from flax.nnx import graphlib, rebuildlib
+from flax.nnx.transforms import varflow
 from flax.nnx.transforms.flatcall import (
   _SIGS,
   NOT_FAST,
@@ -226,7 +227,10 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
       inner_targets.extend(graphlib.flat_view(obj).leaves)
       leaves[p] = obj
     node_in = flat[n_others:]
-    out = body(treedef.unflatten(leaves))
+    args_tree = treedef.unflatten(leaves)
+    inputs = varflow.args_paths(args_tree)
+    out = body(args_tree)
+    varflow.check_no_aliases(inputs, out, 'nnx.jit')
     new = [
       t.raw_value if isinstance(t, Variable) else node_in[i]
       for i, t in enumerate(inner_targets)

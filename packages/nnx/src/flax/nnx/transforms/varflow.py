@@ -1,0 +1,159 @@
+"""Variable flow of transforms that do not propagate graph updates.
+
+With ``graph_updates=False`` (and in tree mode) a transform carries the
+*values* of the input Variables across, not the graph structure: what the
+function does to the structure of its inputs (attributes added, removed or
+replaced) stays inside, and the values written back are those of the
+Variable objects the inputs were rebuilt with. An input Variable may then
+not leave the function again as an output (it would come out as a second
+object standing for the same Variable): that is a ``ValueError`` naming
+both paths.
+
+Everything here runs while a transform traces its function.
+"""
+
+import jax
+
+from flax.nnx._common import is_graph_node_leaf
+from flax.nnx.graphlib import _Flattener
+from flax.nnx.graphwalk import _path_str
+from flax.nnx.pytreelib import Pytree
+from flax.nnx.variablelib import Variable
+
+
+def root_slots(ig) -> list:
+  """The leaf slots (Variables and array slots) of every root of the
+  :class:`~flax.nnx.transforms.common.InnerGraph` ``ig``, in the layout of
+  its input values; call it before running the function."""
+  out = []
+  if ig.fast:
+    for obj, index in zip(ig.roots, ig.indexes):
+      assigned = {id(o): i for i, o in index.items()}
+      f = _Flattener(assigned=assigned, start=len(index))
+      f.visit(obj, ())
+      out.append(list(f.leaves))
+    return out
+  index = ig.indexes[0] if ig.indexes else {}
+  f = _Flattener(assigned={id(o): i for i, o in index.items()}, start=0)
+  for obj in ig.roots:
+    start = len(f.leaves)
+    f.visit(obj, ())
+    out.append(list(f.leaves[start:]))
+  return out
+
+
+def slot_values(slots, before) -> list:
+  """Current values of ``slots`` (per root); an array attribute the
+  function removed keeps its value from ``before``."""
+  out = []
+  for root_slots_, root_before in zip(slots, before):
+    vals = []
+    for slot, old in zip(root_slots_, root_before):
+      try:
+        vals.append(slot.raw_value)
+      except (KeyError, IndexError, TypeError, AttributeError):
+        vals.append(old)
+    out.append(vals)
+  return out
+
+
+def values_of(slots) -> list:
+  return [[s.raw_value for s in r] for r in slots]
+
+
+def variable_paths(tree, prefix: str) -> list:
+  """``(path, Variable)`` for every Variable reachable from ``tree``,
+  through graph nodes; paths are strings such as ``.args[0].count``."""
+  out = []
+  leaves, _ = jax.tree_util.tree_flatten_with_path(
+    tree, is_leaf=is_graph_node_leaf
+  )
+  for keypath, leaf in leaves:
+    base = prefix + jax.tree_util.keystr(keypath)
+    if isinstance(leaf, Variable):
+      out.append((base, leaf))
+    elif isinstance(leaf, Pytree):
+      f = _Flattener()
+      f.visit(leaf, ())
+      for path, slot in zip(f.paths, f.leaves):
+        if isinstance(slot, Variable):
+          out.append((base + _path_str(path), slot))
+  return out
+
+
+def args_paths(args_tree) -> list:
+  """:func:`variable_paths` of an ``(args, kwargs)`` pair."""
+  args, kwargs = args_tree
+  return variable_paths(tuple(args), '.args') + variable_paths(
+    dict(kwargs), '.kwargs'
+  )
+
+
+def check_no_aliases(inputs: list, out, name: str) -> None:
+  """Raises if a Variable of ``inputs`` (from :func:`args_paths`) is found
+  in the outputs ``out``."""
+  if not inputs:
+    return
+  where = {}
+  for path, var in inputs:
+    where.setdefault(id(var), path)
+  for path, var in variable_paths(out, '.out'):
+    first = where.get(id(var))
+    if first is not None:
+      raise ValueError(duplicate_message(var, [first, path], name))
+
+
+def duplicate_message(var, paths, name: str) -> str:
+  listed = '\n'.join(f'  - {p}' for p in paths)
+  return (
+    f'Duplicate {type(var).__name__} found at paths:\n\n{listed}\n\n'
+    f'{name} without graph updates (graph=False or graph_updates=False) '
+    'carries Variables as values, so one Variable may not appear twice '
+    'among the inputs and outputs (duplicate inputs, or input Variables '
+    'returned). Remove the duplicate, return a copy made with nnx.clone(), '
+    f'or use graph mode with updates: {name}(..., graph=True, '
+    'graph_updates=True).'
+  )
+
+
+def check_unique(tree, name: str) -> list:
+  """The Variables of the ``(args, kwargs)`` pair ``tree`` as pytree leaves
+  (tree mode); one found twice raises the duplicate error."""
+  seen = {}
+  out = []
+  leaves, _ = jax.tree_util.tree_flatten_with_path(
+    tree, is_leaf=lambda x: isinstance(x, Variable)
+  )
+  for keypath, leaf in leaves:
+    if isinstance(leaf, Variable):
+      path = _arg_path(keypath)
+      first = seen.get(id(leaf))
+      if first is not None:
+        raise ValueError(duplicate_message(leaf, [first, path], name))
+      seen[id(leaf)] = path
+      out.append(leaf)
+  return out
+
+
+def _arg_path(keypath) -> str:
+  if keypath and getattr(keypath[0], 'idx', None) in (0, 1):
+    head = '.args' if keypath[0].idx == 0 else '.kwargs'
+    return head + jax.tree_util.keystr(tuple(keypath[1:]))
+  return jax.tree_util.keystr(tuple(keypath))
+
+
+def run_inner(ig, body, graph_updates: bool, name: str):
+  """Runs ``body(ig.args)`` inside a transform; returns ``(out, changed,
+  values)`` as :meth:`InnerGraph.updates` does. Without ``graph_updates``
+  structure changes are dropped (``changed`` is None), the values are those
+  of the input Variables and input Variables may not be returned."""
+  if graph_updates:
+    out = body(ig.args)
+    changed, values = ig.updates()
+    return out, changed, values
+  slots = root_slots(ig)
+  before = values_of(slots)
+  inputs = args_paths(ig.args)
+  out = body(ig.args)
+  check_no_aliases(inputs, out, name)
+  return out, None, slot_values(slots, before)
