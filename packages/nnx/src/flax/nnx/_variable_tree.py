@@ -59,7 +59,11 @@ class VarAux:
     return h
 
   def __repr__(self):
-    return f'{self.type.__name__}{self.metadata}'
+    # As a treedef shows it: ``CustomNode(Param[(('eager_sharding', True),
+    # ...)], ...)``, the required entries included.
+    meta = {'eager_sharding': True, 'hijax': False, 'ref': False}
+    meta.update(self.metadata)
+    return repr(tuple(sorted(meta.items(), key=lambda kv: str(kv[0]))))
 
 
 _EMPTY_AUX: dict = {}  # Variable type -> aux data for empty metadata

@@ -26,6 +26,38 @@ import jax
 
 from flax import struct
 from flax.nnx import filterlib
+from flax.nnx._extract_prefix import ExtractIndex as ExtractIndex
+from flax.nnx._extract_prefix import PrefixMapping as PrefixMapping
+from flax.nnx._extract_prefix import broadcast_prefix2 as broadcast_prefix2
+from flax.nnx._extract_prefix import (
+  broadcast_prefix_map as broadcast_prefix_map,
+)
+from flax.nnx._extract_prefix import (
+  clear_non_graph_nodes as clear_non_graph_nodes,
+)
+from flax.nnx._extract_prefix import copy_var_structure as copy_var_structure
+from flax.nnx._extract_prefix import extract as extract
+from flax.nnx._extract_prefix import filter_kwargs as filter_kwargs
+from flax.nnx._extract_prefix import insert as insert
+from flax.nnx._extract_prefix import labeled as labeled
+from flax.nnx._extract_prefix import treemap_copy_args as treemap_copy_args
+from flax.nnx._extract_updates import Updates as Updates
+from flax.nnx._extract_updates import apply_updates as apply_updates
+from flax.nnx._extract_updates import (
+  check_consistent_aliasing2 as check_consistent_aliasing2,
+)
+from flax.nnx._extract_updates import check_no_aliases as check_no_aliases
+from flax.nnx._extract_updates import check_prefix as check_prefix
+from flax.nnx._extract_updates import (
+  check_same_variables as check_same_variables,
+)
+from flax.nnx._extract_updates import get_updates as get_updates
+from flax.nnx._extract_updates import snapshot as snapshot
+from flax.nnx._extract_updates import to_masked as to_masked
+from flax.nnx._extract_updates import (
+  update_carry_variables as update_carry_variables,
+)
+from flax.nnx._extract_updates import variable_changed as variable_changed
 from flax.nnx.graphctx import merge_context, split_context
 from flax.nnx.graphlib import GraphDef, split
 from flax.nnx.pytreelib import Pytree as Pytree
@@ -41,13 +73,6 @@ class Mask(tuple):
 
   def __repr__(self):
     return 'Mask()'
-
-
-@dataclasses.dataclass(frozen=True)
-class ExtractIndex:
-  """The position of an extracted value."""
-
-  index: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -314,6 +339,82 @@ def prefix(node, filter_map, /, *, graph=None):
       leaf = prefix_fn(nnx_path, leaf)
     out.append(leaf)
   return treedef.unflatten(out)
+
+
+def to_tree2(
+  tree,
+  /,
+  *,
+  prefix: tp.Any = Missing,
+  check_aliasing: bool = True,
+  prefix_fn: tp.Callable[[tuple, tp.Any], tp.Any] | None = None,
+) -> tp.Any:
+  """Replaces every graph node of ``tree`` by a :class:`TreeState` (its
+  GraphDef and State, split in one context so that objects met before are
+  references), keeping ``prefix_fn`` with it. With ``prefix`` (a prefix of
+  ``tree``) and ``check_aliasing``, a Variable reached under two different
+  prefixes is a ValueError.
+
+  >>> from flax import nnx
+  >>> from flax.nnx import extract
+  >>> import jax.numpy as jnp
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.ones(1))
+  >>> m = M()
+  >>> tree = extract.to_tree2((m, m.w, 3))
+  >>> [type(x).__name__ for x in tree]
+  ['TreeState', 'TreeState', 'int']
+  >>> a, w, n = extract.from_tree2(tree)
+  >>> a.w is m.w, w is a.w, n
+  (True, True, 3)
+  """
+  leaves, treedef = jax.tree_util.tree_flatten_with_path(
+    tree, is_leaf=_is_graph_node
+  )
+  if check_aliasing and prefix is not Missing:
+    _, prefixes = broadcast_prefix2(prefix, tree, is_leaf=_is_graph_node)
+    node_prefixes: dict = {}
+    for (path, leaf), p in zip(leaves, prefixes):
+      if _is_graph_node(leaf):
+        check_consistent_aliasing2(
+          leaf,
+          p,
+          base_path=tuple(_key(k) for k in path),
+          node_prefixes=node_prefixes,
+        )
+  out = []
+  with split_context() as ctx:
+    for _, leaf in leaves:
+      if _is_graph_node(leaf):
+        graphdef, state = ctx.split(leaf)
+        leaf = TreeState(graphdef, state, Opaque(prefix_fn))
+      out.append(leaf)
+  return treedef.unflatten(out)
+
+
+def from_tree2(tree: tp.Any, /, recreate_variables: bool = True) -> tp.Any:
+  """Rebuilds the graph nodes that :func:`to_tree2` replaced, sharing one
+  index so that references resolve; the Variables of the States are used
+  as they are (plain values are wrapped in new Variables when
+  ``recreate_variables``)."""
+  from flax.nnx.graphops import IndexMap, unflatten
+
+  index_ref = IndexMap()
+
+  def merge(x):
+    if not isinstance(x, TreeState):
+      return x
+    return unflatten(
+      x.graphdef,
+      x.state,
+      index_ref=index_ref,
+      recreate_variables=recreate_variables,
+    )
+
+  return jax.tree_util.tree_map(
+    merge, tree, is_leaf=lambda x: isinstance(x, TreeState)
+  )
 
 
 def find(t: tuple, value) -> int | None:

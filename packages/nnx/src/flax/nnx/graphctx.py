@@ -102,9 +102,18 @@ class SplitContext:
   def flatten(self, node, *filters, with_paths: bool = True):
     """``(graphdef, flat_state, ...)``: like ``nnx.flatten``, one
     FlatState per filter, objects seen before in this context as
-    references."""
+    references. A node found in the :func:`static_cache` of the active
+    update context is not traversed: its cached structure is used."""
     if not with_paths and filters:
       raise ValueError('flatten: filters need with_paths=True.')
+    cached = self._cached(node)
+    if cached is not None:
+      flat = FlatState.from_sorted_keys_values(
+        cached.paths, list(cached.variables)
+      )
+      if not with_paths:
+        return cached.graphdef, [v.get_raw_value() for v in cached.variables]
+      return (cached.graphdef, *_split_flat(flat, filters))
     graphdef, flat = flatten(
       node,
       with_paths=with_paths,
@@ -114,6 +123,26 @@ class SplitContext:
     if not with_paths:
       return graphdef, flat
     return (graphdef, *_split_flat(flat, filters))
+
+  def _cached(self, node):
+    """The StaticCache entry of ``node`` (with the graphdef this split
+    records), or None when there is no cache, no entry, or ``node`` was
+    already met in this context."""
+    if self.ctxtag is None:
+      return None
+    cache = current_update_context(self.ctxtag).static_cache
+    if not cache or node in self.ref_index:
+      return None
+    try:
+      entry = cache.get(node)
+    except TypeError:  # an unhashable node (a list, a dict) is not cached
+      return None
+    if entry is None:
+      return None
+    self.ref_index.update(entry.new_ref_index.items())
+    if self.is_inner:
+      return entry._replace(graphdef=entry.final_graphdef)
+    return entry
 
   def split(self, node, *filters):
     """``(graphdef, state, ...)``: like ``nnx.split`` within the context."""
@@ -242,7 +271,10 @@ class UpdateContextManager:
     self.tag = tag
 
   def __enter__(self):
-    ctx = UpdateContext(self.tag, None, None, None, None, None)
+    # A pending ``static_cache`` is consumed by the next update context.
+    cache = GRAPH_CONTEXT.tmp_static_cache
+    GRAPH_CONTEXT.tmp_static_cache = None
+    ctx = UpdateContext(self.tag, None, None, None, None, cache)
     GRAPH_CONTEXT.update_context_stacks.setdefault(self.tag, []).append(ctx)
     return ctx
 
@@ -272,3 +304,114 @@ def current_update_context(tag: tp.Hashable) -> UpdateContext:
   if not stack:
     raise ValueError(f'No update context found for tag {tag!r}.')
   return stack[-1]
+
+
+class StaticCache(tp.NamedTuple):
+  """The split of a graph node whose structure is known not to change,
+  kept in a :func:`static_cache` so that splits in an update context skip
+  its traversal.
+
+  Attributes:
+    graphdef: the GraphDef of the node.
+    final_graphdef: the same GraphDef with every outer index equal to its
+      index (what an inner split records).
+    paths: the paths of the node's Variables, sorted.
+    variables: the node's Variables, in the order of ``paths``.
+    new_ref_index: object -> index of every object of the node.
+    new_index_ref: index -> object, the inverse of ``new_ref_index``.
+  """
+
+  graphdef: tp.Any
+  final_graphdef: tp.Any
+  paths: tuple
+  variables: list
+  new_ref_index: RefMap
+  new_index_ref: IndexMap
+
+  @staticmethod
+  def create(graphdef, paths, variables, new_ref_index):
+    """A StaticCache of a node split as ``graphdef``, ``paths`` and
+    ``variables``, with ``new_ref_index`` mapping its objects to their
+    indices.
+
+    >>> from flax import nnx
+    >>> import jax.numpy as jnp
+    >>> from flax.nnx import graph
+    >>> class M(nnx.Module):
+    ...   def __init__(self):
+    ...     self.w = nnx.Param(jnp.ones(2))
+    >>> m = M()
+    >>> ref_index = graph.RefMap()
+    >>> graphdef, flat = graph.flatten(m, ref_index=ref_index)
+    >>> entry = graph.StaticCache.create(
+    ...   graphdef, flat.paths, list(flat.leaves), ref_index
+    ... )
+    >>> entry.new_index_ref[0] is m, entry.final_graphdef.nodes[0].outer_index
+    (True, 0)
+    """
+    return StaticCache(
+      graphdef,
+      graphdef.with_same_outer_index(),
+      tuple(paths),
+      list(variables),
+      new_ref_index,
+      IndexMap.from_refmap(new_ref_index),
+    )
+
+
+@contextlib.contextmanager
+def static_cache(static_cache: tp.MutableMapping[tp.Any, StaticCache]):
+  """Hands ``static_cache`` (node -> :class:`StaticCache`) to the next
+  :func:`update_context` entered in its body: splits in that context use
+  the cached structure of the nodes it holds instead of traversing them.
+  Leaving the body with the cache unconsumed is a ValueError.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> from flax.nnx import graph
+  >>> class M(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.ones(2))
+  >>> m = M()
+  >>> ref_index = graph.RefMap()
+  >>> graphdef, flat = graph.flatten(m, ref_index=ref_index)
+  >>> cache = {m: graph.StaticCache.create(
+  ...   graphdef, flat.paths, list(flat.leaves), ref_index)}
+  >>> with graph.static_cache(cache):
+  ...   with nnx.update_context('step'):
+  ...     with nnx.split_context('step') as ctx:
+  ...       g, state = ctx.split(m)
+  >>> g is graphdef, state['w'] is m.w
+  (True, True)
+  """
+  GRAPH_CONTEXT.tmp_static_cache = static_cache
+  try:
+    yield
+  except BaseException:
+    GRAPH_CONTEXT.tmp_static_cache = None
+    raise
+  if GRAPH_CONTEXT.tmp_static_cache is not None:
+    GRAPH_CONTEXT.tmp_static_cache = None
+    raise ValueError(
+      'GRAPH_CONTEXT.tmp_static_cache should be None, no context consumed '
+      'it: enter an update context (nnx.update_context or a transform that '
+      'uses one) inside `static_cache`.'
+    )
+
+
+class IndexesPytreeDef(tp.NamedTuple):
+  """Where the leaves of a pytree sit: ``key_index`` maps keys to leaf
+  positions under ``treedef``. A tuple, hence a pytree of its two fields.
+
+  >>> import jax
+  >>> from flax.nnx import graph
+  >>> d = graph.IndexesPytreeDef(
+  ...   graph.HashableMapping({'a': 0, 'b': 1}),
+  ...   jax.tree.structure({'a': 1, 'b': 2}),
+  ... )
+  >>> d.key_index['b'], d.treedef.num_leaves
+  (1, 2)
+  """
+
+  key_index: tp.Any
+  treedef: tp.Any

@@ -45,6 +45,12 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
   _sorted_items,
   _Static,
 )
+from flax.nnx.graphnodes import (
+  GRAPH_NODE_TYPES,
+  del_child,
+  get_child,
+  set_child,
+)
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
@@ -223,7 +229,7 @@ def _node_has_refs(node) -> bool:
   kind = node[0]
   if kind == 'r':
     return True
-  if kind == 'n':
+  if kind in ('n', 'g'):
     return any(_node_has_refs(c) for _, c in node[3])
   if kind in ('l', 'd', 'p'):
     return any(_node_has_refs(c) for c in node[2])
@@ -235,7 +241,7 @@ jax.tree_util.register_pytree_node(GraphDef, lambda g: ((), g), lambda g, _: g)
 
 def _node_repr(node):
   kind = node[0]
-  if kind == 'n':
+  if kind in ('n', 'g'):
     return f'{node[1].__name__}#{node[2]}'
   if kind == 'v':
     return f'{node[1].__name__}#{node[2]}'
@@ -337,14 +343,15 @@ def view_mask(view: _View, predicates: tuple) -> list:
 
 
 def is_graph_node(x) -> bool:
-  """Whether ``x`` is a graph node: a Pytree (Module, ...) or a Variable."""
-  return isinstance(x, (Pytree, Variable))
+  """Whether ``x`` is a graph node: a Pytree (Module, ...), a Variable or
+  an instance of a type registered with ``register_graph_node_type``."""
+  return isinstance(x, (Pytree, Variable)) or type(x) in GRAPH_NODE_TYPES
 
 
 def is_node(x) -> bool:
   """Whether ``x`` has children the graph traverses: a Pytree or a JAX
   pytree container (not a Variable, not a leaf)."""
-  if isinstance(x, Pytree):
+  if isinstance(x, Pytree) or type(x) in GRAPH_NODE_TYPES:
     return True
   if isinstance(x, Variable) or x is None or isinstance(x, _ARRAY_TYPES):
     return False
@@ -544,7 +551,7 @@ def graphdef_paths(graphdef: GraphDef) -> list:
       kind = node[0]
       if kind in ('v', 'a'):
         paths.append(path)
-      elif kind == 'n':
+      elif kind in ('n', 'g'):
         for k, c in node[3]:
           walk(c, path + (k,))
       elif kind == 'l':
@@ -678,13 +685,8 @@ def _write(target, leaf):
 def _set_path(node, path, leaf):
   obj = node
   for key in path[:-1]:
-    obj = getattr(obj, key) if isinstance(obj, Pytree) else obj[key]
-  key = path[-1]
-  value = leaf.copy() if isinstance(leaf, Variable) else leaf
-  if isinstance(obj, Pytree):
-    setattr(obj, key, value)
-  else:
-    obj[key] = value
+    obj = get_child(obj, key)
+  set_child(obj, path[-1], leaf.copy() if isinstance(leaf, Variable) else leaf)
 
 
 def pop(node, *filters):
@@ -698,11 +700,8 @@ def pop(node, *filters):
     for path in s._flat_items()[0]:
       obj = node
       for key in path[:-1]:
-        obj = getattr(obj, key) if isinstance(obj, Pytree) else obj[key]
-      if isinstance(obj, Pytree):
-        delattr(obj, path[-1])
-      else:
-        del obj[path[-1]]
+        obj = get_child(obj, key)
+      del_child(obj, path[-1])
   return states[0] if len(states) == 1 else tuple(states)
 
 
@@ -747,9 +746,13 @@ _ELSEWHERE = {
       'NO_UPDATE NodeAttr NodeImplBase NodeRef NoUpdate PYTREE_NODE_IMPL '
       'PytreeNodeImpl REPEATED Repeated Static StaticElem get_node_impl '
       'get_node_impl_for_type is_node_leaf is_node_module is_node_type '
-      'is_pytree_node jax_to_nnx_path register_pytree_node_type'
+      'is_pytree_node jax_to_nnx_path register_pytree_node_type '
+      'register_graph_node_type'
     ).split(),
     'flax.nnx.graphnodes',
+  ),
+  **dict.fromkeys(
+    'IndexesPytreeDef StaticCache static_cache'.split(), 'flax.nnx.graphctx'
   ),
   **dict.fromkeys(
     'ApplyCaller CallableProxy DelayedAccessor'.split(),

@@ -10,6 +10,7 @@ small marker records of graph definitions.
 ['a', 'b']
 """
 
+import builtins
 import dataclasses
 import typing as tp
 
@@ -242,6 +243,110 @@ def register_pytree_node_type(
   )
 
 
+# Graph node types registered with ``register_graph_node_type``: type ->
+# GraphNodeImpl. The traversal (flattenlib), the rebuild (rebuildlib) and
+# the path helpers below read it.
+GRAPH_NODE_TYPES: dict = {}
+
+
+def register_graph_node_type(
+  type: type,
+  flatten,
+  set_key,
+  pop_key,
+  create_empty,
+  clear,
+  init,
+) -> None:
+  """Registers ``type`` as a mutable graph node (like a Module): NNX
+  functions and transforms traverse its children, keep its identity
+  (shared references) and rebuild it with the given callbacks.
+
+  Args:
+    type: the class to register.
+    flatten: ``flatten(node) -> (key/child pairs, aux)``; ``aux`` is
+      hashable static data kept in the GraphDef.
+    set_key: ``set_key(node, key, child)`` sets one child.
+    pop_key: ``pop_key(node, key) -> child`` removes one child.
+    create_empty: ``create_empty(aux) -> node`` makes an empty node.
+    clear: ``clear(node)`` removes every child.
+    init: ``init(node, pairs)`` adds the key/child pairs to an empty node.
+
+  >>> from flax import nnx
+  >>> import jax.numpy as jnp
+  >>> class Box:
+  ...   def __init__(self, **items):
+  ...     self.items = items
+  >>> nnx.graph.register_graph_node_type(
+  ...   Box,
+  ...   flatten=lambda b: (sorted(b.items.items()), None),
+  ...   set_key=lambda b, k, v: b.items.__setitem__(k, v),
+  ...   pop_key=lambda b, k: b.items.pop(k),
+  ...   create_empty=lambda aux: Box(),
+  ...   clear=lambda b: b.items.clear(),
+  ...   init=lambda b, pairs: b.items.update(pairs),
+  ... )
+  >>> box = Box(w=nnx.Param(jnp.ones(2)), n=3)
+  >>> graphdef, state = nnx.split(box)
+  >>> list(state.keys())
+  ['w']
+  >>> new = nnx.merge(graphdef, state)
+  >>> type(new).__name__, new.items['n'], new.items['w'] is box.items['w']
+  ('Box', 3, True)
+  """
+  if not isinstance(type, builtins.type):
+    raise TypeError(f'register_graph_node_type expects a class, got {type!r}.')
+  if issubclass(type, (Pytree, Variable)):
+    raise ValueError(
+      f'{type.__name__} is already a graph node type (a Pytree or Variable '
+      'subclass); it cannot be registered again.'
+    )
+  GRAPH_NODE_TYPES[type] = _REGISTERED[type] = GraphNodeImpl(
+    type=type,
+    flatten=flatten,
+    set_key=set_key,
+    pop_key=pop_key,
+    create_empty=create_empty,
+    clear=clear,
+    init=init,
+  )
+
+
+def get_child(node, key):
+  """The child ``key`` of a graph node, registered node or container."""
+  if isinstance(node, Pytree):
+    return getattr(node, key)
+  impl = GRAPH_NODE_TYPES.get(type(node))
+  if impl is not None:
+    return dict(impl.flatten(node)[0])[key]
+  return node[key]
+
+
+def set_child(node, key, value) -> None:
+  """Sets the child ``key`` of a graph node, registered node or container."""
+  if isinstance(node, Pytree):
+    setattr(node, key, value)
+    return
+  impl = GRAPH_NODE_TYPES.get(type(node))
+  if impl is not None:
+    impl.set_key(node, key, value)
+  else:
+    node[key] = value
+
+
+def del_child(node, key) -> None:
+  """Removes the child ``key`` of a graph node, registered node or
+  container."""
+  if isinstance(node, Pytree):
+    delattr(node, key)
+    return
+  impl = GRAPH_NODE_TYPES.get(type(node))
+  if impl is not None:
+    impl.pop_key(node, key)
+  else:
+    del node[key]
+
+
 # -- markers ------------------------------------------------------------------
 
 
@@ -441,6 +546,12 @@ def graphdef_records(graphdef) -> tuple[list, list]:
         NodeDef(node[1], index, outer_of(index), len(node[3]), node[1])
       )
       children = node[3]
+    elif kind == 'g':  # a registered graph node type: its aux data
+      index = node[2]
+      nodes.append(
+        NodeDef(node[1], index, outer_of(index), len(node[3]), node[4].value)
+      )
+      children = node[3]
     elif kind == 'l':
       children = tuple(enumerate(node[2]))
       nodes.append(NodeDef(GenericPytree, None, None, len(children), node[1]))
@@ -501,6 +612,9 @@ def node_from_records(nodes, attributes) -> tuple:
     if rec.index is not None:
       indices.append(rec.index)
       outers.append((rec.index, rec.outer_index))
+      if rec.type in GRAPH_NODE_TYPES:
+        items = tuple(zip(keys, children))
+        return ('g', rec.type, rec.index, items, _Static(rec.metadata))
       data = frozenset(k for k, c in zip(keys, children) if c[0] != 's')
       return ('n', rec.type, rec.index, tuple(zip(keys, children)), data)
     meta = rec.metadata

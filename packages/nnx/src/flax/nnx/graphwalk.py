@@ -16,6 +16,7 @@ from flax.nnx._common import graph_mode_default
 import jax
 
 from flax.nnx.flattenlib import _ARRAY_TYPES, _key_of, _sorted_items
+from flax.nnx.graphnodes import GRAPH_NODE_TYPES, get_child
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
 
@@ -26,7 +27,7 @@ def _duplicates_message(node, fn_name) -> str:
   for paths in groups:
     obj = node
     for key in paths[0]:
-      obj = getattr(obj, key) if isinstance(obj, Pytree) else obj[key]
+      obj = get_child(obj, key)
     where = '\n'.join('  - ' + _path_str(p) for p in paths)
     lines.append(f'Duplicate {obj!r}\nfound at paths:\n\n{where}')
   return (
@@ -58,6 +59,8 @@ def iter_graph(node, /, *, graph=None):
       items = _sorted_items(vars(x))
     elif isinstance(x, Variable):
       items = ()
+    elif type(x) in GRAPH_NODE_TYPES:
+      items = GRAPH_NODE_TYPES[type(x)].flatten(x)[0]
     elif isinstance(x, _ARRAY_TYPES):
       items = None
     elif type(x) in (list, tuple):
@@ -120,7 +123,8 @@ def find_duplicates(node, /, *, only=...) -> list:
   seen: dict = {}
 
   def walk(x, path):
-    if isinstance(x, (Variable, Pytree)):
+    impl = GRAPH_NODE_TYPES.get(type(x))
+    if isinstance(x, (Variable, Pytree)) or impl is not None:
       paths = seen.get(id(x))
       if paths is not None:
         paths[1].append(path)
@@ -128,7 +132,7 @@ def find_duplicates(node, /, *, only=...) -> list:
       seen[id(x)] = (x, [path])
       if isinstance(x, Variable):
         return
-      items = _sorted_items(vars(x))
+      items = impl.flatten(x)[0] if impl else _sorted_items(vars(x))
     elif type(x) in (list, tuple):
       items = enumerate(x)
     elif type(x) is dict:

@@ -13,6 +13,7 @@ import itertools
 import operator
 
 from flax.nnx._common import EPOCH
+from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import _new_object, fresh_meta
 from flax.nnx.variablelib import Variable, store_raw_value
 
@@ -80,6 +81,8 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
     else:
       od.update(d)
     return obj
+  if kind == 'g':
+    return _unflatten_graph_node(node, it, index, reuse, raw, wrap)
   if kind == 'a':
     leaf = next(it)
     if not raw and isinstance(leaf, Variable):
@@ -106,11 +109,34 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
 _new_pytree = _new_object
 
 
+def _unflatten_graph_node(node, it, index, reuse, raw, wrap):
+  """Rebuilds (or refills, with ``reuse``) a node of a type registered with
+  ``register_graph_node_type`` through its callbacks."""
+  impl = GRAPH_NODE_TYPES[node[1]]
+  i = node[2]
+  existing = reuse.get(i) if reuse else None
+  obj = existing if existing is not None else impl.create_empty(node[4].value)
+  index[i] = obj
+  items = [
+    (k, unflatten_node(c, it, index, reuse, raw, wrap)) for k, c in node[3]
+  ]
+  if existing is not None:
+    current, _ = impl.flatten(obj)
+    current = list(current)
+    if len(current) == len(items) and all(
+      a[0] == b[0] and a[1] is b[1] for a, b in zip(current, items)
+    ):
+      return obj
+    impl.clear(obj)
+  impl.init(obj, items)
+  return obj
+
+
 def _count_leaves(node) -> int:
   kind = node[0]
   if kind in ('v', 'a'):
     return 1
-  if kind == 'n':
+  if kind in ('n', 'g'):
     return sum(_count_leaves(c) for _, c in node[3])
   if kind in ('l', 'p'):
     return sum(_count_leaves(c) for c in node[2])
