@@ -144,7 +144,11 @@ def test_fork_rngs_mapping_leaves_others():
 def test_with_rngs():
   r = nnx.Rngs(0, params=1, dropout=2)
   o = nnx.with_rngs(
-    r, split={'params': 2}, fork='dropout', broadcast={'default': 3}
+    r,
+    split={'params': 2},
+    fork='dropout',
+    broadcast={'default': 3},
+    graph=False,
   )
   assert o.params.key.shape == (2,) and o.default.key.shape == (3,)
   np.testing.assert_array_equal(key_data(o.dropout), [1821159224, 3364244817])
@@ -159,7 +163,7 @@ def test_with_rngs():
 
   m = M(nnx.Rngs(0, dropout=1))
 
-  @nnx.with_rngs(split=2)
+  @nnx.with_rngs(split=2, graph_updates=False)
   def f(m):
     return m
 
@@ -167,6 +171,21 @@ def test_with_rngs():
   assert out is not m and out.w is m.w
   assert out.rngs.dropout.key.shape == (2,)
   assert int(m.rngs.dropout.count[...]) == 1
+
+
+@pytest.mark.parametrize(
+  'graph, graph_updates', [(None, None), (True, None), (True, True)]
+)
+def test_with_rngs_refuses_graph_updates(graph, graph_updates):
+  r = nnx.Rngs(params=0, dropout=1)
+  with pytest.raises(NotImplementedError, match='graph_updates=True'):
+    nnx.with_rngs(
+      r, split={'params': 3}, graph=graph, graph_updates=graph_updates
+    )
+  with pytest.raises(NotImplementedError, match='graph_updates=True'):
+    nnx.with_rngs(split=2, graph=graph, graph_updates=graph_updates)
+  # nothing was drawn
+  assert int(r.params.count[...]) == 0
 
 
 def test_not_key_filter():

@@ -205,10 +205,19 @@ class Rngs(RngMethods, Pytree):
 
   def fork(self, /, *, split=None) -> 'Rngs':
     """New Rngs whose streams are forked from these (``split`` is
-    deprecated: use :meth:`split`)."""
+    deprecated: use :meth:`split`).
+
+    With a ``split`` mapping ``{filter: k}`` the streams it gives a ``k``
+    hold ``k`` split keys and every other stream is forked (its count
+    advances), unlike :meth:`split`, which copies the others.
+    """
     if split is not None:
       warnings.warn(_FORK_SPLIT_DEPRECATED, DeprecationWarning, stacklevel=2)
-      return self.split(split)
+      return self._build(
+        lambda name, stream: _per_stream(
+          split, name, stream, stream.split, stream.fork
+        )
+      )
     return self._build(lambda name, stream: stream.fork())
 
   def split(self, k) -> 'Rngs':
@@ -506,12 +515,23 @@ def with_rngs(
   Other streams are copied unchanged; Variables are shared with ``node``.
   Without ``node`` it is a decorator applying this to the arguments.
 
+  ``with_rngs`` always returns new objects, so it refuses graph mode with
+  graph updates (``NotImplementedError``, as Flax 0.12.8, including under
+  the default settings): pass ``graph=False`` or ``graph_updates=False``.
+
   >>> from flax import nnx
   >>> rngs = nnx.Rngs(0, params=1)
-  >>> new = nnx.with_rngs(rngs, split={'params': 2}, broadcast=3)
+  >>> new = nnx.with_rngs(
+  ...   rngs, split={'params': 2}, broadcast=3, graph=False)
   >>> new.params.key.shape, new.default.key.shape
   ((2,), (3,))
   """
+  if _in_place(graph, graph_updates):
+    raise NotImplementedError(
+      'nnx.with_rngs returns copies of the streams and cannot update a '
+      'graph in place: graph=True and graph_updates=True is not supported '
+      'for `with_rngs`. Pass graph=False or graph_updates=False.'
+    )
   only_pred = filterlib.to_predicate(only)
   fork_pred = None if fork is None else filterlib.to_predicate(fork)
 

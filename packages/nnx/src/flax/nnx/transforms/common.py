@@ -313,13 +313,13 @@ class InnerGraph:
     """Flattens graph nodes in ``out``; references to inputs kept."""
     leaves, treedef = jax.tree_util.tree_flatten(out, is_leaf=is_node_leaf)
     positions = [i for i, x in enumerate(leaves) if is_node_leaf(x)]
+    self.out_slots = []
     if not positions:
       return (treedef, (), ()), leaves
     f = _Flattener()
     for obj_id, gpos in self.global_ids.items():
       f.visited[obj_id] = -(gpos + 1)
     nodes = []
-    self.out_slots = []
     for pos in positions:
       start = len(f.leaves)
       node = f.visit(leaves[pos], ())

@@ -10,7 +10,7 @@ from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
-from flax.nnx.transforms import common
+from flax.nnx.transforms import _axis_metadata, common
 from flax.nnx.transforms.general import fori_loop as fori_loop
 from flax.nnx.transforms.general import graph_with_updates
 from flax.nnx.transforms.general import while_loop as while_loop
@@ -100,10 +100,17 @@ def _vmap_call(
   pure_args, _ = ga.pure()
   prefix = _state_axes_prefix(in_axes, pure_args, ga)
   cell = {}
+  meta = _axis_metadata.enabled(transform_metadata)
 
   def pure_f(*pure):
     ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
-    out = f(*ig.args[0])
+    inner_args = ig.args[0]
+    if meta:
+      mapped = _axis_metadata.mapped_variables(inner_args, in_axes)
+      _axis_metadata.remove(mapped, transform_metadata)
+    out = f(*inner_args)
+    if meta:
+      _axis_metadata.insert(mapped, transform_metadata)
     changed, values = ig.updates()
     if changed is not None:
       raise ValueError(
@@ -172,7 +179,7 @@ def _vmap_call(
           )
         )
   out = common.unflatten_out(out_static, fixed, ga)
-  if transform_metadata is not None and positions:
+  if meta and positions:
     _add_axis_to_outputs(out, out_axes, transform_metadata)
   return out
 
@@ -219,10 +226,7 @@ def _add_axis_to_outputs(out, out_axes, metadata):
   """Gives each output Variable with sharding names the mapped axis (named
   by ``metadata['partition_name']``), once per Variable."""
   axis = out_axes if isinstance(out_axes, int) else 0
-  name = metadata.get('partition_name') if metadata else None
-  for v in _each_variable(out, True):
-    if v.has_metadata('out_sharding'):
-      v.add_axis(axis, name)
+  _axis_metadata.insert_into_outputs(out, axis, metadata)
 
 
 def _tree_map_call(jax_map, f, in_axes, out_axes, args, kw, name):
@@ -392,10 +396,13 @@ def scan(
         'nnx.Carry too (and the other way round).'
       )
     g = graph_with_updates(graph, graph_updates)
+    c_arg = ia.index(Carry) if Carry in ia else None
+    meta = _axis_metadata.enabled(transform_metadata)
     if g:
       ga = common.GraphArgs(
         (args, {}), predicates_for=_predicates_for(ia, args)
       )
+      carry_roots = _roots_of_arg(args, ga, c_arg)
       pure_args, _ = ga.pure()
       prefix = _state_axes_prefix(ia, pure_args, ga)
     else:
@@ -421,7 +428,12 @@ def scan(
         a = ig.args[0]
       else:
         a = pure
+      if meta:
+        mapped = _axis_metadata.mapped_variables(a, ia)
+        _axis_metadata.remove(mapped, transform_metadata)
       out = f(*a)
+      if meta:
+        _axis_metadata.insert(mapped, transform_metadata)
       if oa is Carry:
         c_out, y_out = out, None
       elif isinstance(oa, tuple):
@@ -434,12 +446,11 @@ def scan(
         c_out, y_out = None, out
       # input leaves after the call
       if g:
+        if c_arg is not None:
+          _check_carry_refs(a[c_arg], c_out)
         changed, values = ig.updates()
         if changed is not None:
-          raise ValueError(
-            'The graph structure of an input changed inside nnx.scan; '
-            'create attributes before the call.'
-          )
+          _structure_changed(changed, carry_roots)
         new_pure_leaves = list(flat)
         new_tree = list(jax.tree_util.tree_leaves(pure, is_leaf=_is_ns))
         rebuilt = []
@@ -531,14 +542,76 @@ def scan(
       it_y = iter(ys_t)
       for o in oa:
         outs.append(
-          carry_obj
-          if o is Carry
-          else jax.tree.map(lambda y, o=o: _move(y, 0, o), next(it_y))
+          carry_obj if o is Carry else _stacked_out(next(it_y), o, meta)
         )
       return tuple(outs)
-    return jax.tree.map(lambda y: _move(y, 0, oa), ys)
+    return _stacked_out(ys, oa, meta)
+
+  def _stacked_out(y, axis, meta):
+    y = jax.tree.map(lambda v: _move(v, 0, axis), y)
+    if meta and axis is not None:
+      _axis_metadata.insert_into_outputs(y, axis, transform_metadata)
+    return y
 
   return wrapper
+
+
+def _roots_of_arg(args, ga, argnum):
+  """Indexes (in ``ga.roots``) of the graph nodes found in ``args[argnum]``."""
+  from flax.nnx.transforms.autodiff import _arg_index_of_positions
+
+  if argnum is None:
+    return frozenset()
+  arg_of = _arg_index_of_positions(args)
+  return frozenset(
+    k for k, pos in enumerate(ga.positions) if arg_of[pos] == argnum
+  )
+
+
+def _check_carry_refs(c_in, c_out):
+  """The carry output of a scan step must have the carry input's pytree
+  structure and hold the same graph nodes at the same places."""
+  leaves, treedef = jax.tree_util.tree_flatten_with_path(
+    c_in, is_leaf=common.is_node_leaf
+  )
+  try:
+    outs = treedef.flatten_up_to(c_out)
+  except (ValueError, TypeError) as e:
+    raise ValueError(
+      'nnx.scan: pytree structure error: the carry output does not have '
+      f'the structure of the carry input ({e}).'
+    ) from None
+  for (path, x), y in zip(leaves, outs):
+    if x is y:
+      continue
+    if (
+      common.is_node_leaf(x)
+      or common.is_node_leaf(y)
+      or jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(y)) is False
+    ):
+      raise ValueError(
+        'nnx.scan: Carry references must be the same between iterations: '
+        f'the carry input at carry{jax.tree_util.keystr(path)} is '
+        f'{type(x).__name__} (id={id(x)}) but the carry output there is '
+        f'{type(y).__name__} (id={id(y)}). Return the carried graph nodes '
+        'themselves, in the same places.'
+      )
+
+
+def _structure_changed(changed, carry_roots):
+  """Raises for a graph node of the inputs whose structure changed inside
+  a scan step (TypeError for the carry, as ``jax.lax.scan`` does)."""
+  for k, node in enumerate(changed):
+    if node is not None and k in carry_roots:
+      raise TypeError(
+        'nnx.scan: scan body function carry input and carry output must '
+        'have the same pytree structure, but a graph node of the carry '
+        'gained or lost an attribute; create attributes before the call.'
+      )
+  raise ValueError(
+    'The graph structure of an input changed inside nnx.scan; '
+    'create attributes before the call.'
+  )
 
 
 def _interleave(flat, axes, carry, scanned, place=lambda x, a: x):
