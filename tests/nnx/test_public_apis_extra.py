@@ -91,13 +91,53 @@ def test_shard_map_with_a_module():
   np.testing.assert_allclose(sm(Lin(), xs), [[4.0, 6.0]] * 4)
 
 
+class Counted(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.arange(8.0).reshape(4, 2))
+    self.n = nnx.BatchStat(jnp.zeros(4))
+
+
 @pytest.mark.parametrize(
   'kwargs', [dict(graph=False), dict(graph_updates=False)]
 )
-def test_shard_map_refuses_modes_it_does_not_run(kwargs):
-  mesh = jax.make_mesh((1,), ('x',))
-  f = nnx.shard_map(
-    lambda x: x * 2, mesh=mesh, in_specs=P('x'), out_specs=P('x'), **kwargs
+def test_shard_map_without_graph_updates(kwargs):
+  mesh = jax.make_mesh((1,), ('x',), axis_types=(jax.sharding.AxisType.Auto,))
+
+  def f(m, x):
+    m.n[...] += 1.0
+    return jax.lax.psum(m.w[...] * x, 'x')
+
+  m = Counted()
+  sm = nnx.shard_map(
+    f, mesh=mesh, in_specs=(P('x'), P('x')), out_specs=P('x'), **kwargs
   )
-  with pytest.raises(ValueError, match='graph mode with graph updates only'):
-    f(jnp.ones(2))
+  y = sm(m, jnp.arange(4.0)[:, None])
+  np.testing.assert_allclose(
+    y, jnp.arange(8.0).reshape(4, 2) * jnp.arange(4.0)[:, None]
+  )
+  np.testing.assert_allclose(m.n[...], jnp.ones(4))
+  with pytest.raises(ValueError, match=r'Duplicate BatchStat(.|\n)*\.out\.n'):
+    nnx.shard_map(
+      lambda m: m, mesh=mesh, in_specs=(P('x'),), out_specs=P('x'), **kwargs
+    )(m)
+  with pytest.raises(ValueError, match='cannot contain `StateSharding`'):
+    nnx.shard_map(
+      lambda m: m.w[...],
+      mesh=mesh,
+      in_specs=(nnx.StateSharding({...: P('x')}),),
+      out_specs=P('x'),
+      **kwargs,
+    )(m)
+
+
+def test_shard_map_graph_updates_return_inputs_and_structure():
+  mesh = jax.make_mesh((1,), ('x',), axis_types=(jax.sharding.AxisType.Auto,))
+  m = Counted()
+
+  def f(m):
+    m.extra = nnx.Param(jnp.ones(4))
+    return m
+
+  out = nnx.shard_map(f, mesh=mesh, in_specs=(P('x'),), out_specs=P('x'))(m)
+  assert out is m
+  np.testing.assert_allclose(m.extra[...], jnp.ones(4))

@@ -233,7 +233,7 @@ _NNX_OWN = (
   ('pmap', 'flax.nnx.transforms.iteration:pmap'),
   ('remat', 'flax.nnx.transforms.general:remat'),
   ('scan', 'flax.nnx.transforms.iteration:scan'),
-  ('shard_map', 'flax.nnx.transforms.iteration:shard_map'),
+  ('shard_map', 'flax.nnx.transforms.shardmap:shard_map'),
   ('switch', 'flax.nnx.transforms.general:switch'),
   ('tabulate', 'flax.nnx.summary:tabulate'),
   ('value_and_grad', 'flax.nnx.transforms.autodiff:value_and_grad'),

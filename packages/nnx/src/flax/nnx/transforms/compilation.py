@@ -482,8 +482,12 @@ def cached_partial(f, *cached_args, graph=None, graph_updates=None):
 
 def __getattr__(name):
   # names shared with the iteration module, loaded on first use
-  if name in ('shard_map', 'StateSharding'):
-    from flax.nnx.transforms import iteration
+  if name in ('shard_map', 'ShardMapFn', 'SimpleShardMapFn'):
+    from flax.nnx.transforms import shardmap
 
-    return getattr(iteration, name)
+    return getattr(shardmap, name)
+  if name == 'StateSharding':
+    from flax.nnx.transforms.types import StateSharding
+
+    return StateSharding
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
