@@ -134,7 +134,32 @@ def _shard_eagerly(value, meta):
   )
 
 
-class Variable(GraphNodeBase, tp.Generic[A]):
+class VariableMeta(type):
+  """The metaclass of :class:`Variable` and its subclasses (``type(nnx.Param)``).
+
+  >>> from flax import nnx
+  >>> from flax.nnx import variablelib
+  >>> type(nnx.Param) is variablelib.VariableMeta
+  True
+
+  Creating a subclass records which value hooks it overrides and registers
+  it as a JAX pytree.
+  """
+
+  def __new__(mcs, cls_name, bases, attrs, **kwargs):
+    cls = super().__new__(mcs, cls_name, bases, attrs, **kwargs)
+    root = globals().get('Variable')
+    if root is not None:  # a subclass of Variable (the base registers below)
+      cls._has_get_hook = cls.on_get_value is not root.on_get_value
+      cls._has_set_hook = cls.on_set_value is not root.on_set_value
+      cls._has_hook_methods = any(
+        getattr(cls, name) is not getattr(root, name) for name in _HOOK_NAMES
+      )
+      _register(cls)
+    return cls
+
+
+class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   """The base class of every Variable type.
 
   A Variable is a mutable box around a value (usually a ``jax.Array``) plus
@@ -158,15 +183,6 @@ class Variable(GraphNodeBase, tp.Generic[A]):
   _has_get_hook = False
   _has_set_hook = False
   _has_hook_methods = False
-
-  def __init_subclass__(cls, **kwargs):
-    super().__init_subclass__(**kwargs)
-    cls._has_get_hook = cls.on_get_value is not Variable.on_get_value
-    cls._has_set_hook = cls.on_set_value is not Variable.on_set_value
-    cls._has_hook_methods = any(
-      getattr(cls, name) is not getattr(Variable, name) for name in _HOOK_NAMES
-    )
-    _register(cls)
 
   def __init__(
     self,
