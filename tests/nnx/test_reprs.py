@@ -211,3 +211,10 @@ def test_rngs_repr():
     ')'
   )
   assert list(nnx.Rngs(0, dropout=1)) == ['dropout', 'default']
+
+
+def test_path_contains_repr_shows_exact():
+  assert repr(nnx.PathContains('a')) == "PathContains('a', exact=True)"
+  assert (
+    repr(nnx.PathContains(1, exact=False)) == 'PathContains(1, exact=False)'
+  )

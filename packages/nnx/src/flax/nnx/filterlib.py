@@ -88,7 +88,7 @@ class PathContains:
     return any(str(self.key) in str(p) for p in path)
 
   def __repr__(self):
-    return f'PathContains({self.key!r})'
+    return f'PathContains({self.key!r}, exact={self.exact})'
 
 
 @dataclasses.dataclass(frozen=True)
