@@ -160,7 +160,8 @@ def test_jit_partial_binds_and_updates():
 def test_jit_trace():
   f = nnx.jit(lambda m, x: m.w[...] * x)
   traced = f.trace(M(), 2.0)
-  assert [v.aval.shape for v in traced.jaxpr.jaxpr.invars][-1] == ()
+  assert type(traced).__name__ == 'Traced'
+  assert [v.aval.shape for v in traced.traced.jaxpr.jaxpr.invars][-1] == ()
 
 
 def test_transform_metadata_moves_sharding_axis():

@@ -22,12 +22,27 @@ import jax
 
 from flax.nnx._common import (
   MISSING,
-  graph_mode_default,
   graph_updates_default,
   resolve_graph,
 )
 from flax.nnx._common import Missing as Missing
-from flax.nnx.transforms import common, flatcall, treecall, varflow
+from flax.nnx.transforms import common, flatcall, stages, treecall, varflow
+from flax.nnx.transforms.stages import Compiled as Compiled
+from flax.nnx.transforms.stages import Lowered as Lowered
+from flax.nnx.transforms.stages import SimpleCompiled as SimpleCompiled
+from flax.nnx.transforms.stages import SimpleLowered as SimpleLowered
+from flax.nnx.transforms.stages import (
+  SimplePartialCompiled as SimplePartialCompiled,
+)
+from flax.nnx.transforms.stages import (
+  SimplePartialLowered as SimplePartialLowered,
+)
+from flax.nnx.transforms.stages import (
+  SimplePartialTraced as SimplePartialTraced,
+)
+from flax.nnx.transforms.stages import SimpleTraced as SimpleTraced
+from flax.nnx.transforms.stages import Stage as Stage
+from flax.nnx.transforms.stages import Traced as Traced
 from flax.nnx.variablelib import store_raw_values
 
 
@@ -71,7 +86,13 @@ class _StaticBox:
 
 
 class JitWrapped:
-  """A function compiled with :func:`jit`; also works as a method."""
+  """A function compiled with :func:`jit`; also works as a method.
+
+  ``trace`` / ``lower`` give the staged objects of :mod:`stages`
+  (:class:`Traced`, :class:`Lowered`, then :class:`Compiled`).
+  """
+
+  _stages = (stages.Traced, stages.Lowered, stages.Compiled)
 
   def __init__(
     self,
@@ -89,12 +110,17 @@ class JitWrapped:
     *,
     graph=None,
     graph_updates=None,
+    update_shardings=None,
   ):
     common.check_not_bound_method(fun, 'jit')
     functools.update_wrapper(self, fun)
     self.fun = fun
-    self.graph = graph
-    self.graph_updates = graph_updates
+    self.graph = resolve_graph(graph)
+    if graph_updates is None:
+      graph_updates = graph_updates_default()
+    self.graph_updates = bool(graph_updates)
+    update_shardings = tuple(update_shardings or ())
+    self.update_shardings = update_shardings
     static_argnums = _normalize_nums(static_argnums)
     static_argnames = _normalize_names(static_argnames)
     donate_argnums = _normalize_nums(donate_argnums)
@@ -127,11 +153,13 @@ class JitWrapped:
     self._donate_argnames = frozenset(donate_argnames)
     self._out_static: dict = {}
     # Fast path: one compiled function per call structure (see flatcall).
-    self._fast = in_shardings is None and out_shardings is None
+    self._fast = (
+      in_shardings is None and out_shardings is None and not update_shardings
+    )
     self._entries: dict = {}
     self._tree_entries: dict = {}
     self._hot = self._fast and not self.static_argnums and not static_argnames
-    self._hot_key = (None, graph_updates is not False)
+    self._hot_key = (None, self.graph_updates)
     self._graph_memo = [None]
     self._tree_memo = [None]
     self._fast_jit_kwargs = dict(
@@ -154,6 +182,10 @@ class JitWrapped:
       inline=inline,
     )
     self._graph_jitted = jax.jit(self._graph_inner, **jit_kwargs)
+    if update_shardings:
+      # the Variable values leave with these shardings, one per Variable
+      # of the arguments in pytree order (tree mode)
+      jit_kwargs['out_shardings'] = (out_shardings, list(update_shardings))
     self._tree_jitted = jax.jit(self._tree_inner, **jit_kwargs)
 
   def __get__(self, obj, objtype=None):
@@ -205,7 +237,7 @@ class JitWrapped:
   def _call_graph(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
     if self._fast:
-      graph_updates = self.graph_updates is not False
+      graph_updates = self.graph_updates
       out = flatcall.run(
         self._entries,
         (box, graph_updates),
@@ -216,8 +248,7 @@ class JitWrapped:
         return out
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
-    graph_updates = self.graph_updates is not False
-    key = (ga.static, box, graph_updates)
+    key = (ga.static, box, self.graph_updates)
     out_leaves, values = self._graph_jitted(key, *pure_args, **pure_kwargs)
     out_static, changed = self._out_static[key]
     ga.write_back((changed, values))
@@ -294,8 +325,6 @@ class JitWrapped:
 
   def __call__(self, *args, **kwargs):
     graph = self.graph
-    if graph is None:
-      graph = graph_mode_default()
     if self._hot:
       # No static arguments: straight to the fast path; a call with the
       # same roots as the last one reuses its structure (flatcall.Memo).
@@ -339,26 +368,184 @@ class JitWrapped:
     args, kwargs = call.treedef.unflatten(call.leaves)
     return self._new_entry(call, args, kwargs, None, None)
 
-  def lower(self, *args, **kwargs):
+  def _jax_traced(self, args, kwargs):
+    """``jax.stages.Traced`` of the pure function for these arguments."""
     args, kwargs, box = self._split_static(args, kwargs)
+    if not self.graph:
+      varflow.check_unique((args, kwargs), 'nnx.jit')
+      return self._tree_jitted.trace(box, *args, **kwargs)
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
-    key = (ga.static, box, self.graph_updates is not False)
-    return self._graph_jitted.lower(key, *pure_args, **pure_kwargs)
+    key = (ga.static, box, self.graph_updates)
+    return self._graph_jitted.trace(key, *pure_args, **pure_kwargs)
 
   def trace(self, *args, **kwargs):
-    """Traces the function for these arguments (``jax.stages.Traced``
-    of the pure function over the arguments' leaves)."""
+    """Traces the function for these arguments (a :class:`Traced`)."""
+    return self._stages[0](self._jax_traced(args, kwargs), self)
+
+  def lower(self, *args, **kwargs):
+    """Lowers the function for these arguments (a :class:`Lowered`)."""
+    return self._stages[1](self._jax_traced(args, kwargs).lower(), self)
+
+  def _call_compiled(self, compiled, args, kwargs):
+    """Calls ``compiled`` (of :meth:`lower`) with user arguments."""
     args, kwargs, box = self._split_static(args, kwargs)
+    if not self.graph:
+      variables = varflow.check_unique((args, kwargs), 'nnx.jit')
+      out, new = compiled(*args, **kwargs)
+      store_raw_values(variables, new)
+      return out
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
-    key = (ga.static, box, self.graph_updates is not False)
-    return self._graph_jitted.trace(key, *pure_args, **pure_kwargs)
+    key = (ga.static, box, self.graph_updates)
+    recorded = self._out_static.get(key)
+    if recorded is None:
+      raise ValueError(
+        'A compiled nnx.jit function was called with arguments whose '
+        'graph structure or static arguments differ from the ones it was '
+        'lowered with; lower it again for these arguments.'
+      )
+    out_leaves, values = compiled(*pure_args, **pure_kwargs)
+    out_static, changed = recorded
+    ga.write_back((changed, values))
+    return common.unflatten_out(out_static, out_leaves, ga)
 
   def eval_shape(self, *args, **kwargs):
     from flax.nnx.transforms.general import eval_shape
 
     return eval_shape(self.fun, *args, **kwargs)
+
+
+class SimpleJitWrapped(JitWrapped):
+  """A function compiled with :func:`jit` without graph updates
+  (``graph=False`` or ``graph_updates=False``): Variable values flow back,
+  structure changes stay inside, Variable aliasing is an error.
+
+  ``partial_args`` are bound first arguments (as :func:`jit_partial`
+  does: a wrapper built with some is a :class:`SimpleJitPartialWrapped`);
+  ``update_shardings`` (tree mode) are the shardings of the Variable
+  values leaving the function, one per Variable of the arguments.
+  """
+
+  _stages = (stages.SimpleTraced, stages.SimpleLowered, stages.SimpleCompiled)
+
+  def __init__(
+    self,
+    fun,
+    in_shardings,
+    out_shardings,
+    static_argnums,
+    static_argnames,
+    donate_argnums,
+    donate_argnames,
+    keep_unused,
+    device,
+    backend,
+    inline,
+    partial_args,
+    graph,
+    update_shardings,
+  ):
+    JitWrapped.__init__(
+      self,
+      fun,
+      in_shardings,
+      out_shardings,
+      static_argnums,
+      static_argnames,
+      donate_argnums,
+      donate_argnames,
+      keep_unused,
+      device,
+      backend,
+      inline,
+      graph=graph,
+      graph_updates=False,
+      update_shardings=update_shardings,
+    )
+    self.partial_args = tuple(partial_args)
+    if self.partial_args and not isinstance(self, SimpleJitPartialWrapped):
+      # calls prepend the bound arguments: that is the partial wrapper
+      self.__class__ = SimpleJitPartialWrapped
+
+
+class SimpleJitPartialWrapped(SimpleJitWrapped):
+  """:func:`jit_partial`: a :class:`SimpleJitWrapped` whose first
+  arguments are bound to ``partial_args``; Variable updates reach them."""
+
+  _stages = (
+    stages.SimplePartialTraced,
+    stages.SimplePartialLowered,
+    stages.SimplePartialCompiled,
+  )
+
+  def __init__(
+    self,
+    fun,
+    in_shardings,
+    out_shardings,
+    static_argnums,
+    static_argnames,
+    donate_argnums,
+    donate_argnames,
+    keep_unused,
+    device,
+    backend,
+    inline,
+    partial_args,
+    graph,
+    update_shardings,
+  ):
+    SimpleJitWrapped.__init__(
+      self,
+      fun,
+      in_shardings,
+      out_shardings,
+      static_argnums,
+      static_argnames,
+      donate_argnums,
+      donate_argnames,
+      keep_unused,
+      device,
+      backend,
+      inline,
+      partial_args,
+      graph,
+      update_shardings,
+    )
+
+  def __call__(self, *args, **kwargs):
+    return JitWrapped.__call__(self, *self.partial_args, *args, **kwargs)
+
+  def trace(self, *args, **kwargs):
+    return JitWrapped.trace(self, *self.partial_args, *args, **kwargs)
+
+  def lower(self, *args, **kwargs):
+    return JitWrapped.lower(self, *self.partial_args, *args, **kwargs)
+
+  def eval_shape(self, *args, **kwargs):
+    return JitWrapped.eval_shape(self, *self.partial_args, *args, **kwargs)
+
+  def _call_compiled(self, compiled, args, kwargs):
+    return JitWrapped._call_compiled(
+      self, compiled, self.partial_args + tuple(args), kwargs
+    )
+
+
+def _make_jit(fun, *, partial_args=(), graph, graph_updates, **options):
+  """The wrapper class of :func:`jit` for these modes, resolved now."""
+  g = resolve_graph(graph)
+  if graph_updates is None:
+    graph_updates = graph_updates_default()
+  if g and graph_updates and not partial_args:
+    return JitWrapped(fun, graph=True, graph_updates=True, **options)
+  return SimpleJitWrapped(
+    fun,
+    partial_args=partial_args,
+    graph=g,
+    update_shardings=(),
+    **options,
+  )
 
 
 def jit(
@@ -384,7 +571,7 @@ def jit(
   returns a decorator taking the same options.
   """
   make = functools.partial(
-    JitWrapped,
+    _make_jit,
     in_shardings=in_shardings,
     out_shardings=out_shardings,
     static_argnums=static_argnums,
@@ -444,8 +631,9 @@ def jit_partial(
       'graph_updates=False (Variable updates still reach the bound '
       'arguments).'
     )
-  jitted = jit(
+  return _make_jit(
     fun,
+    partial_args=tuple(partial_args),
     in_shardings=in_shardings,
     out_shardings=out_shardings,
     static_argnums=static_argnums,
@@ -459,7 +647,6 @@ def jit_partial(
     graph=graph,
     graph_updates=False,
   )
-  return functools.partial(jitted, *partial_args)
 
 
 def cached_partial(f, *cached_args, graph=None, graph_updates=None):

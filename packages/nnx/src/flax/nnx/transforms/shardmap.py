@@ -11,7 +11,7 @@ spec it went in with.
 >>> import jax.numpy as jnp
 >>> from jax.sharding import PartitionSpec as P
 >>> from flax import nnx
->>> mesh = jax.make_mesh((1,), ('d',))
+>>> mesh = jax.make_mesh((1,), ('d',), axis_types=(jax.sharding.AxisType.Auto,))
 >>> class W(nnx.Module):
 ...   def __init__(self):
 ...     self.w = nnx.Param(jnp.arange(4.0))

@@ -1,0 +1,115 @@
+"""nnx.jit(...).trace / .lower / .compile: the staged objects and calling a
+Compiled with graph nodes, in every mode; the wrapper classes nnx.jit and
+nnx.jit_partial return."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+from flax.nnx.transforms import compilation
+
+
+class Counter(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.array([1.0, 2.0]))
+    self.n = nnx.BatchStat(jnp.array(0))
+
+
+def step(c, x):
+  c.n[...] += 1
+  return c.w[...] * x
+
+
+MODES = [
+  ({}, 'JitWrapped', ''),
+  ({'graph': False}, 'SimpleJitWrapped', 'Simple'),
+  ({'graph_updates': False}, 'SimpleJitWrapped', 'Simple'),
+]
+
+
+@pytest.mark.parametrize('kw, wrapper, prefix', MODES)
+def test_stages_and_compiled_call(kw, wrapper, prefix):
+  f = nnx.jit(step, **kw)
+  assert type(f).__name__ == wrapper
+  c = Counter()
+  traced = f.trace(c, 3.0)
+  assert type(traced) is getattr(compilation, prefix + 'Traced')
+  assert isinstance(traced.traced, jax.stages.Traced)
+  assert traced.jit_wrapped is f
+  assert traced.donate_argnums == ()
+  lowered = traced.lower()
+  assert type(lowered) is getattr(compilation, prefix + 'Lowered')
+  text = lowered.as_text()
+  assert 'module' in text and 'func.func' in text
+  assert isinstance(lowered.cost_analysis(), dict)
+  compiled = lowered.compile()
+  assert type(compiled) is getattr(compilation, prefix + 'Compiled')
+  assert isinstance(compiled.as_text(), str)
+  np.testing.assert_allclose(compiled(c, 3.0), [3.0, 6.0])
+  np.testing.assert_allclose(compiled.call(compiled, c, 1.0), [1.0, 2.0])
+  assert int(c.n[...]) == 2  # the compiled calls updated the input
+  assert (
+    int(
+      jax.tree_util.tree_leaves(
+        lowered.out_tree.unflatten([0] * lowered.out_tree.num_leaves)
+      )[0]
+    )
+    == 0
+  )
+  # lower() straight from the jitted function gives the same class
+  assert type(f.lower(c, 3.0)) is type(lowered)
+
+
+def test_compiled_rebuilds_graph_outputs():
+  c = Counter()
+  f = nnx.jit(lambda c: (c, c.w[...].sum()))
+  compiled = f.lower(c).compile()
+  out, s = compiled(c)
+  assert out is c and float(s) == 3.0
+  with pytest.raises(ValueError, match='lower it again'):
+    compiled(nnx.Linear(2, 2, rngs=nnx.Rngs(0)))
+
+
+def test_compiled_static_arguments():
+  f = nnx.jit(lambda c, k: c.w[...] * k, static_argnums=1)
+  c = Counter()
+  compiled = f.lower(c, 4).compile()
+  np.testing.assert_allclose(compiled(c, 4), [4.0, 8.0])
+
+
+def test_jit_partial_stages():
+  c = Counter()
+  f = nnx.jit_partial(step, c, graph_updates=False)
+  assert type(f) is compilation.SimpleJitPartialWrapped
+  assert f.partial_args == (c,)
+  lowered = f.lower(2.0)
+  assert type(lowered) is compilation.SimplePartialLowered
+  assert type(f.trace(2.0)) is compilation.SimplePartialTraced
+  compiled = lowered.compile()
+  assert type(compiled) is compilation.SimplePartialCompiled
+  np.testing.assert_allclose(compiled(2.0), [2.0, 4.0])
+  np.testing.assert_allclose(f(1.0), [1.0, 2.0])
+  assert int(c.n[...]) == 2
+
+
+def test_simple_jit_wrapped_constructor_binds_partial_args():
+  c = Counter()
+  args = (None, None, None, None, None, None, False, None, None, False)
+  f = compilation.SimpleJitWrapped(step, *args, (), False, ())
+  assert type(f) is compilation.SimpleJitWrapped
+  np.testing.assert_allclose(f(c, 2.0), [2.0, 4.0])
+  g = compilation.SimpleJitWrapped(step, *args, (c,), True, ())
+  assert type(g) is compilation.SimpleJitPartialWrapped
+  np.testing.assert_allclose(g(1.0), [1.0, 2.0])
+  assert int(c.n[...]) == 2
+
+
+def test_update_shardings_place_variable_values():
+  mesh = jax.make_mesh((1,), ('d',))
+  sharding = jax.sharding.NamedSharding(mesh, jax.P())
+  c = Counter()
+  args = (None, None, None, None, None, None, False, None, None, False)
+  f = compilation.SimpleJitWrapped(step, *args, (), False, (sharding, sharding))
+  f(c, 1.0)
+  assert c.n[...].sharding == sharding and int(c.n[...]) == 1
