@@ -113,3 +113,23 @@ def test_update_shardings_place_variable_values():
   f = compilation.SimpleJitWrapped(step, *args, (), False, (sharding, sharding))
   f(c, 1.0)
   assert c.n[...].sharding == sharding and int(c.n[...]) == 1
+
+
+def test_jit_functions_handed_to_jax():
+  f = nnx.jit(step)
+  assert type(f._fn) is compilation.JitFn
+  assert type(nnx.jit(step, graph=False)._fn) is compilation.SimpleJitFn
+  c = Counter()
+  p = nnx.jit_partial(step, c, graph=False)
+  assert type(p._fn) is compilation.SimpleJitPartialFn
+  # a SimpleJitFn in tree mode runs under jax.jit on its own: static
+  # arguments first, then the pytree arguments; Variable values come back
+  fn = compilation.SimpleJitFn(step, None, None, (), (), False, ())
+  out, new = jax.jit(fn, static_argnums=0)(None, c, 2.0)
+  np.testing.assert_allclose(out, [2.0, 4.0])
+  assert [int(v) if v.ndim == 0 else v.tolist() for v in new] == [1, [1.0, 2.0]]
+  # JitFn records the output structure of each call structure it traced
+  f(c, 1.0)
+  f.lower(c, 1.0)
+  assert len(f._fn.out_static) == 1
+  assert f._fn.ctxtag == 'nnx.jit'

@@ -10,6 +10,7 @@ from flax.nnx import extract, filterlib
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
+from flax.nnx.extract import labeled as labeled
 from flax.nnx.transforms import common, varflow
 from flax.nnx.transforms.types import DiffState
 from flax.nnx.variablelib import Param, Variable

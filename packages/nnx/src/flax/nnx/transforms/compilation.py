@@ -26,7 +26,12 @@ from flax.nnx._common import (
   resolve_graph,
 )
 from flax.nnx._common import Missing as Missing
-from flax.nnx.transforms import common, flatcall, stages, treecall, varflow
+from flax.nnx.extract import labeled as labeled
+from flax.nnx.transforms import common, flatcall, jitfns, stages, treecall
+from flax.nnx.transforms import varflow
+from flax.nnx.transforms.jitfns import JitFn as JitFn
+from flax.nnx.transforms.jitfns import SimpleJitFn as SimpleJitFn
+from flax.nnx.transforms.jitfns import SimpleJitPartialFn as SimpleJitPartialFn
 from flax.nnx.transforms.stages import Compiled as Compiled
 from flax.nnx.transforms.stages import Lowered as Lowered
 from flax.nnx.transforms.stages import SimpleCompiled as SimpleCompiled
@@ -151,7 +156,7 @@ class JitWrapped:
     self.static_argnames = frozenset(static_argnames)
     self._donate_argnums = frozenset(donate_argnums)
     self._donate_argnames = frozenset(donate_argnames)
-    self._out_static: dict = {}
+    self._fn = self._make_fn(fun, in_shardings, out_shardings, update_shardings)
     # Fast path: one compiled function per call structure (see flatcall).
     self._fast = (
       in_shardings is None and out_shardings is None and not update_shardings
@@ -181,12 +186,32 @@ class JitWrapped:
       backend=backend,
       inline=inline,
     )
-    self._graph_jitted = jax.jit(self._graph_inner, **jit_kwargs)
-    if update_shardings:
+    if update_shardings and not self.graph:
       # the Variable values leave with these shardings, one per Variable
       # of the arguments in pytree order (tree mode)
       jit_kwargs['out_shardings'] = (out_shardings, list(update_shardings))
-    self._tree_jitted = jax.jit(self._tree_inner, **jit_kwargs)
+    self._jitted = jax.jit(self._fn, **jit_kwargs)
+
+  def _make_fn(self, fun, in_shardings, out_shardings, update_shardings):
+    """The function handed to ``jax.jit`` (see :mod:`jitfns`)."""
+    if self.graph and self.graph_updates:
+      if update_shardings:
+        raise ValueError(
+          'update_shardings apply without graph updates only (tree mode or '
+          'graph_updates=False).'
+        )
+      return jitfns.JitFn(fun, in_shardings, out_shardings, None, 'nnx.jit')
+    return self._simple_fn(
+      fun,
+      in_shardings,
+      out_shardings,
+      self._donate_argnums,
+      self._donate_argnames,
+      self.graph,
+      update_shardings,
+    )
+
+  _simple_fn = jitfns.SimpleJitFn
 
   def __get__(self, obj, objtype=None):
     if obj is None:
@@ -208,32 +233,7 @@ class JitWrapped:
         statics.append(('k', name, kwargs.pop(name)))
     return tuple(args), kwargs, _StaticBox(tuple(statics))
 
-  @staticmethod
-  def _join_static(args, kwargs, box):
-    if box is None:
-      return args, kwargs
-    args = list(args)
-    for kind, where, value in box.values:
-      if kind == 'a':
-        args[where] = value
-      else:
-        kwargs[where] = value
-    return tuple(args), kwargs
-
   # -- graph mode -------------------------------------------------------------
-  def _graph_inner(self, key, *pure_args, **pure_kwargs):
-    static, box, graph_updates = key
-    ig = common.InnerGraph(static, None, (pure_args, pure_kwargs))
-
-    def body(tree):
-      args, kwargs = self._join_static(*tree, box)
-      return self.fun(*args, **kwargs)
-
-    out, changed, values = varflow.run_inner(ig, body, graph_updates, 'nnx.jit')
-    out_static, out_leaves = ig.flatten_out(out)
-    self._out_static[key] = (out_static, changed)
-    return out_leaves, values
-
   def _call_graph(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
     if self._fast:
@@ -249,8 +249,8 @@ class JitWrapped:
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
-    out_leaves, values = self._graph_jitted(key, *pure_args, **pure_kwargs)
-    out_static, changed = self._out_static[key]
+    out_leaves, values = self._jitted(key, *pure_args, **pure_kwargs)
+    out_static, changed = self._fn.out_static[key]
     ga.write_back((changed, values))
     return common.unflatten_out(out_static, out_leaves, ga)
 
@@ -272,12 +272,10 @@ class JitWrapped:
         if name in self._donate_argnames:
           donate.update(range(n, n + size))
         n += size
-    fun = self.fun
-    join = self._join_static
+    fn = self._fn
 
     def body(tree):
-      a, kw = join(*tree, box)
-      return fun(*a, **kw)
+      return fn.run(tree, box)
 
     if tree:
       entry = treecall.make_tree_entry(
@@ -299,13 +297,6 @@ class JitWrapped:
     return entry
 
   # -- tree mode --------------------------------------------------------------
-  def _tree_inner(self, box, *args, **kwargs):
-    args, kwargs = self._join_static(args, kwargs, box)
-    inputs = varflow.args_paths((args, kwargs))
-    out = self.fun(*args, **kwargs)
-    varflow.check_no_aliases(inputs, out, 'nnx.jit')
-    new = [v.raw_value for v in common.tree_variables((args, kwargs))]
-    return out, new
 
   def _call_tree(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
@@ -319,7 +310,7 @@ class JitWrapped:
       if out is not flatcall.NOT_FAST:
         return out
     variables = varflow.check_unique((args, kwargs), 'nnx.jit')
-    out, new = self._tree_jitted(box, *args, **kwargs)
+    out, new = self._jitted(box, *args, **kwargs)
     store_raw_values(variables, new)
     return out
 
@@ -373,11 +364,11 @@ class JitWrapped:
     args, kwargs, box = self._split_static(args, kwargs)
     if not self.graph:
       varflow.check_unique((args, kwargs), 'nnx.jit')
-      return self._tree_jitted.trace(box, *args, **kwargs)
+      return self._jitted.trace(box, *args, **kwargs)
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
-    return self._graph_jitted.trace(key, *pure_args, **pure_kwargs)
+    return self._jitted.trace(key, *pure_args, **pure_kwargs)
 
   def trace(self, *args, **kwargs):
     """Traces the function for these arguments (a :class:`Traced`)."""
@@ -398,7 +389,7 @@ class JitWrapped:
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
-    recorded = self._out_static.get(key)
+    recorded = self._fn.out_static.get(key)
     if recorded is None:
       raise ValueError(
         'A compiled nnx.jit function was called with arguments whose '
@@ -446,6 +437,10 @@ class SimpleJitWrapped(JitWrapped):
     graph,
     update_shardings,
   ):
+    self.partial_args = tuple(partial_args)
+    if self.partial_args and not isinstance(self, SimpleJitPartialWrapped):
+      # calls prepend the bound arguments: that is the partial wrapper
+      self.__class__ = SimpleJitPartialWrapped
     JitWrapped.__init__(
       self,
       fun,
@@ -463,10 +458,6 @@ class SimpleJitWrapped(JitWrapped):
       graph_updates=False,
       update_shardings=update_shardings,
     )
-    self.partial_args = tuple(partial_args)
-    if self.partial_args and not isinstance(self, SimpleJitPartialWrapped):
-      # calls prepend the bound arguments: that is the partial wrapper
-      self.__class__ = SimpleJitPartialWrapped
 
 
 class SimpleJitPartialWrapped(SimpleJitWrapped):
@@ -478,6 +469,7 @@ class SimpleJitPartialWrapped(SimpleJitWrapped):
     stages.SimplePartialLowered,
     stages.SimplePartialCompiled,
   )
+  _simple_fn = jitfns.SimpleJitPartialFn
 
   def __init__(
     self,

@@ -1,0 +1,146 @@
+"""The functions ``nnx.jit`` hands to ``jax.jit``.
+
+A jitted function owns one of these; it carries the compilation options
+the wrapper configures ``jax.jit`` with and runs the user function inside
+the trace:
+
+- :class:`JitFn` (graph mode with graph updates) rebuilds the graph nodes
+  of the arguments from their NodeStates, runs the function and returns
+  the flattened outputs and the new leaf values (structure changes
+  recorded in ``out_static``).
+- :class:`SimpleJitFn` (without graph updates) does the same with
+  structure changes dropped in graph mode; in tree mode JAX rebuilt the
+  arguments already and the Variable values are returned.
+- :class:`SimpleJitPartialFn` is the one of ``nnx.jit_partial``.
+
+The first positional argument is static: the call structure in graph mode
+(graph structure, static arguments, graph updates), the static arguments
+in tree mode. ``run(tree, box)`` runs the user function on an ``(args,
+kwargs)`` pair; the compiled fast path (``flatcall``/``treecall``) calls it
+after rebuilding the arguments itself.
+"""
+
+from flax.nnx.transforms import common, varflow
+
+
+def join_static(args, kwargs, box):
+  """Puts the static arguments held by ``box`` back into the call."""
+  if box is None:
+    return args, kwargs
+  args = list(args)
+  for kind, where, value in box.values:
+    if kind == 'a':
+      args[where] = value
+    else:
+      kwargs[where] = value
+  return tuple(args), kwargs
+
+
+class JitFn:
+  """The function ``nnx.jit`` compiles in graph mode with graph updates.
+
+  Attributes: ``f`` (the user function), ``in_shardings``,
+  ``out_shardings`` and ``kwarg_shardings`` (the shardings ``jax.jit`` is
+  configured with for positional arguments, outputs and keyword
+  arguments), ``ctxtag`` (the name errors raised inside use) and
+  ``out_static`` (output structure and graph changes recorded per call
+  structure while tracing).
+  """
+
+  graph = True
+  graph_updates = True
+
+  def __init__(
+    self, f, in_shardings, out_shardings, kwarg_shardings, ctxtag
+  ) -> None:
+    self.f = f
+    self.in_shardings = in_shardings
+    self.out_shardings = out_shardings
+    self.kwarg_shardings = kwarg_shardings
+    self.ctxtag = ctxtag
+    self.out_static: dict = {}
+
+  def __repr__(self):
+    return f'{type(self).__name__}({self.f!r})'
+
+  def run(self, tree, box):
+    args, kwargs = join_static(*tree, box)
+    return self.f(*args, **kwargs)
+
+  def __call__(self, *pure_args, **pure_kwargs):
+    key, *pure_args = pure_args
+    static, box, graph_updates = key
+    ig = common.InnerGraph(static, None, (tuple(pure_args), pure_kwargs))
+    out, changed, values = varflow.run_inner(
+      ig, lambda tree: self.run(tree, box), graph_updates, self.ctxtag
+    )
+    out_static, out_leaves = ig.flatten_out(out)
+    self.out_static[key] = (out_static, changed)
+    return out_leaves, values
+
+
+class SimpleJitFn(JitFn):
+  """The function ``nnx.jit`` compiles without graph updates.
+
+  ``graph`` selects graph mode (graph nodes rebuilt from NodeStates,
+  shared references kept, structure changes dropped) or tree mode
+  (pytrees, Variables returned by value); ``donate_argnums`` /
+  ``donate_argnames`` are the donated arguments; ``update_shardings``
+  (tree mode) are the shardings of the Variable values leaving the
+  function, one per Variable of the arguments (empty: unconstrained).
+  """
+
+  graph_updates = False
+
+  def __init__(
+    self,
+    f,
+    in_shardings,
+    out_shardings,
+    donate_argnums,
+    donate_argnames,
+    graph,
+    update_shardings,
+  ) -> None:
+    super().__init__(f, in_shardings, out_shardings, None, 'nnx.jit')
+    self.donate_argnums = frozenset(donate_argnums)
+    self.donate_argnames = frozenset(donate_argnames)
+    self.graph = bool(graph)
+    self.update_shardings = tuple(update_shardings or ())
+
+  def __call__(self, *args, **kwargs):
+    if self.graph:
+      return super().__call__(*args, **kwargs)
+    box, *args = args
+    args, kwargs = join_static(tuple(args), kwargs, box)
+    inputs = varflow.args_paths((args, kwargs))
+    out = self.f(*args, **kwargs)
+    varflow.check_no_aliases(inputs, out, self.ctxtag)
+    new = [v.raw_value for v in common.tree_variables((args, kwargs))]
+    return out, new
+
+
+class SimpleJitPartialFn(SimpleJitFn):
+  """:class:`SimpleJitFn` of ``nnx.jit_partial``: the bound arguments come
+  first in the call it runs."""
+
+  def __init__(
+    self,
+    f,
+    in_shardings,
+    out_shardings,
+    donate_argnums,
+    donate_argnames,
+    graph,
+    update_shardings,
+  ) -> None:
+    super().__init__(
+      f,
+      in_shardings,
+      out_shardings,
+      donate_argnums,
+      donate_argnames,
+      graph,
+      update_shardings,
+    )
+    self.ctxtag = 'nnx.jit_partial'
