@@ -1,12 +1,14 @@
 """grad, value_and_grad, vjp, jvp and custom_vjp over graph nodes."""
 
+import collections
 import functools
+import inspect
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from flax.nnx import extract, filterlib
+from flax.nnx import extract, filterlib, graphlib
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
@@ -35,6 +37,54 @@ def _diff_specs(argnums):
     else:
       specs.append((a, Param))
   return single, specs
+
+
+class GradFn:
+  """The function ``nnx.grad`` differentiates in graph mode with graph
+  updates.
+
+  It is called with the differentiated substates (one NodeStates tree per
+  differentiated argument); ``nondiff_states`` holds the pure form of every
+  argument (graph nodes as NodeStates with all their filter groups), whose
+  other groups and arguments complete the call. It rebuilds the graph
+  nodes (``graph_args`` gives their structure), runs ``f`` and returns
+  ``(loss, (aux_leaves, leaf_values))``; the structure of ``aux`` and the
+  graph changes are kept in ``out_static``.
+  """
+
+  def __init__(
+    self, f, has_aux, nondiff_states, *, graph_args=None, argnums=()
+  ) -> None:
+    self.f = f
+    self.has_aux = has_aux
+    self.nondiff_states = nondiff_states
+    self.graph_args = graph_args
+    self.argnums = tuple(argnums)
+    self.out_static = None
+
+  def __call__(self, *pure_args):
+    (diff_trees,) = pure_args
+    is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
+    args = list(self.nondiff_states)
+    for i, tree in zip(self.argnums, diff_trees):
+      args[i] = jax.tree_util.tree_map(
+        lambda d, p: (
+          common.NodeStates((d.groups[0], p.groups[1]), p.key)
+          if is_ns(p)
+          else d
+        ),
+        tree,
+        args[i],
+        is_leaf=is_ns,
+      )
+    ga = self.graph_args
+    ig = common.InnerGraph(ga.static, ga.masks(), (tuple(args), {}))
+    out = self.f(*ig.args[0])
+    loss, aux = out if self.has_aux else (out, None)
+    changed, values = ig.updates()
+    aux_static, aux_leaves = ig.flatten_out(aux)
+    self.out_static = (aux_static, changed)
+    return loss, (aux_leaves, values)
 
 
 def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
@@ -66,47 +116,27 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
           is_leaf=lambda x: isinstance(x, common.NodeStates),
         )
       )
-    cell = {}
-
-    def pure_f(diff_trees, pure_args):
-      pure_args = list(pure_args)
-      for (i, _), tree in zip(specs, diff_trees):
-        pure_args[i] = jax.tree.map(
-          lambda d, p: (
-            common.NodeStates((d.groups[0], p.groups[1]), p.key)
-            if isinstance(p, common.NodeStates)
-            else d
-          ),
-          tree,
-          pure_args[i],
-          is_leaf=lambda x: isinstance(x, common.NodeStates),
-        )
-      ig = common.InnerGraph(ga.static, ga.masks(), (tuple(pure_args), {}))
-      a, _ = ig.args
-      out = f(*a)
-      if has_aux:
-        loss, aux = out
-      else:
-        loss, aux = out, None
-      changed, values = ig.updates()
-      aux_static, aux_leaves = ig.flatten_out(aux)
-      cell['static'] = (aux_static, changed)
-      return loss, (aux_leaves, values)
-
+    fn = GradFn(
+      f,
+      has_aux,
+      collections.deque(pure_args),
+      graph_args=ga,
+      argnums=tuple(i for i, _ in specs),
+    )
     transform = jax.value_and_grad if with_value else jax.grad
     res = transform(
-      pure_f,
+      fn,
       argnums=0,
       has_aux=True,
       holomorphic=holomorphic,
       allow_int=allow_int,
-    )(diff_trees, pure_args)
+    )(diff_trees)
     if with_value:
       (loss, (aux_leaves, values)), grads = res
     else:
       grads, (aux_leaves, values) = res
       loss = None
-    aux_static, changed = cell['static']
+    aux_static, changed = fn.out_static
     ga.write_back((changed, values))
     aux = common.unflatten_out(aux_static, aux_leaves, ga)
     del node_root
@@ -509,36 +539,96 @@ def _zero_cotangent(x):
   return jax.tree.map(z, x)
 
 
-class CustomVJP:
-  """A function with a custom VJP over graph nodes (see :func:`custom_vjp`)."""
+class BwdFn:
+  """The backward rule ``nnx.custom_vjp`` registers in graph mode with graph
+  updates: calls the user's ``bwd(res, g)`` and turns the cotangents it
+  returns for graph nodes (States or Modules, missing entries are zeros)
+  into NodeStates of the differentiated leaves. ``tree_node_args`` is the
+  pure form of the arguments (NodeStates for graph nodes)."""
 
-  def __init__(self, fun, nondiff_argnums, graph, graph_updates):
+  def __init__(
+    self, bwd, tree_node_args, *, graph_args=None, static_argnums=()
+  ) -> None:
+    self.bwd = bwd
+    self.tree_node_args = tree_node_args
+    self.graph_args = graph_args
+    self.static_argnums = frozenset(static_argnums)
+
+  def __call__(self, *args):
+    (res, nondiff), g = args
+    tangents = self.bwd(res, g)
+    if not isinstance(tangents, tuple):
+      tangents = (tangents,)
+    out = []
+    for i, a in enumerate(self.tree_node_args):
+      if i in self.static_argnums:
+        out.append(None)
+        continue
+      t = tangents[i]
+      if isinstance(a, common.NodeStates):
+        out.append(self._node_cotangent(a, t))
+      else:
+        out.append(t)
+    return tuple(out), _zero_cotangent(nondiff)
+
+  def _node_cotangent(self, a, t):
+    r = self.graph_args.roots[a.key]
+    lookup = {}
+    if t is not None:
+      if graphlib.is_graph_node(t):
+        t = graphlib.state(t)
+      paths, leaves = (t if isinstance(t, State) else State(t))._flat_items()
+      lookup = dict(zip(paths, leaves))
+    vals = []
+    for m, path, slot in zip(r.mask, r.paths, r.slots):
+      if m != 0:
+        continue
+      tv = lookup.get(path)
+      if tv is None:
+        vals.append(_zero_cotangent(slot.raw_value))
+      else:
+        vals.append(tv.raw_value if isinstance(tv, Variable) else tv)
+    return common.NodeStates((vals,), a.key)
+
+
+def _positional(fun, args, kwargs) -> tuple:
+  """``args`` and ``kwargs`` as positional arguments of ``fun`` (defaults
+  filled in), as ``jax.custom_vjp`` passes them to its rules."""
+  if not kwargs:
+    return args
+  bound = inspect.signature(fun).bind(*args, **kwargs)
+  bound.apply_defaults()
+  return bound.args
+
+
+class CustomVjp:
+  """A function with a custom VJP over graph nodes, graph mode with graph
+  updates (see :func:`custom_vjp`): ``nondiff_argnums`` holds argument
+  numbers (static arguments) and :class:`DiffState` (the substate of a
+  graph node that gets cotangents)."""
+
+  def __init__(self, fun, nondiff_argnums):
     functools.update_wrapper(self, fun)
     self.fun = fun
     self.nondiff_argnums = tuple(nondiff_argnums)
-    self.graph = graph
-    self.graph_updates = graph_updates
     self.fwd = None
     self.bwd = None
 
   def defvjp(self, fwd, bwd, symbolic_zeros=False):
+    if symbolic_zeros:
+      raise ValueError(
+        'symbolic_zeros=True is supported by nnx.custom_vjp without graph '
+        'updates only (graph=False or graph_updates=False).'
+      )
     self.fwd = fwd
     self.bwd = bwd
 
-  def __call__(self, *args):
+  def __call__(self, *args, **kwargs):
     if self.fwd is None:
       raise ValueError(
         'nnx.custom_vjp function called before defvjp(fwd, bwd).'
       )
-    if not resolve_graph(self.graph) or self.graph_updates is False:
-      return self._call_tree(*args)
-    return self._call_graph(*args)
-
-  def _call_tree(self, *args):
-    common.check_tree_mode_args(self.nondiff_argnums, name='nnx.custom_vjp')
-    jf = jax.custom_vjp(self.fun, nondiff_argnums=self.nondiff_argnums)
-    jf.defvjp(self.fwd, self.bwd)
-    return jf(*args)
+    return self._call_graph(*_positional(self.fun, args, kwargs))
 
   def _call_graph(self, *args):
     int_nondiff = {a for a in self.nondiff_argnums if isinstance(a, int)}
@@ -632,50 +722,18 @@ class CustomVJP:
       out, res = self.fwd(*ig.args[0])
       return (input_updates(ig), out), (res, nondiff)
 
-    def pure_bwd(res_nd, g):
-      res, nondiff = res_nd
-      tangents = self.bwd(res, g)
-      if not isinstance(tangents, tuple):
-        tangents = (tangents,)
-      out = []
-      for i, a in enumerate(pure_args):
-        if i in int_nondiff:
-          out.append(None)
-          continue
-        t = tangents[i]
-        if is_ns(a):
-          r = ga.roots[a.key]
-          lookup = {}
-          if t is not None:
-            paths, leaves = (
-              t if isinstance(t, State) else State(t)
-            )._flat_items()
-            lookup = dict(zip(paths, leaves))
-          vals = []
-          for m, path, v in zip(
-            r.mask, r.paths, [s.raw_value for s in r.slots]
-          ):
-            if m != 0:
-              continue
-            tv = lookup.get(path)
-            if tv is None:
-              vals.append(_zero_cotangent(v))
-            else:
-              vals.append(tv.raw_value if isinstance(tv, Variable) else tv)
-          out.append(common.NodeStates((vals,), a.key))
-        else:
-          out.append(t)
-      return tuple(out), _zero_cotangent(nondiff)
-
-    pure_f.defvjp(pure_fwd, pure_bwd)
+    pure_f.defvjp(
+      pure_fwd,
+      BwdFn(
+        self.bwd, tuple(pure_args), graph_args=ga, static_argnums=int_nondiff
+      ),
+    )
     updates, out = pure_f(diff, nondiff)
     for k_arg, st in enumerate(updates):
       if st is None:
         continue
       paths, leaves = st._flat_items()
       a = args[k_arg]
-      from flax.nnx import graphlib
-
       graphlib.update(a, State._from_flat(paths, leaves))
     return out
 
@@ -684,17 +742,225 @@ class CustomVJP:
 def custom_vjp(
   fun=MISSING, *, nondiff_argnums=(), graph=None, graph_updates=None
 ):
-  """Reference-aware ``jax.custom_vjp`` (see the Flax docs for the graph
-  and ``graph_updates=False`` conventions of ``bwd``)."""
-  return CustomVJP(fun, nondiff_argnums, graph, graph_updates)
+  """Reference-aware ``jax.custom_vjp``.
+
+  In graph mode with graph updates (:class:`CustomVjp`) ``bwd`` returns, for
+  a graph node, a State (or the node) of cotangents of its differentiated
+  substate (every Variable, or the one a :class:`DiffState` in
+  ``nondiff_argnums`` selects). Without graph updates
+  (:class:`SimpleCustomVjp`) the arguments are pytrees and ``bwd`` returns
+  cotangents in their structure, as ``jax.custom_vjp``.
+
+  >>> from flax import nnx
+  >>> import jax, jax.numpy as jnp
+  >>> @nnx.custom_vjp(graph=False)
+  ... def f(x):
+  ...   return jnp.sin(x)
+  >>> f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (2.0 * g,))
+  >>> float(jax.grad(f)(0.5))
+  2.0
+  """
+  g = resolve_graph(graph)
+  if g and _updates(graph_updates):
+    return CustomVjp(fun, nondiff_argnums)
+  common.check_tree_mode_args(nondiff_argnums, name='nnx.custom_vjp')
+  return SimpleCustomVjp(fun, nondiff_argnums, g)
+
+
+class _SimpleCall:
+  """Runs a user function of ``nnx.custom_vjp`` without graph updates on
+  the arguments rebuilt from their pytree form (``nnx.from_tree`` in
+  graph mode)."""
+
+  def __init__(self, fn, graph: bool) -> None:
+    self._fn = fn
+    self.graph = graph
+
+  def _args(self, args):
+    return extract.from_tree(args) if self.graph else args
+
+
+class SimpleCustomVjpFn(_SimpleCall):
+  """The primal function of :class:`SimpleCustomVjp`."""
+
+  def __init__(self, f, graph: bool) -> None:
+    super().__init__(f, graph)
+    self.f = f
+
+  def __call__(self, *args):
+    return self.f(*self._args(args))
+
+
+class SimpleFwdFn(_SimpleCall):
+  """The forward rule of :class:`SimpleCustomVjp`: ``fwd`` on the rebuilt
+  arguments, returning ``(out, residuals)``."""
+
+  def __init__(self, fwd, graph: bool) -> None:
+    super().__init__(fwd, graph)
+    self.fwd = fwd
+
+  def __call__(self, *args):
+    out, res = self.fwd(*self._args(args))
+    if self.graph:
+      res = extract.to_tree(res)
+    return out, res
+
+
+class SimpleBwdFn(_SimpleCall):
+  """The backward rule of :class:`SimpleCustomVjp`: ``bwd(*nondiff, res,
+  g)`` with graph nodes rebuilt, its cotangents (Modules for Modules) put
+  back in pytree form."""
+
+  def __init__(self, bwd, graph: bool) -> None:
+    super().__init__(bwd, graph)
+    self.bwd = bwd
+
+  def __call__(self, *args):
+    if self.graph:
+      args = extract.from_tree(args)
+    cts = self.bwd(*args)
+    return extract.to_tree(cts) if self.graph else cts
+
+
+class SimpleCustomVjp:
+  """A function with a custom VJP without graph updates (see
+  :func:`custom_vjp`): the arguments are pytrees (``graph=True``: through
+  ``nnx.to_tree``, shared references kept); ``nondiff_argnums`` are
+  argument numbers, as in ``jax.custom_vjp``."""
+
+  def __init__(self, fun, nondiff_argnums, graph):
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.graph = bool(graph)
+    self._jax = jax.custom_vjp(
+      SimpleCustomVjpFn(fun, self.graph), nondiff_argnums=self.nondiff_argnums
+    )
+    self.fwd = None
+    self.bwd = None
+
+  def defvjp(self, fwd, bwd, symbolic_zeros=False):
+    self.fwd = fwd
+    self.bwd = bwd
+    self._jax.defvjp(
+      SimpleFwdFn(fwd, self.graph),
+      SimpleBwdFn(bwd, self.graph),
+      symbolic_zeros=symbolic_zeros,
+    )
+
+  def __call__(self, *args, **kwargs):
+    if self.fwd is None:
+      raise ValueError(
+        'nnx.custom_vjp function called before defvjp(fwd, bwd).'
+      )
+    args = _positional(self.fun, args, kwargs)
+    if self.graph:
+      args = tuple(
+        a if i in self.nondiff_argnums else extract.to_tree(a)
+        for i, a in enumerate(args)
+      )
+    return self._jax(*args)
+
+
+# -- remat ------------------------------------------------------------------------
+
+
+class SimpleRematFn:
+  """The function ``nnx.remat`` checkpoints without graph updates: ``f`` on
+  fresh copies of the arguments (rebuilt with ``nnx.from_tree`` when
+  ``graph``), returning ``(out, variable_updates)``; input Variables may
+  not be returned."""
+
+  def __init__(self, f, graph: bool) -> None:
+    self.f = f
+    self.graph = graph
+
+  def __call__(self, *args, **kwargs):
+    (args, kwargs), _ = _simple_enter((args, kwargs), self.graph)
+    inputs = varflow.args_paths((args, kwargs))
+    out = self.f(*args, **kwargs)
+    updates = _simple_leave(inputs, out, 'nnx.remat')
+    if self.graph:
+      out = extract.to_tree(out)
+    return out, updates
+
+
+@common.options_first
+def remat(
+  f=MISSING,
+  *,
+  prevent_cse=True,
+  static_argnums=(),
+  policy=None,
+  graph=None,
+  graph_updates=None,
+):
+  """Lifted ``jax.checkpoint`` (``jax.remat``): ``f``'s intermediates are
+  recomputed on the backward pass instead of stored.
+
+  In graph mode with graph updates, structure changes made inside come
+  back as with :func:`nnx.jit`; without graph updates (``graph=False`` or
+  ``graph_updates=False``) Variable values flow back.
+
+  >>> from flax import nnx
+  >>> import jax, jax.numpy as jnp
+  >>> m = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+  >>> f = nnx.remat(lambda m, x: jnp.sum(jnp.sin(m(x))), graph=False)
+  >>> y = f(m, jnp.ones((1, 2)))
+  >>> y.shape
+  ()
+  """
+  if isinstance(static_argnums, int):
+    static_argnums = (static_argnums,)
+  static_argnums = tuple(static_argnums)
+
+  @functools.wraps(f)
+  def wrapper(*args, **kwargs):
+    g = resolve_graph(graph)
+    if g and _updates(graph_updates):
+      return _remat_graph(f, prevent_cse, static_argnums, policy, args, kwargs)
+    statics = {i: args[i] for i in static_argnums if i < len(args)}
+    dyn = tuple(None if i in statics else a for i, a in enumerate(args))
+    pure, outer = _simple_pure((dyn, kwargs), g, 'nnx.remat')
+    pure_args, pure_kwargs = pure
+
+    def inner(*a, **kw):
+      a = tuple(statics.get(i, x) for i, x in enumerate(a))
+      return f(*a, **kw)
+
+    out, updates = jax.checkpoint(
+      SimpleRematFn(inner, g), prevent_cse=prevent_cse, policy=policy
+    )(*pure_args, **pure_kwargs)
+    common.store_values(outer, updates)
+    return _simple_out(out, g)
+
+  return wrapper
+
+
+def _remat_graph(f, prevent_cse, static_argnums, policy, args, kwargs):
+  from flax.nnx.transforms.general import lift
+
+  statics = {i: args[i] for i in static_argnums if i < len(args)}
+  dyn = tuple(None if i in statics else a for i, a in enumerate(args))
+
+  def inner(*a, **kw):
+    a = tuple(statics.get(i, x) for i, x in enumerate(a))
+    return f(*a, **kw)
+
+  return lift(
+    lambda pf: jax.checkpoint(pf, prevent_cse=prevent_cse, policy=policy),
+    inner,
+    dyn,
+    kwargs,
+    graph=True,
+  )
+
+
+checkpoint = remat
 
 
 def __getattr__(name):
-  # remat and resolve_kwargs live with the other general transforms
-  if name == 'remat':
-    from flax.nnx.transforms.general import remat
-
-    return remat
+  # resolve_kwargs lives with the other general transforms
   if name == 'resolve_kwargs':
     from flax.nnx.transforms.transforms import resolve_kwargs
 
