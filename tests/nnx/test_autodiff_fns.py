@@ -134,3 +134,33 @@ def test_custom_vjp_symbolic_zeros():
   g = nnx.custom_vjp(lambda x: x * 2)
   with pytest.raises(ValueError, match='symbolic_zeros'):
     g.defvjp(lambda x: (x, None), lambda r, g: (g,), symbolic_zeros=True)
+
+
+def test_custom_vjp_graph_mode_rules_and_fwd_check():
+  m = M()
+
+  @nnx.custom_vjp
+  def f(m, x):
+    return jnp.sum(m.w[...] * x)
+
+  def fwd(m, x):
+    return f(m, x), (m.w[...], x)
+
+  def bwd(res, g):
+    w, x = res
+    _, g_out = g  # (input updates cotangent, output cotangent)
+    return nnx.State({'w': nnx.Param(x * g_out * 2.0 + 0 * w)}), w.sum() * g_out
+
+  f.defvjp(fwd, bwd)
+  assert isinstance(f, autodiff.CustomVjp)
+  gm, gx = nnx.grad(f, argnums=(0, 1))(m, 3.0)
+  np.testing.assert_allclose(gm['w'][...], [6.0, 6.0])
+  assert float(gx) == 3.0
+
+  @nnx.custom_vjp
+  def h(m):
+    return jnp.sum(m.w[...])
+
+  h.defvjp(lambda m: jnp.sum(m.w[...]), bwd)
+  with pytest.raises(ValueError, match='must return a pair'):
+    nnx.grad(h)(m)

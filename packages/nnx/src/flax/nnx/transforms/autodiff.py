@@ -601,6 +601,108 @@ def _positional(fun, args, kwargs) -> tuple:
   return bound.args
 
 
+class _CustomVjpCall:
+  """The graph structure of one ``nnx.custom_vjp`` call (graph mode):
+  rebuilds the graph nodes from the differentiated and non-differentiated
+  NodeStates and reads the input updates the function made."""
+
+  def __init__(self, graph_args, args) -> None:
+    self.graph_args = graph_args
+    self.args = args
+
+  def rebuild(self, diff, nondiff, statics, static_argnums):
+    is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
+    full = []
+    for i, (d, nd) in enumerate(zip(diff, nondiff)):
+      if i in static_argnums:
+        full.append(statics[i])
+        continue
+      full.append(
+        jax.tree_util.tree_map(
+          lambda x, y: (
+            common.NodeStates((x.groups[0], y.groups[0]), x.key)
+            if is_ns(x)
+            else x
+          ),
+          d,
+          nd,
+          is_leaf=is_ns,
+        )
+      )
+    ga = self.graph_args
+    return common.InnerGraph(ga.static, ga.masks(), (tuple(full), {}))
+
+  def input_updates(self, ig):
+    ga = self.graph_args
+    _, values = ig.updates()
+    out = []
+    for a in self.args:
+      if not common.is_node_leaf(a):
+        out.append(None)
+        continue
+      k = ga.positions.index([j for j, x in enumerate(ga.leaves) if x is a][0])
+      r = ga.roots[k]
+      leaves = [
+        slot.copy(v) if isinstance(slot, Variable) else v
+        for slot, v in zip(r.slots, values[k])
+      ]
+      out.append(State._from_flat(list(r.paths), leaves))
+    return tuple(out)
+
+
+class CustomVjpFnWrapper:
+  """The primal function of :class:`CustomVjp` handed to
+  ``jax.custom_vjp``: called with the differentiated and the other
+  NodeStates of the arguments, it rebuilds the graph nodes (``nodedefs``:
+  the call's graph structure; ``nondiff_states``: the static arguments by
+  position, at ``jax_nondiff_argnums``), runs ``f`` and returns ``(input
+  updates, out)``. ``ctxtag`` names the transform in errors."""
+
+  def __init__(
+    self, f, jax_nondiff_argnums, ctxtag, nondiff_states, nodedefs
+  ) -> None:
+    self.f = f
+    self.jax_nondiff_argnums = tuple(jax_nondiff_argnums)
+    self.ctxtag = ctxtag
+    self.nondiff_states = nondiff_states
+    self.nodedefs = nodedefs
+
+  def _rebuild(self, pure_args):
+    diff, nondiff = pure_args
+    return self.nodedefs.rebuild(
+      diff, nondiff, self.nondiff_states, self.jax_nondiff_argnums
+    )
+
+  def __call__(self, *pure_args):
+    ig = self._rebuild(pure_args)
+    out = self.f(*ig.args[0])
+    return self.nodedefs.input_updates(ig), out
+
+
+class FwdFn(CustomVjpFnWrapper):
+  """The forward rule of :class:`CustomVjp`: runs the user's ``fwd`` on the
+  rebuilt graph nodes and returns ``((input updates, out), (residuals,
+  non-differentiated states))``."""
+
+  def __init__(
+    self, fwd, nondiff_argnums, ctxtag, nondiff_states, nodedefs
+  ) -> None:
+    super().__init__(fwd, nondiff_argnums, ctxtag, nondiff_states, nodedefs)
+    self.fwd = fwd
+    self.nondiff_argnums = self.jax_nondiff_argnums
+
+  def __call__(self, *pure_args):
+    ig = self._rebuild(pure_args)
+    result = self.fwd(*ig.args[0])
+    if not isinstance(result, tuple) or len(result) != 2:
+      raise ValueError(
+        f'The fwd rule of {self.ctxtag} must return a pair (out, '
+        f'residuals), got {type(result).__name__}.'
+      )
+    out, res = result
+    return (self.nodedefs.input_updates(ig), out), (res, pure_args[1])
+
+
 class CustomVjp:
   """A function with a custom VJP over graph nodes, graph mode with graph
   updates (see :func:`custom_vjp`): ``nondiff_argnums`` holds argument
@@ -667,63 +769,15 @@ class CustomVjp:
       for a in pure_args
     )
     statics = tuple(a if i in int_nondiff else None for i, a in enumerate(args))
-
-    def rebuild(diff, nondiff):
-      full = []
-      for i, (d, nd) in enumerate(zip(diff, nondiff)):
-        if i in int_nondiff:
-          full.append(statics[i])
-          continue
-        full.append(
-          jax.tree.map(
-            lambda x, y: (
-              common.NodeStates((x.groups[0], y.groups[0]), x.key)
-              if is_ns(x)
-              else x
-            ),
-            d,
-            nd,
-            is_leaf=is_ns,
-          )
-        )
-      ig = common.InnerGraph(ga.static, ga.masks(), (tuple(full), {}))
-      return ig
-
-    def diff_state_of(ig, k):
-      r = ga.roots[k]
-      _, values = ig.updates()
-      vals = values[k]
-      paths, leaves = [], []
-      for path, slot, v in zip(r.paths, r.slots, vals):
-        paths.append(path)
-        leaves.append(slot.copy(v) if isinstance(slot, Variable) else v)
-      return State._from_flat(paths, leaves)
-
-    def input_updates(ig):
-      out = []
-      for i, a in enumerate(args):
-        if common.is_node_leaf(a):
-          k = ga.positions.index(
-            [j for j, x in enumerate(ga.leaves) if x is a][0]
-          )
-          out.append(diff_state_of(ig, k))
-        else:
-          out.append(None)
-      return tuple(out)
-
-    @jax.custom_vjp
-    def pure_f(diff, nondiff):
-      ig = rebuild(diff, nondiff)
-      out = self.fun(*ig.args[0])
-      return input_updates(ig), out
-
-    def pure_fwd(diff, nondiff):
-      ig = rebuild(diff, nondiff)
-      out, res = self.fwd(*ig.args[0])
-      return (input_updates(ig), out), (res, nondiff)
-
+    call = _CustomVjpCall(ga, args)
+    jax_nondiff = tuple(sorted(int_nondiff))
+    pure_f = jax.custom_vjp(
+      CustomVjpFnWrapper(
+        self.fun, jax_nondiff, 'nnx.custom_vjp', list(statics), call
+      )
+    )
     pure_f.defvjp(
-      pure_fwd,
+      FwdFn(self.fwd, jax_nondiff, 'nnx.custom_vjp', list(statics), call),
       BwdFn(
         self.bwd, tuple(pure_args), graph_args=ga, static_argnums=int_nondiff
       ),
