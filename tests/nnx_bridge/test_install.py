@@ -52,3 +52,16 @@ def test_bridge_without_linen_names_the_extra():
   # Installed from a checkout, the command names its package folders.
   assert command.startswith('pip install ')
   assert 'nnx[bridge]' in command
+
+
+def test_nnx_wrappers_is_the_bridge_wrappers_module():
+  result = _run("""
+    import sys
+    from flax import nnx
+    print('flax.linen' in sys.modules)
+    import flax.nnx.bridge.wrappers
+    print(nnx.wrappers is flax.nnx.bridge.wrappers)
+    print(nnx.wrappers.ToNNX is nnx.bridge.ToNNX)
+  """)
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.split() == ['False', 'True', 'True']

@@ -242,6 +242,7 @@ _NNX_OWN = (
   ('while_loop', 'flax.nnx.transforms.general:while_loop'),
   ('with_partitioning', 'flax.nnx.spmd:with_partitioning'),
   ('bridge', 'flax.nnx.bridge'),
+  ('wrappers', 'flax.nnx.bridge.wrappers'),
   ('compat', 'flax.nnx.compat'),
   ('extract', 'flax.nnx.extract'),
   ('graph', 'flax.nnx.graph'),
