@@ -45,6 +45,8 @@ from flax.linen._method_wrapping import (  # noqa: F401
   wrap_method_once as wrap_method_once,
 )
 from flax.core.scope import LazyRng as LazyRng  # noqa: F401
+from flax.linen._module_rngs import clean_clone as clean_clone  # noqa: F401
+from flax.linen._module_rngs import fork_rngs as fork_rngs  # noqa: F401
 from flax.core.scope import Scope as Scope  # noqa: F401
 from flax.core.scope import Variable as Variable  # noqa: F401
 from flax.ids import FlaxId as FlaxId  # noqa: F401
