@@ -170,3 +170,16 @@ def test_registration_errors():
     graph.register_graph_node_type(M, *([None] * 6))
   with pytest.raises(TypeError, match='expects a class'):
     graph.register_graph_node_type(Box(), *([None] * 6))
+
+
+def test_graphdef_from_records_and_pickle():
+  import pickle
+
+  b = make_box()
+  graphdef, state = nnx.split(b)
+  rebuilt = graphlib.GraphDef(
+    graphdef.nodes, graphdef.attributes, graphdef.num_leaves
+  )
+  assert rebuilt == graphdef
+  assert type(nnx.merge(rebuilt, state)) is Box
+  assert pickle.loads(pickle.dumps(graphdef)) == graphdef
