@@ -14,7 +14,7 @@ Everything here runs while a transform traces its function.
 
 import jax
 
-from flax.nnx._common import is_graph_node_leaf
+from flax.nnx._common import graph_updates_default, is_graph_node_leaf
 from flax.nnx.graphlib import _Flattener
 from flax.nnx.graphwalk import _path_str
 from flax.nnx.pytreelib import Pytree
@@ -157,3 +157,19 @@ def run_inner(ig, body, graph_updates: bool, name: str):
   out = body(ig.args)
   check_no_aliases(inputs, out, name)
   return out, None, slot_values(slots, before)
+
+
+def arg_index_of_positions(args):
+  """Maps flattened-leaf positions (nodes as leaves) to argument index."""
+  out = []
+  for i, a in enumerate(args):
+    n = len(jax.tree_util.tree_leaves(a, is_leaf=is_graph_node_leaf))
+    out.extend([i] * n)
+  return out
+
+
+def resolved_updates(graph_updates) -> bool:
+  """``graph_updates`` with None resolved to the current default."""
+  if graph_updates is None:
+    return graph_updates_default()
+  return bool(graph_updates)

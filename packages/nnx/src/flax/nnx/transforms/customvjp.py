@@ -1,0 +1,418 @@
+"""nnx.custom_vjp: ``jax.custom_vjp`` for functions taking graph nodes.
+
+Graph mode with graph updates (:class:`CustomVjp`): graph nodes cross as
+NodeStates split into the differentiated substate and the rest; the
+primal and forward rule (:class:`CustomVjpFnWrapper`, :class:`FwdFn`)
+return the input updates next to the output, the backward rule
+(:class:`BwdFn`) turns the user's State cotangents into NodeStates.
+Without graph updates (:class:`SimpleCustomVjp`) the arguments are pytrees
+(``nnx.to_tree`` in graph mode) and the rules run on rebuilt objects.
+"""
+
+import functools
+import inspect
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from flax.nnx import extract, filterlib, graphlib
+from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx.statelib import State
+from flax.nnx.transforms import common
+from flax.nnx.transforms.types import DiffState
+from flax.nnx.transforms.varflow import arg_index_of_positions
+from flax.nnx.transforms.varflow import resolved_updates as _updates
+from flax.nnx.variablelib import Variable
+
+_arg_index_of_positions = arg_index_of_positions
+
+
+# -- custom_vjp ---------------------------------------------------------------------
+
+
+def _zero_cotangent(x):
+  def z(v):
+    v = jnp.asarray(v) if not hasattr(v, 'dtype') else v
+    if jnp.issubdtype(v.dtype, jnp.inexact):
+      return jnp.zeros_like(v)
+    return np.zeros(v.shape, dtype=jax.dtypes.float0)
+
+  return jax.tree.map(z, x)
+
+
+class BwdFn:
+  """The backward rule ``nnx.custom_vjp`` registers in graph mode with graph
+  updates: calls the user's ``bwd(res, g)`` and turns the cotangents it
+  returns for graph nodes (States or Modules, missing entries are zeros)
+  into NodeStates of the differentiated leaves. ``tree_node_args`` is the
+  pure form of the arguments (NodeStates for graph nodes)."""
+
+  def __init__(
+    self, bwd, tree_node_args, *, graph_args=None, static_argnums=()
+  ) -> None:
+    self.bwd = bwd
+    self.tree_node_args = tree_node_args
+    self.graph_args = graph_args
+    self.static_argnums = frozenset(static_argnums)
+
+  def __call__(self, *args):
+    (res, nondiff), g = args
+    tangents = self.bwd(res, g)
+    if not isinstance(tangents, tuple):
+      tangents = (tangents,)
+    out = []
+    for i, a in enumerate(self.tree_node_args):
+      if i in self.static_argnums:
+        out.append(None)
+        continue
+      t = tangents[i]
+      if isinstance(a, common.NodeStates):
+        out.append(self._node_cotangent(a, t))
+      else:
+        out.append(t)
+    return tuple(out), _zero_cotangent(nondiff)
+
+  def _node_cotangent(self, a, t):
+    r = self.graph_args.roots[a.key]
+    lookup = {}
+    if t is not None:
+      if graphlib.is_graph_node(t):
+        t = graphlib.state(t)
+      paths, leaves = (t if isinstance(t, State) else State(t))._flat_items()
+      lookup = dict(zip(paths, leaves))
+    vals = []
+    for m, path, slot in zip(r.mask, r.paths, r.slots):
+      if m != 0:
+        continue
+      tv = lookup.get(path)
+      if tv is None:
+        vals.append(_zero_cotangent(slot.raw_value))
+      else:
+        vals.append(tv.raw_value if isinstance(tv, Variable) else tv)
+    return common.NodeStates((vals,), a.key)
+
+
+def _positional(fun, args, kwargs) -> tuple:
+  """``args`` and ``kwargs`` as positional arguments of ``fun`` (defaults
+  filled in), as ``jax.custom_vjp`` passes them to its rules."""
+  if not kwargs:
+    return args
+  bound = inspect.signature(fun).bind(*args, **kwargs)
+  bound.apply_defaults()
+  return bound.args
+
+
+class _CustomVjpCall:
+  """The graph structure of one ``nnx.custom_vjp`` call (graph mode):
+  rebuilds the graph nodes from the differentiated and non-differentiated
+  NodeStates and reads the input updates the function made."""
+
+  def __init__(self, graph_args, args) -> None:
+    self.graph_args = graph_args
+    self.args = args
+
+  def rebuild(self, diff, nondiff, statics, static_argnums):
+    is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
+    full = []
+    for i, (d, nd) in enumerate(zip(diff, nondiff)):
+      if i in static_argnums:
+        full.append(statics[i])
+        continue
+      full.append(
+        jax.tree_util.tree_map(
+          lambda x, y: (
+            common.NodeStates((x.groups[0], y.groups[0]), x.key)
+            if is_ns(x)
+            else x
+          ),
+          d,
+          nd,
+          is_leaf=is_ns,
+        )
+      )
+    ga = self.graph_args
+    return common.InnerGraph(ga.static, ga.masks(), (tuple(full), {}))
+
+  def input_updates(self, ig):
+    ga = self.graph_args
+    _, values = ig.updates()
+    out = []
+    for a in self.args:
+      if not common.is_node_leaf(a):
+        out.append(None)
+        continue
+      k = ga.positions.index([j for j, x in enumerate(ga.leaves) if x is a][0])
+      r = ga.roots[k]
+      leaves = [
+        slot.copy(v) if isinstance(slot, Variable) else v
+        for slot, v in zip(r.slots, values[k])
+      ]
+      out.append(State._from_flat(list(r.paths), leaves))
+    return tuple(out)
+
+
+class CustomVjpFnWrapper:
+  """The primal function of :class:`CustomVjp` handed to
+  ``jax.custom_vjp``: called with the differentiated and the other
+  NodeStates of the arguments, it rebuilds the graph nodes (``nodedefs``:
+  the call's graph structure; ``nondiff_states``: the static arguments by
+  position, at ``jax_nondiff_argnums``), runs ``f`` and returns ``(input
+  updates, out)``. ``ctxtag`` names the transform in errors."""
+
+  def __init__(
+    self, f, jax_nondiff_argnums, ctxtag, nondiff_states, nodedefs
+  ) -> None:
+    self.f = f
+    self.jax_nondiff_argnums = tuple(jax_nondiff_argnums)
+    self.ctxtag = ctxtag
+    self.nondiff_states = nondiff_states
+    self.nodedefs = nodedefs
+
+  def _rebuild(self, pure_args):
+    diff, nondiff = pure_args
+    return self.nodedefs.rebuild(
+      diff, nondiff, self.nondiff_states, self.jax_nondiff_argnums
+    )
+
+  def __call__(self, *pure_args):
+    ig = self._rebuild(pure_args)
+    out = self.f(*ig.args[0])
+    return self.nodedefs.input_updates(ig), out
+
+
+class FwdFn(CustomVjpFnWrapper):
+  """The forward rule of :class:`CustomVjp`: runs the user's ``fwd`` on the
+  rebuilt graph nodes and returns ``((input updates, out), (residuals,
+  non-differentiated states))``."""
+
+  def __init__(
+    self, fwd, nondiff_argnums, ctxtag, nondiff_states, nodedefs
+  ) -> None:
+    super().__init__(fwd, nondiff_argnums, ctxtag, nondiff_states, nodedefs)
+    self.fwd = fwd
+    self.nondiff_argnums = self.jax_nondiff_argnums
+
+  def __call__(self, *pure_args):
+    ig = self._rebuild(pure_args)
+    result = self.fwd(*ig.args[0])
+    if not isinstance(result, tuple) or len(result) != 2:
+      raise ValueError(
+        f'The fwd rule of {self.ctxtag} must return a pair (out, '
+        f'residuals), got {type(result).__name__}.'
+      )
+    out, res = result
+    return (self.nodedefs.input_updates(ig), out), (res, pure_args[1])
+
+
+class CustomVjp:
+  """A function with a custom VJP over graph nodes, graph mode with graph
+  updates (see :func:`custom_vjp`): ``nondiff_argnums`` holds argument
+  numbers (static arguments) and :class:`DiffState` (the substate of a
+  graph node that gets cotangents)."""
+
+  def __init__(self, fun, nondiff_argnums):
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.fwd = None
+    self.bwd = None
+
+  def defvjp(self, fwd, bwd, symbolic_zeros=False):
+    if symbolic_zeros:
+      raise ValueError(
+        'symbolic_zeros=True is supported by nnx.custom_vjp without graph '
+        'updates only (graph=False or graph_updates=False).'
+      )
+    self.fwd = fwd
+    self.bwd = bwd
+
+  def __call__(self, *args, **kwargs):
+    if self.fwd is None:
+      raise ValueError(
+        'nnx.custom_vjp function called before defvjp(fwd, bwd).'
+      )
+    return self._call_graph(*_positional(self.fun, args, kwargs))
+
+  def _call_graph(self, *args):
+    int_nondiff = {a for a in self.nondiff_argnums if isinstance(a, int)}
+    filters = {
+      a.argnum: a.filter
+      for a in self.nondiff_argnums
+      if isinstance(a, DiffState)
+    }
+    arg_of = _arg_index_of_positions(args)
+
+    def predicates_for(k, pos):
+      i = arg_of[pos]
+      return (filterlib.to_predicate(filters.get(i, ...)),)
+
+    ga = common.GraphArgs((args, {}), predicates_for=predicates_for)
+    pure_args, _ = ga.pure()
+    is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
+    diff = tuple(
+      None
+      if i in int_nondiff
+      else jax.tree.map(
+        lambda x: common.NodeStates((x.groups[0],), x.key) if is_ns(x) else x,
+        a,
+        is_leaf=is_ns,
+      )
+      for i, a in enumerate(pure_args)
+    )
+    nondiff = tuple(
+      jax.tree.map(
+        lambda x: (
+          common.NodeStates((x.groups[1],), x.key) if is_ns(x) else None
+        ),
+        a,
+        is_leaf=is_ns,
+      )
+      for a in pure_args
+    )
+    statics = tuple(a if i in int_nondiff else None for i, a in enumerate(args))
+    call = _CustomVjpCall(ga, args)
+    jax_nondiff = tuple(sorted(int_nondiff))
+    pure_f = jax.custom_vjp(
+      CustomVjpFnWrapper(
+        self.fun, jax_nondiff, 'nnx.custom_vjp', list(statics), call
+      )
+    )
+    pure_f.defvjp(
+      FwdFn(self.fwd, jax_nondiff, 'nnx.custom_vjp', list(statics), call),
+      BwdFn(
+        self.bwd, tuple(pure_args), graph_args=ga, static_argnums=int_nondiff
+      ),
+    )
+    updates, out = pure_f(diff, nondiff)
+    for k_arg, st in enumerate(updates):
+      if st is None:
+        continue
+      paths, leaves = st._flat_items()
+      a = args[k_arg]
+      graphlib.update(a, State._from_flat(paths, leaves))
+    return out
+
+
+@common.options_first
+def custom_vjp(
+  fun=MISSING, *, nondiff_argnums=(), graph=None, graph_updates=None
+):
+  """Reference-aware ``jax.custom_vjp``.
+
+  In graph mode with graph updates (:class:`CustomVjp`) ``bwd`` returns, for
+  a graph node, a State (or the node) of cotangents of its differentiated
+  substate (every Variable, or the one a :class:`DiffState` in
+  ``nondiff_argnums`` selects). Without graph updates
+  (:class:`SimpleCustomVjp`) the arguments are pytrees and ``bwd`` returns
+  cotangents in their structure, as ``jax.custom_vjp``.
+
+  >>> from flax import nnx
+  >>> import jax, jax.numpy as jnp
+  >>> @nnx.custom_vjp(graph=False)
+  ... def f(x):
+  ...   return jnp.sin(x)
+  >>> f.defvjp(lambda x: (jnp.sin(x), x), lambda x, g: (2.0 * g,))
+  >>> float(jax.grad(f)(0.5))
+  2.0
+  """
+  g = resolve_graph(graph)
+  if g and _updates(graph_updates):
+    return CustomVjp(fun, nondiff_argnums)
+  common.check_tree_mode_args(nondiff_argnums, name='nnx.custom_vjp')
+  return SimpleCustomVjp(fun, nondiff_argnums, g)
+
+
+class _SimpleCall:
+  """Runs a user function of ``nnx.custom_vjp`` without graph updates on
+  the arguments rebuilt from their pytree form (``nnx.from_tree`` in
+  graph mode)."""
+
+  def __init__(self, fn, graph: bool) -> None:
+    self._fn = fn
+    self.graph = graph
+
+  def _args(self, args):
+    return extract.from_tree(args) if self.graph else args
+
+
+class SimpleCustomVjpFn(_SimpleCall):
+  """The primal function of :class:`SimpleCustomVjp`."""
+
+  def __init__(self, f, graph: bool) -> None:
+    super().__init__(f, graph)
+    self.f = f
+
+  def __call__(self, *args):
+    return self.f(*self._args(args))
+
+
+class SimpleFwdFn(_SimpleCall):
+  """The forward rule of :class:`SimpleCustomVjp`: ``fwd`` on the rebuilt
+  arguments, returning ``(out, residuals)``."""
+
+  def __init__(self, fwd, graph: bool) -> None:
+    super().__init__(fwd, graph)
+    self.fwd = fwd
+
+  def __call__(self, *args):
+    out, res = self.fwd(*self._args(args))
+    if self.graph:
+      res = extract.to_tree(res)
+    return out, res
+
+
+class SimpleBwdFn(_SimpleCall):
+  """The backward rule of :class:`SimpleCustomVjp`: ``bwd(*nondiff, res,
+  g)`` with graph nodes rebuilt, its cotangents (Modules for Modules) put
+  back in pytree form."""
+
+  def __init__(self, bwd, graph: bool) -> None:
+    super().__init__(bwd, graph)
+    self.bwd = bwd
+
+  def __call__(self, *args):
+    if self.graph:
+      args = extract.from_tree(args)
+    cts = self.bwd(*args)
+    return extract.to_tree(cts) if self.graph else cts
+
+
+class SimpleCustomVjp:
+  """A function with a custom VJP without graph updates (see
+  :func:`custom_vjp`): the arguments are pytrees (``graph=True``: through
+  ``nnx.to_tree``, shared references kept); ``nondiff_argnums`` are
+  argument numbers, as in ``jax.custom_vjp``."""
+
+  def __init__(self, fun, nondiff_argnums, graph):
+    functools.update_wrapper(self, fun)
+    self.fun = fun
+    self.nondiff_argnums = tuple(nondiff_argnums)
+    self.graph = bool(graph)
+    self._jax = jax.custom_vjp(
+      SimpleCustomVjpFn(fun, self.graph), nondiff_argnums=self.nondiff_argnums
+    )
+    self.fwd = None
+    self.bwd = None
+
+  def defvjp(self, fwd, bwd, symbolic_zeros=False):
+    self.fwd = fwd
+    self.bwd = bwd
+    self._jax.defvjp(
+      SimpleFwdFn(fwd, self.graph),
+      SimpleBwdFn(bwd, self.graph),
+      symbolic_zeros=symbolic_zeros,
+    )
+
+  def __call__(self, *args, **kwargs):
+    if self.fwd is None:
+      raise ValueError(
+        'nnx.custom_vjp function called before defvjp(fwd, bwd).'
+      )
+    args = _positional(self.fun, args, kwargs)
+    if self.graph:
+      args = tuple(
+        a if i in self.nondiff_argnums else extract.to_tree(a)
+        for i, a in enumerate(args)
+      )
+    return self._jax(*args)
