@@ -369,8 +369,9 @@ def store_values(variables, values):
     store_raw_value(var, value)
 
 
-def tree_variables(tree, where='arguments'):
-  """Variables of a pytree (tree mode); shared references raise."""
+def tree_variables(tree, where='arguments', mode='tree mode (graph=False)'):
+  """Variables of a pytree (tree mode); shared references raise (the
+  message names ``mode``, the setting that lifts graph nodes as pytrees)."""
   paths_leaves, _ = jax.tree_util.tree_flatten_with_path(
     tree, is_leaf=lambda x: isinstance(x, Variable)
   )
@@ -381,9 +382,9 @@ def tree_variables(tree, where='arguments'):
       if id(leaf) in seen:
         raise ValueError(
           f'Variable at {jax.tree_util.keystr(path)} in the {where} is also '
-          f'found at {jax.tree_util.keystr(seen[id(leaf)])}: tree mode '
-          '(graph=False) does not support shared Variable references. Use '
-          'graph mode (graph=True) or remove the sharing.'
+          f'found at {jax.tree_util.keystr(seen[id(leaf)])}: {mode} '
+          'does not support shared Variable references. Use graph mode '
+          'with graph updates or remove the sharing.'
         )
       seen[id(leaf)] = path
       out.append(leaf)

@@ -1,13 +1,16 @@
 """Generic lifting of JAX transforms over graph nodes, and the control-flow
 transforms (cond, switch, while_loop, fori_loop), eval_shape and remat."""
 
+import dataclasses
 import functools
+import typing as tp
 
 import jax
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
-from flax.nnx.transforms import common
+from flax.nnx.transforms import _fns, common
+from flax.nnx.transforms._fns import mode_text
 
 
 def graph_with_updates(graph, graph_updates) -> bool:
@@ -32,47 +35,53 @@ def lift(
   graph=None,
   write_back=True,
   predicates_for=None,
+  inner_fn=_fns.InnerFn,
+  simple_fn=_fns.SimpleFn,
+  user_graph=None,
 ):
-  """Runs ``transform(pure_f)(pure_args)`` where ``pure_f`` rebuilds the
-  graph nodes, calls ``f`` and returns outputs plus input updates."""
+  """Runs ``transform(fn)(*pure_args, **pure_kwargs)``.
+
+  In graph mode ``fn`` is ``inner_fn(f, graph_args=...)`` (an
+  :class:`~._fns.InnerFn`: it rebuilds the graph nodes, calls ``f`` and
+  returns outputs plus input updates); otherwise ``simple_fn(f,
+  user_graph)`` gets the arguments as pytrees (``user_graph``: the
+  ``graph`` setting of the call, for messages).
+  """
   kwargs = kwargs or {}
   if not resolve_graph(graph):
-    return lift_tree(transform, f, args, kwargs, write_back=write_back)
+    fn = simple_fn(f, resolve_graph(user_graph))
+    return lift_tree(transform, fn, args, kwargs, write_back=write_back)
   ga = common.GraphArgs((args, kwargs), predicates_for=predicates_for)
-  pure = ga.pure()
-  cell = {}
-
-  def pure_f(pure):
-    ig = common.InnerGraph(ga.static, ga.masks(), pure)
-    a, kw = ig.args
-    out = f(*a, **kw)
-    changed, values = ig.updates()
-    out_static, out_leaves = ig.flatten_out(out)
-    cell['static'] = (out_static, changed)
-    return out_leaves, values
-
-  out_leaves, values = transform(pure_f)(pure)
-  out_static, changed = cell['static']
+  pure_args, pure_kwargs = ga.pure()
+  fn = inner_fn(f, graph_args=ga)
+  out_leaves, values = transform(fn)(*pure_args, **pure_kwargs)
+  out_static, changed = fn.out_static
   if write_back:
     ga.write_back((changed, values))
   return common.unflatten_out(out_static, out_leaves, ga)
 
 
-def lift_tree(transform, f, args, kwargs, *, write_back=True):
-  variables = common.tree_variables((args, kwargs))
-
-  leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-
-  def pure_f(leaves):
-    # objects are rebuilt here, inside the trace of the transform
-    a, kw = treedef.unflatten(leaves)
-    out = f(*a, **kw)
-    return out, [v.raw_value for v in common.tree_variables((a, kw))]
-
-  out, new = transform(pure_f)(leaves)
-  if write_back:
-    common.store_values(variables, new)
+def lift_tree(transform, fn, args, kwargs, *, write_back=True):
+  """Runs ``transform(fn)(*args, **kwargs)`` for a :class:`~._fns.SimpleFn`
+  ``fn`` and writes the Variable values it returns back into the
+  arguments."""
+  if not write_back:
+    return transform(fn)(*args, **kwargs)
+  variables = fn.variables((args, kwargs))
+  out, new = transform(fn)(*args, **kwargs)
+  common.store_values(variables, new)
   return out
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleEvalShapeFn(_fns.SimpleFn):
+  """The function :func:`eval_shape` traces when graph nodes travel as
+  pytrees (``graph=False`` or ``graph_updates=False``): ``f``'s output
+  only, as nothing is written back."""
+
+  def __call__(self, *args, **kwargs):
+    args, kwargs = self.fresh((args, kwargs))
+    return self.f(*args, **kwargs)
 
 
 def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
@@ -94,6 +103,8 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
     kwargs,
     graph=graph_with_updates(graph, graph_updates),
     write_back=False,
+    simple_fn=SimpleEvalShapeFn,
+    user_graph=graph,
   )
 
 
@@ -126,6 +137,7 @@ def remat(
       dyn,
       kwargs,
       graph=graph_with_updates(graph, graph_updates),
+      user_graph=graph,
     )
 
   return wrapper
@@ -155,16 +167,9 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
   """
   branches = tuple(branches)
   if not graph_with_updates(graph, graph_updates):
-    variables = common.tree_variables(operands)
-
-    def make(b):
-      def pf(ops):
-        out = b(*ops)
-        return out, [v.raw_value for v in common.tree_variables(ops)]
-
-      return pf
-
-    out, new = jax.lax.switch(index, [make(b) for b in branches], operands)
+    fns = [SimpleCondFn(b, resolve_graph(graph)) for b in branches]
+    variables = fns[0].variables(operands, 'operands')
+    out, new = jax.lax.switch(index, fns, *operands)
     common.store_values(variables, new)
     return out
 
@@ -196,24 +201,117 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
   return common.unflatten_out(cell['static'], out_leaves, ga)
 
 
-def _loop_pure(ga, body, name):
-  """Body over pure carries with the same graph structure."""
+@dataclasses.dataclass(eq=False)
+class SimpleCondFn(_fns.SimpleFn):
+  """A branch of :func:`cond` / :func:`switch` as ``jax.lax.switch`` runs
+  it when graph nodes travel as pytrees: returns the branch's output and
+  the values of the operands' Variables."""
 
-  def pure_body(*prefix_and_pure):
-    *prefix, pure = prefix_and_pure
-    ig = common.InnerGraph(ga.static, None, pure)
-    out = body(*prefix, ig.args)
+  def __call__(self, *operands):
+    operands = self.fresh(operands)
+    out = self.f(*operands)
+    return out, self.values(operands)
+
+
+@dataclasses.dataclass(eq=False)
+class _LoopFn(_fns.InnerFn):
+  """Loop functions over a carry whose graph nodes are ``NodeStates``."""
+
+  name: tp.ClassVar[str] = 'while_loop'
+
+  def carry(self, pure_val):
+    if self.graph_args is None:  # no graph nodes known: a plain carry
+      return pure_val
+    return common.InnerGraph(self.graph_args.static, None, pure_val).args
+
+  def pure(self, out):
+    if self.graph_args is None:
+      return out
     ga_out = common.GraphArgs(out)
-    if ga_out.static != ga.static:
+    if ga_out.static != self.graph_args.static:
       raise ValueError(
-        f'nnx.{name}: the body must return a value with the same structure '
-        'and the same graph (reference) structure as its input; an '
-        'attribute of a graph node was added, removed or replaced, or a '
+        f'nnx.{self.name}: the body must return a value with the same '
+        'structure and the same graph (reference) structure as its input; '
+        'an attribute of a graph node was added, removed or replaced, or a '
         'different object was returned.'
       )
     return ga_out.pure()
 
-  return pure_body
+
+@dataclasses.dataclass(eq=False)
+class WhileLoopCondFn(_LoopFn):
+  """``cond_fun`` of :func:`while_loop` in graph mode: rebuilds the carry
+  and calls ``f`` on it."""
+
+  def __call__(self, pure_val):
+    return self.f(self.carry(pure_val))
+
+
+@dataclasses.dataclass(eq=False)
+class WhileLoopBodyFn(_LoopFn):
+  """``body_fun`` of :func:`while_loop` in graph mode: rebuilds the carry,
+  calls ``f`` and returns the new carry with graph nodes as
+  ``NodeStates`` (its graph structure must not change)."""
+
+  def __call__(self, pure_val):
+    return self.pure(self.f(self.carry(pure_val)))
+
+
+@dataclasses.dataclass(eq=False)
+class ForiLoopBodyFn(_LoopFn):
+  """``body_fun`` of :func:`fori_loop` in graph mode (as
+  :class:`WhileLoopBodyFn`, with the loop index first)."""
+
+  name: tp.ClassVar[str] = 'fori_loop'
+
+  def __call__(self, i, pure_val_in):
+    return self.pure(self.f(i, self.carry(pure_val_in)))
+
+
+@dataclasses.dataclass(eq=False)
+class _SimpleLoopFn(_fns.SimpleFn):
+  name: tp.ClassVar[str] = 'while_loop'
+
+  def check(self, val, out):
+    """The carry must keep its pytree structure."""
+    before = jax.tree_util.tree_structure(val)
+    after = jax.tree_util.tree_structure(out)
+    if before != after:
+      raise TypeError(
+        f'nnx.{self.name} ({mode_text(self.graph)}): the body must return a '
+        f'carry with the structure of its input; got {after}, expected '
+        f'{before}.'
+      )
+    return out
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleWhileLoopCondFn(_SimpleLoopFn):
+  """``cond_fun`` of :func:`while_loop` when graph nodes travel as
+  pytrees."""
+
+  def __call__(self, val):
+    return self.f(val)
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleWhileLoopBodyFn(_SimpleLoopFn):
+  """``body_fun`` of :func:`while_loop` when graph nodes travel as pytrees
+  (the carry keeps its structure)."""
+
+  def __call__(self, val):
+    return self.check(val, self.f(val))
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleForiLoopBodyFn(_SimpleLoopFn):
+  """``body_fun`` of :func:`fori_loop` when graph nodes travel as
+  pytrees."""
+
+  name: tp.ClassVar[str] = 'fori_loop'
+
+  def __call__(self, i, val):
+    return self.check(val, self.f(i, val))
 
 
 def _finish_loop(ga, pure_out):
@@ -234,20 +332,17 @@ def while_loop(cond_fun, body_fun, init_val, *, graph=None, graph_updates=None):
   values.
   """
   if not graph_with_updates(graph, graph_updates):
-    return _tree_loop(
-      lambda c, b, v: jax.lax.while_loop(c, b, v),
-      cond_fun,
-      body_fun,
-      init_val,
-    )
+    g = resolve_graph(graph)
+    body = SimpleWhileLoopBodyFn(body_fun, g)
+    variables = body.variables(init_val, 'carry')
+    out = jax.lax.while_loop(SimpleWhileLoopCondFn(cond_fun, g), body, init_val)
+    common.store_values(variables, body.values(out))
+    return out
   ga = common.GraphArgs(init_val)
-
-  def pure_cond(pure):
-    ig = common.InnerGraph(ga.static, None, pure)
-    return cond_fun(ig.args)
-
   pure_out = jax.lax.while_loop(
-    pure_cond, _loop_pure(ga, body_fun, 'while_loop'), ga.pure()
+    WhileLoopCondFn(cond_fun, graph_args=ga),
+    WhileLoopBodyFn(body_fun, graph_args=ga),
+    ga.pure(),
   )
   return _finish_loop(ga, pure_out)
 
@@ -265,35 +360,20 @@ def fori_loop(
   """``jax.lax.fori_loop`` whose carry may hold Modules / graph nodes
   (``graph_updates=False`` / ``graph=False``: as in :func:`while_loop`)."""
   if not graph_with_updates(graph, graph_updates):
-    variables = common.tree_variables(init_val)
-
-    def pb(i, v):
-      out = body_fun(i, v)
-      return out
-
-    out = jax.lax.fori_loop(lower, upper, pb, init_val, unroll=unroll)
-    common.store_values(variables, _raw_values(out))
+    body = SimpleForiLoopBodyFn(body_fun, resolve_graph(graph))
+    variables = body.variables(init_val, 'carry')
+    out = jax.lax.fori_loop(lower, upper, body, init_val, unroll=unroll)
+    common.store_values(variables, body.values(out))
     return out
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.fori_loop(
     lower,
     upper,
-    _loop_pure(ga, body_fun, 'fori_loop'),
+    ForiLoopBodyFn(body_fun, graph_args=ga),
     ga.pure(),
     unroll=unroll,
   )
   return _finish_loop(ga, pure_out)
-
-
-def _tree_loop(loop, cond_fun, body_fun, init_val):
-  variables = common.tree_variables(init_val)
-  out = loop(cond_fun, body_fun, init_val)
-  common.store_values(variables, _raw_values(out))
-  return out
-
-
-def _raw_values(tree):
-  return [v.raw_value for v in common.tree_variables(tree)]
 
 
 class _Carrier:

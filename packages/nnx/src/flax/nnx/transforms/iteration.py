@@ -1,81 +1,44 @@
 """vmap, pmap, scan and shard_map over graph nodes."""
 
+import dataclasses
 import functools
+import typing as tp
 
 import jax
-import jax.numpy as jnp
 
 from flax.core.frozen_dict import FrozenDict as FrozenDict
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
-from flax.nnx.transforms import _axis_metadata, common
+from flax.nnx.transforms import _axis_metadata, _fns, common
+from flax.nnx.extract import labeled as labeled
+from flax.nnx.transforms.general import ForiLoopBodyFn as ForiLoopBodyFn
+from flax.nnx.transforms.general import (
+  SimpleForiLoopBodyFn as SimpleForiLoopBodyFn,
+)
+from flax.nnx.transforms.general import (
+  SimpleWhileLoopBodyFn as SimpleWhileLoopBodyFn,
+)
+from flax.nnx.transforms.general import (
+  SimpleWhileLoopCondFn as SimpleWhileLoopCondFn,
+)
+from flax.nnx.transforms.general import WhileLoopBodyFn as WhileLoopBodyFn
+from flax.nnx.transforms.general import WhileLoopCondFn as WhileLoopCondFn
 from flax.nnx.transforms.general import fori_loop as fori_loop
 from flax.nnx.transforms.general import graph_with_updates
 from flax.nnx.transforms.general import while_loop as while_loop
 from flax.nnx.transforms.transforms import resolve_kwargs as resolve_kwargs
 from flax.nnx.transforms.types import Carry as Carry
 from flax.nnx.transforms.types import StateAxes as StateAxes
+from flax.nnx.transforms.scanning import Broadcasted as Broadcasted
+from flax.nnx.transforms.scanning import PytreeDeque as PytreeDeque
+from flax.nnx.transforms.scanning import ScanFn as ScanFn
+from flax.nnx.transforms.scanning import SimpleScanFn as SimpleScanFn
+from flax.nnx.transforms.scanning import scan as scan
 from flax.nnx.transforms.types import StateSharding
-
-_is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
-
-
-def _axes_leaf(x):
-  return x is None or isinstance(x, (int, StateAxes)) or x is Carry
-
-
-def _broadcast(prefix, tree, is_leaf=_axes_leaf):
-  """Per-leaf values of ``prefix`` broadcast over ``tree`` (flat list)."""
-  out = []
-
-  def visit(p, t):
-    n = len(jax.tree_util.tree_leaves(t))
-    out.extend([p] * n)
-    return None
-
-  jax.tree.map(visit, prefix, tree, is_leaf=is_leaf)
-  return out
-
-
-def _state_axes_prefix(in_axes, pure_args, ga):
-  """Replaces StateAxes in ``in_axes`` by NodeStates-shaped prefixes."""
-
-  def conv(ax, arg):
-    if isinstance(ax, StateAxes):
-
-      def node(x):
-        if _is_ns(x):
-          default = None if isinstance(ax, StateSharding) else None
-          axes = list(ax.axes) + [default]
-          return common.NodeStates(tuple(axes[: len(x.groups)]), x.key)
-        return None
-
-      return jax.tree.map(node, arg, is_leaf=_is_ns)
-    return ax
-
-  return tuple(conv(ax, arg) for ax, arg in zip(in_axes, pure_args))
-
-
-def _predicates_for(in_axes, args):
-  from flax.nnx.transforms.autodiff import _arg_index_of_positions
-
-  arg_of = _arg_index_of_positions(args)
-
-  def pf(k, pos):
-    ax = in_axes[arg_of[pos]] if arg_of[pos] < len(in_axes) else None
-    if isinstance(ax, StateAxes):
-      return ax.predicates
-    return None
-
-  return pf
-
-
-def _move(x, src, dst):
-  if src == dst:
-    return x
-  return jnp.moveaxis(x, src, dst)
+from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
+from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 
 
 def _fix_out(leaves, axes, size=None):
@@ -88,8 +51,100 @@ def _fix_out(leaves, axes, size=None):
   return out
 
 
+@dataclasses.dataclass(eq=False)
+class VmapFn(_fns.InnerFn):
+  """The function ``jax.vmap`` maps for :func:`vmap` in graph mode with
+  graph updates: rebuilds the graph nodes of one slice of the arguments
+  (``in_axes``: one entry per argument), calls ``f`` (with the mapped axis
+  removed from the sharding names of the mapped Variables when
+  ``transform_metadata`` names a partition), and returns the output leaves
+  and the new values of the inputs. Per output leaf axes (for tuple, dict
+  or StateAxes ``out_axes``) are kept on the instance."""
+
+  transform_metadata: tp.Mapping[str, tp.Any]
+  in_axes: tp.Any
+  out_axes: tp.Any
+  out_leaf_axes: tp.Any = dataclasses.field(
+    default=None, init=False, repr=False
+  )
+  out_masks: tp.Any = dataclasses.field(default=None, init=False, repr=False)
+
+  name: tp.ClassVar[str] = 'vmap'
+
+  def __call__(self, *pure_args: tuple[tp.Any, ...]):
+    ig = self.rebuild(pure_args)
+    inner_args = ig.args[0]
+    metadata = self.transform_metadata
+    meta = _axis_metadata.enabled(metadata)
+    if meta:
+      mapped = _axis_metadata.mapped_variables(inner_args, self.in_axes)
+      _axis_metadata.remove(mapped, metadata)
+    out = self.f(*inner_args)
+    if meta:
+      _axis_metadata.insert(mapped, metadata)
+    changed, values = ig.updates()
+    if changed is not None:
+      raise ValueError(
+        f'The graph structure of an input changed inside nnx.{self.name} '
+        '(an attribute was added or removed); create attributes before '
+        'the call.'
+      )
+    out_static, out_leaves = ig.flatten_out(out)
+    self.out_static = out_static
+    if not isinstance(self.out_axes, int):
+      self.out_leaf_axes = _out_axes_per_leaf(self.out_axes, out)
+      self.out_masks = ig.out_masks(
+        [
+          _state_axes_predicates(self.out_leaf_axes[pos])
+          for pos in out_static[2]
+        ]
+      )
+    return out_leaves, values
+
+
+@dataclasses.dataclass(eq=False)
+class PmapFn(VmapFn):
+  """The function ``jax.pmap`` maps for :func:`pmap` in graph mode with
+  graph updates (as :class:`VmapFn`)."""
+
+  name: tp.ClassVar[str] = 'pmap'
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleVmapFn(_fns.SimpleFn):
+  """The function ``jax.vmap`` maps for :func:`vmap` when graph nodes
+  travel as pytrees: returns ``f``'s output and the values of the argument
+  Variables; ``update_axes`` gives each Variable's mapped axis (where its
+  new value goes back; None: not mapped)."""
+
+  in_axes: tp.Any
+  out_axes: tp.Any
+  update_axes: tuple[tp.Any, ...]
+
+  def __call__(self, *args, **kwargs):
+    out = self.f(*args, **kwargs)
+    return out, self.values(args)
+
+  def write_back(self, variables, new) -> None:
+    common.store_values(
+      variables,
+      [
+        jax.tree.map(
+          lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), v
+        )
+        for v, ax in zip(new, self.update_axes)
+      ],
+    )
+
+
+@dataclasses.dataclass(eq=False)
+class SimplePmapFn(SimpleVmapFn):
+  """The function ``jax.pmap`` maps for :func:`pmap` when graph nodes
+  travel as pytrees (as :class:`SimpleVmapFn`)."""
+
+
 def _vmap_call(
-  jax_map, f, in_axes, out_axes, args, map_kwargs, transform_metadata
+  jax_map, fn_cls, f, in_axes, out_axes, args, map_kwargs, transform_metadata
 ):
   if isinstance(in_axes, (int, type(None), StateAxes)):
     in_axes = (in_axes,) * len(args)
@@ -99,39 +154,12 @@ def _vmap_call(
   )
   pure_args, _ = ga.pure()
   prefix = _state_axes_prefix(in_axes, pure_args, ga)
-  cell = {}
   meta = _axis_metadata.enabled(transform_metadata)
-
-  def pure_f(*pure):
-    ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
-    inner_args = ig.args[0]
-    if meta:
-      mapped = _axis_metadata.mapped_variables(inner_args, in_axes)
-      _axis_metadata.remove(mapped, transform_metadata)
-    out = f(*inner_args)
-    if meta:
-      _axis_metadata.insert(mapped, transform_metadata)
-    changed, values = ig.updates()
-    if changed is not None:
-      raise ValueError(
-        'The graph structure of an input changed inside nnx.vmap (an '
-        'attribute was added or removed); create attributes before the '
-        'call.'
-      )
-    out_static, out_leaves = ig.flatten_out(out)
-    cell['static'] = out_static
-    cell['out'] = out
-    if not isinstance(out_axes, int):
-      cell['out_axes'] = _out_axes_per_leaf(out_axes, out)
-      cell['out_masks'] = ig.out_masks(
-        [_state_axes_predicates(cell['out_axes'][pos]) for pos in out_static[2]]
-      )
-    return out_leaves, values
-
-  out_leaves, values = jax_map(
-    pure_f, in_axes=prefix, out_axes=0, **map_kwargs
-  )(*pure_args)
-  out_static = cell['static']
+  fn = fn_cls(f, transform_metadata, in_axes, out_axes, graph_args=ga)
+  out_leaves, values = jax_map(fn, in_axes=prefix, out_axes=0, **map_kwargs)(
+    *pure_args
+  )
+  out_static = fn.out_static
   # input updates: move the mapped axis back to where it came from
   in_leaf_axes = _broadcast(
     prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
@@ -167,9 +195,9 @@ def _vmap_call(
   if isinstance(out_axes, int):
     fixed = jax.tree.map(lambda x: _move(x, 0, out_axes), leaves)
   else:
-    node_masks = dict(zip(positions, cell['out_masks']))
+    node_masks = dict(zip(positions, fn.out_masks))
     fixed = []
-    for i, (x, ax) in enumerate(zip(leaves, cell['out_axes'])):
+    for i, (x, ax) in enumerate(zip(leaves, fn.out_leaf_axes)):
       if isinstance(ax, StateAxes):
         fixed.append(_state_axes_out(x, ax, node_masks[i]))
       else:
@@ -229,27 +257,20 @@ def _add_axis_to_outputs(out, out_axes, metadata):
   _axis_metadata.insert_into_outputs(out, axis, metadata)
 
 
-def _tree_map_call(jax_map, f, in_axes, out_axes, args, kw, name):
+def _tree_map_call(
+  jax_map, fn_cls, f, in_axes, out_axes, args, kw, name, graph
+):
   """vmap / pmap over pytrees (tree mode): Variable values flow back to
   the arguments with their mapped axis restored."""
   common.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
-  variables = common.tree_variables(args)
-
-  def pf(*a):
-    return f(*a), [v.raw_value for v in common.tree_variables(a)]
-
-  var_axes = []
   ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+  var_axes = []
   for a, ax in zip(args, ia):
     var_axes.extend([ax] * len(common.tree_variables(a)))
-  out, new = jax_map(pf, in_axes=ia, out_axes=(out_axes, 0), **kw)(*args)
-  common.store_values(
-    variables,
-    [
-      jax.tree.map(lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), v)
-      for v, ax in zip(new, var_axes)
-    ],
-  )
+  fn = fn_cls(f, resolve_graph(graph), ia, out_axes, tuple(var_axes))
+  variables = fn.variables(args)
+  out, new = jax_map(fn, in_axes=ia, out_axes=(out_axes, 0), **kw)(*args)
+  fn.write_back(variables, new)
   return out
 
 
@@ -285,9 +306,11 @@ def vmap(
       axis_name=axis_name, axis_size=axis_size, spmd_axis_name=spmd_axis_name
     )
     if not graph_with_updates(graph, graph_updates):
-      return _tree_map_call(jax.vmap, f, in_axes, out_axes, args, kw, 'vmap')
+      return _tree_map_call(
+        jax.vmap, SimpleVmapFn, f, in_axes, out_axes, args, kw, 'vmap', graph
+      )
     return _vmap_call(
-      jax.vmap, f, in_axes, out_axes, args, kw, transform_metadata
+      jax.vmap, VmapFn, f, in_axes, out_axes, args, kw, transform_metadata
     )
 
   return wrapper
@@ -353,8 +376,12 @@ def pmap(
         return f(*(statics[i] if i in statics else next(it) for i in range(n)))
 
     if not graph_with_updates(graph, graph_updates):
-      return _tree_map_call(jax.pmap, g, axes, out_axes, args, kw, 'pmap')
-    return _vmap_call(jax.pmap, g, axes, out_axes, args, kw, transform_metadata)
+      return _tree_map_call(
+        jax.pmap, SimplePmapFn, g, axes, out_axes, args, kw, 'pmap', graph
+      )
+    return _vmap_call(
+      jax.pmap, PmapFn, g, axes, out_axes, args, kw, transform_metadata
+    )
 
   return wrapper
 
@@ -363,283 +390,6 @@ def _argnums(nums) -> frozenset:
   if isinstance(nums, int):
     return frozenset((nums,))
   return frozenset(nums)
-
-
-@common.options_first
-def scan(
-  f=MISSING,
-  *,
-  length=None,
-  reverse=False,
-  unroll=1,
-  _split_transpose=False,
-  in_axes=(Carry, 0),
-  out_axes=(Carry, 0),
-  transform_metadata=FrozenDict({}),
-  graph=None,
-  graph_updates=None,
-):
-  """Lifted ``jax.lax.scan``: ``in_axes`` / ``out_axes`` mark the carry
-  (``nnx.Carry``), scanned axes (ints) and broadcast inputs (None)."""
-
-  @functools.wraps(f)
-  def wrapper(*args):
-    ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-    if sum(a is Carry for a in ia) > 1:
-      raise ValueError('nnx.scan: only one input can be marked nnx.Carry.')
-    oa = out_axes
-    if (Carry in ia) != (
-      oa is Carry or (isinstance(oa, tuple) and Carry in oa)
-    ):
-      raise ValueError(
-        'nnx.scan: if in_axes contains nnx.Carry, out_axes must contain '
-        'nnx.Carry too (and the other way round).'
-      )
-    g = graph_with_updates(graph, graph_updates)
-    c_arg = ia.index(Carry) if Carry in ia else None
-    meta = _axis_metadata.enabled(transform_metadata)
-    if g:
-      ga = common.GraphArgs(
-        (args, {}), predicates_for=_predicates_for(ia, args)
-      )
-      carry_roots = _roots_of_arg(args, ga, c_arg)
-      pure_args, _ = ga.pure()
-      prefix = _state_axes_prefix(ia, pure_args, ga)
-    else:
-      common.check_tree_mode_args(ia, name='nnx.scan')
-      variables = common.tree_variables(args)
-      pure_args, prefix = args, ia
-    flat, tdef = jax.tree_util.tree_flatten(pure_args)
-    axes = _broadcast(
-      prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
-    )
-    carry0 = [x for x, a in zip(flat, axes) if a is Carry]
-    xs = [
-      _move(x, a, 0)
-      for x, a in zip(flat, axes)
-      if isinstance(a, int) and a is not Carry
-    ]
-    cell = {}
-
-    def body(carry, x):
-      pure = tdef.unflatten(_interleave(flat, axes, carry, x))
-      if g:
-        ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
-        a = ig.args[0]
-      else:
-        a = pure
-      if meta:
-        mapped = _axis_metadata.mapped_variables(a, ia)
-        _axis_metadata.remove(mapped, transform_metadata)
-      out = f(*a)
-      if meta:
-        _axis_metadata.insert(mapped, transform_metadata)
-      if oa is Carry:
-        c_out, y_out = out, None
-      elif isinstance(oa, tuple):
-        c_idx = oa.index(Carry)
-        outs = out if isinstance(out, tuple) else (out,)
-        c_out = outs[c_idx]
-        rest = tuple(o for i, o in enumerate(outs) if i != c_idx)
-        y_out = rest[0] if len(rest) == 1 else rest
-      else:
-        c_out, y_out = None, out
-      # input leaves after the call
-      if g:
-        if c_arg is not None:
-          _check_carry_refs(a[c_arg], c_out)
-        changed, values = ig.updates()
-        if changed is not None:
-          _structure_changed(changed, carry_roots)
-        new_pure_leaves = list(flat)
-        new_tree = list(jax.tree_util.tree_leaves(pure, is_leaf=_is_ns))
-        rebuilt = []
-        for x_ in new_tree:
-          if _is_ns(x_):
-            vals = values[x_.key]
-            mask = ga.roots[x_.key].mask
-            groups = (
-              (vals,)
-              if mask is None
-              else common._group(vals, mask, ga.roots[x_.key].ngroups)
-            )
-            rebuilt.append(common.NodeStates(groups, x_.key))
-          else:
-            rebuilt.append(x_)
-        new_pure_leaves = jax.tree_util.tree_leaves(rebuilt)
-      else:
-        new_pure_leaves = jax.tree_util.tree_leaves(a)
-      # carry: graph-node leaves from the updates, other leaves from c_out
-      c_plain = []
-      if c_out is not None:
-        c_plain = (
-          [
-            x_
-            for x_ in jax.tree_util.tree_leaves(
-              c_out, is_leaf=common.is_node_leaf
-            )
-            if not common.is_node_leaf(x_)
-          ]
-          if g
-          else jax.tree_util.tree_leaves(c_out)
-        )
-      it_plain = iter(c_plain)
-      new_carry = []
-      node_leaf_flags = _node_flags(pure_args) if g else [False] * len(flat)
-      for leaf, a_, is_node in zip(new_pure_leaves, axes, node_leaf_flags):
-        if a_ is Carry:
-          if is_node:
-            new_carry.append(leaf)
-          else:
-            new_carry.append(next(it_plain) if g else leaf)
-      if not g:
-        new_carry = (
-          jax.tree_util.tree_leaves(c_out) if c_out is not None else new_carry
-        )
-      scanned_updates = [
-        leaf
-        for leaf, a_ in zip(new_pure_leaves, axes)
-        if isinstance(a_, int) and a_ is not Carry
-      ]
-      cell['y_tree'] = y_out
-      return new_carry, (y_out, scanned_updates)
-
-    carry, (ys, scanned) = jax.lax.scan(
-      body, carry0, xs, length=length, reverse=reverse, unroll=unroll
-    )
-    # write back: carry leaves and scanned leaves into the inputs
-    final_pure = tdef.unflatten(
-      _interleave(flat, axes, carry, scanned, lambda x, a: _move(x, 0, a))
-    )
-    if g:
-      leaves = jax.tree_util.tree_leaves(final_pure, is_leaf=_is_ns)
-      values = {}
-      for x_ in leaves:
-        if _is_ns(x_):
-          mask = ga.roots[x_.key].mask
-          values[x_.key] = (
-            list(x_.groups[0])
-            if mask is None
-            else common._ungroup(x_.groups, mask)
-          )
-      ga.write_back((None, [values[k] for k in range(len(ga.roots))]))
-      a_final = final_pure
-      carry_obj = None
-      if Carry in ia:
-        c_arg = ia.index(Carry)
-        carry_obj = _restore_nodes(a_final[c_arg], ga)
-    else:
-      a_final = final_pure
-      common.store_values(
-        variables, [v.raw_value for v in common.tree_variables(a_final)]
-      )
-      carry_obj = a_final[ia.index(Carry)] if Carry in ia else None
-    if oa is Carry:
-      return carry_obj
-    if isinstance(oa, tuple):
-      outs = []
-      ys_t = ys if isinstance(ys, tuple) and len(oa) > 2 else (ys,)
-      it_y = iter(ys_t)
-      for o in oa:
-        outs.append(
-          carry_obj if o is Carry else _stacked_out(next(it_y), o, meta)
-        )
-      return tuple(outs)
-    return _stacked_out(ys, oa, meta)
-
-  def _stacked_out(y, axis, meta):
-    y = jax.tree.map(lambda v: _move(v, 0, axis), y)
-    if meta and axis is not None:
-      _axis_metadata.insert_into_outputs(y, axis, transform_metadata)
-    return y
-
-  return wrapper
-
-
-def _roots_of_arg(args, ga, argnum):
-  """Indexes (in ``ga.roots``) of the graph nodes found in ``args[argnum]``."""
-  from flax.nnx.transforms.autodiff import _arg_index_of_positions
-
-  if argnum is None:
-    return frozenset()
-  arg_of = _arg_index_of_positions(args)
-  return frozenset(
-    k for k, pos in enumerate(ga.positions) if arg_of[pos] == argnum
-  )
-
-
-def _check_carry_refs(c_in, c_out):
-  """The carry output of a scan step must have the carry input's pytree
-  structure and hold the same graph nodes at the same places."""
-  leaves, treedef = jax.tree_util.tree_flatten_with_path(
-    c_in, is_leaf=common.is_node_leaf
-  )
-  try:
-    outs = treedef.flatten_up_to(c_out)
-  except (ValueError, TypeError) as e:
-    raise ValueError(
-      'nnx.scan: pytree structure error: the carry output does not have '
-      f'the structure of the carry input ({e}).'
-    ) from None
-  for (path, x), y in zip(leaves, outs):
-    if x is y:
-      continue
-    if (
-      common.is_node_leaf(x)
-      or common.is_node_leaf(y)
-      or jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(y)) is False
-    ):
-      raise ValueError(
-        'nnx.scan: Carry references must be the same between iterations: '
-        f'the carry input at carry{jax.tree_util.keystr(path)} is '
-        f'{type(x).__name__} (id={id(x)}) but the carry output there is '
-        f'{type(y).__name__} (id={id(y)}). Return the carried graph nodes '
-        'themselves, in the same places.'
-      )
-
-
-def _structure_changed(changed, carry_roots):
-  """Raises for a graph node of the inputs whose structure changed inside
-  a scan step (TypeError for the carry, as ``jax.lax.scan`` does)."""
-  for k, node in enumerate(changed):
-    if node is not None and k in carry_roots:
-      raise TypeError(
-        'nnx.scan: scan body function carry input and carry output must '
-        'have the same pytree structure, but a graph node of the carry '
-        'gained or lost an attribute; create attributes before the call.'
-      )
-  raise ValueError(
-    'The graph structure of an input changed inside nnx.scan; '
-    'create attributes before the call.'
-  )
-
-
-def _interleave(flat, axes, carry, scanned, place=lambda x, a: x):
-  """The input leaves of a scan step (or of its result): carry leaves
-  from ``carry``, scanned ones from ``scanned`` (through ``place(x,
-  axis)``), broadcast ones (axis None) from ``flat``, in input order."""
-  it_c, it_s = iter(carry), iter(scanned)
-  return [
-    next(it_c) if a is Carry else leaf if a is None else place(next(it_s), a)
-    for leaf, a in zip(flat, axes)
-  ]
-
-
-def _node_flags(pure_args):
-  flags = []
-  for x in jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns):
-    n = len(jax.tree_util.tree_leaves(x))
-    flags.extend([_is_ns(x)] * n)
-  return flags
-
-
-def _restore_nodes(pure, ga):
-  def conv(x):
-    if _is_ns(x):
-      return ga.roots[x.key].obj
-    return x
-
-  return jax.tree.map(conv, pure, is_leaf=_is_ns)
 
 
 def _check_shard_map_mode(graph, graph_updates):

@@ -2,23 +2,45 @@
 (``make_jaxpr``, ``checkify``), the branch/shape transforms, and
 ``resolve_kwargs``; all run on the lifting of :mod:`.general`."""
 
+import abc
+import dataclasses
 import functools
 import inspect
+import typing as tp
 
 import jax
 from jax.experimental import checkify as checkify_lib
 
+from flax.nnx import variablelib
 from flax.nnx._common import MISSING, Missing, graph_updates_default
+from flax.nnx.extract import labeled as labeled
 from flax.nnx.module import Module as Module
+from flax.nnx.proxy_caller import CallableProxy as CallableProxy
+from flax.nnx.proxy_caller import DelayedAccessor as DelayedAccessor
+from flax.nnx.transforms import _fns
+from flax.nnx.transforms.general import SimpleCondFn as SimpleCondFn
+from flax.nnx.transforms.general import SimpleEvalShapeFn as SimpleEvalShapeFn
 from flax.nnx.transforms.general import cond as cond
 from flax.nnx.transforms.general import eval_shape as eval_shape
 from flax.nnx.transforms.general import graph_with_updates, lift
 from flax.nnx.transforms.general import switch as switch
 
+M = tp.TypeVar('M', bound=Module)
+
 __all__ = [
+  'CallableProxy',
+  'CheckifyFn',
+  'DelayedAccessor',
+  'LiftedModule',
   'Missing',
   'Module',
+  'SimpleCheckifyFn',
+  'SimpleCondFn',
+  'SimpleEvalShapeFn',
+  'SimpleMakeJaxprFn',
+  'ValueMetadata',
   'checkify',
+  'labeled',
   'cond',
   'eval_shape',
   'make_jaxpr',
@@ -81,6 +103,35 @@ def _with_statics(f, statics):
   return g
 
 
+@dataclasses.dataclass(eq=False)
+class SimpleMakeJaxprFn(_fns.SimpleFn):
+  """The function :func:`make_jaxpr` traces with ``graph=False``: the
+  function's output only (nothing is written back)."""
+
+  def __call__(self, *args, **kwargs):
+    args, kwargs = self.fresh((args, kwargs))
+    return self.f(*args, **kwargs)
+
+
+@dataclasses.dataclass(eq=False)
+class CheckifyFn(_fns.InnerFn):
+  """The function :func:`checkify` checks in graph mode with graph
+  updates: rebuilds the graph nodes of the arguments, calls ``f`` and
+  returns the output leaves with the updates of the inputs."""
+
+  def __call__(self, *pure_args, **pure_kwargs):
+    return super().__call__(*pure_args, **pure_kwargs)
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleCheckifyFn(_fns.SimpleFn):
+  """The function :func:`checkify` checks when graph nodes travel as
+  pytrees (``graph=False`` or ``graph_updates=False``)."""
+
+  def __call__(self, *args, **kwargs):
+    return super().__call__(*args, **kwargs)
+
+
 def make_jaxpr(f=MISSING, *, graph=None, graph_updates=None, static_argnums=()):
   """``jax.make_jaxpr`` for functions taking graph nodes.
 
@@ -123,14 +174,17 @@ def make_jaxpr(f=MISSING, *, graph=None, graph_updates=None, static_argnums=()):
     g = _with_statics(f, statics)
     cell = {}
 
-    def transform(pure_f):
-      def run(pure):
-        def outputs_only(pure):
-          out_leaves, _ = pure_f(pure)
-          return out_leaves
+    def transform(fn):
+      if isinstance(fn, _fns.SimpleFn):  # returns the outputs only
+        outputs = fn
+      else:
+        outputs = lambda *a, **kw: fn(*a, **kw)[0]  # noqa: E731
 
-        cell['jaxpr'] = jax.make_jaxpr(outputs_only)(pure)
-        return jax.eval_shape(pure_f, pure)
+      def run(*a, **kw):
+        cell['jaxpr'] = jax.make_jaxpr(lambda p: outputs(*p[0], **p[1]))(
+          (a, kw)
+        )
+        return jax.eval_shape(fn, *a, **kw)
 
       return run
 
@@ -141,6 +195,8 @@ def make_jaxpr(f=MISSING, *, graph=None, graph_updates=None, static_argnums=()):
       kwargs,
       graph=graph_with_updates(graph, True),
       write_back=False,
+      simple_fn=SimpleMakeJaxprFn,
+      user_graph=graph,
     )
     return cell['jaxpr']
 
@@ -175,11 +231,11 @@ def checkify(
   def wrapper(*args, **kwargs):
     cell = {}
 
-    def transform(pure_f):
-      checked = checkify_lib.checkify(pure_f, errors=errors)
+    def transform(fn):
+      checked = checkify_lib.checkify(fn, errors=errors)
 
-      def run(pure):
-        err, result = checked(pure)
+      def run(*a, **kw):
+        err, result = checked(*a, **kw)
         cell['error'] = err
         return result
 
@@ -191,7 +247,93 @@ def checkify(
       args,
       kwargs,
       graph=graph_with_updates(graph, graph_updates),
+      inner_fn=CheckifyFn,
+      simple_fn=SimpleCheckifyFn,
+      user_graph=graph,
     )
     return cell['error'], out
 
   return wrapper
+
+
+# -- lifted modules and Variable metadata ---------------------------------------
+
+
+class _LiftedModuleMeta(type(Module), abc.ABCMeta):
+  """Module metaclass that also enforces abstract methods."""
+
+
+class LiftedModule(tp.Generic[M], Module, metaclass=_LiftedModuleMeta):
+  """Base of Modules that run a wrapped submodule through a transform.
+
+  Subclasses give the wrapped module (``_submodule``) and ``_call(accessor,
+  *args, **kwargs)``, which receives a :class:`DelayedAccessor` naming the
+  method reached through :attr:`call` and runs it. Calling the module
+  calls the submodule's ``__call__`` that way.
+
+  >>> import jax.numpy as jnp
+  >>> from flax import nnx
+  >>> from flax.nnx.transforms.transforms import LiftedModule
+  >>> class Doubled(LiftedModule):
+  ...   def __init__(self, module):
+  ...     self.module = module
+  ...   @property
+  ...   def _submodule(self):
+  ...     return self.module
+  ...   def _call(self, accessor, *args, **kwargs):
+  ...     return 2 * accessor(self.module)(*args, **kwargs)
+  >>> class Lin(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.ones(2))
+  ...   def __call__(self, x):
+  ...     return self.w * x
+  ...   def half(self, x):
+  ...     return self.w * x / 2
+  >>> m = Doubled(Lin())
+  >>> m(1.0).tolist(), m.call.half(1.0).tolist()
+  ([2.0, 2.0], [1.0, 1.0])
+  """
+
+  @abc.abstractmethod
+  def _call(self, accessor: DelayedAccessor, *args, **kwargs) -> tp.Any:
+    """Runs the method of the submodule that ``accessor`` reaches."""
+
+  @property
+  @abc.abstractmethod
+  def _submodule(self) -> M:
+    """The wrapped module."""
+
+  @property
+  def call(self) -> tp.Any:
+    """A proxy: ``self.call.method(*args)`` calls ``self._call`` with an
+    accessor for ``method``."""
+    return CallableProxy(self._call, DelayedAccessor())
+
+  def __call__(self, *args, **kwargs) -> tp.Any:
+    return self.call(*args, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueMetadata:
+  """A Variable taken apart: its type, its value (the only pytree leaf)
+  and its metadata (auxiliary data, compared by value).
+
+  >>> import jax
+  >>> import jax.numpy as jnp
+  >>> from flax import nnx
+  >>> from flax.nnx.transforms.transforms import ValueMetadata
+  >>> vm = ValueMetadata(nnx.Param, jnp.ones(2), {'tag': 'w'})
+  >>> jax.tree.map(lambda x: x + 1, vm).value.tolist()
+  [2.0, 2.0]
+  """
+
+  var_type: type[variablelib.Variable]
+  value: tp.Any
+  metadata: dict[str, tp.Any]
+
+
+jax.tree_util.register_pytree_node(
+  ValueMetadata,
+  lambda vm: ((vm.value,), (vm.var_type, tuple(vm.metadata.items()))),
+  lambda aux, children: ValueMetadata(aux[0], children[0], dict(aux[1])),
+)

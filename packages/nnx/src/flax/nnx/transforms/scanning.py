@@ -1,0 +1,497 @@
+"""``nnx.scan``: ``jax.lax.scan`` over functions taking graph nodes.
+
+The arguments are flattened to leaves, each with its role from
+``in_axes``: carried (``nnx.Carry``), scanned over an axis (an int) or
+broadcast (None). ``jax.lax.scan`` runs a :class:`ScanFn` (graph mode with
+graph updates) or a :class:`SimpleScanFn` (graph nodes as pytrees) whose
+carry is ``(PytreeDeque(carry leaves), Broadcasted(broadcast leaves))``
+and whose scanned inputs are the scanned leaves moved to axis 0. Each step
+rebuilds the arguments, calls the function, checks the carry, and returns
+the new carry and, per step, the outputs and the scanned inputs' new
+values, which are written back into the arguments afterwards.
+"""
+
+import collections
+import dataclasses
+import functools
+import typing as tp
+
+import jax
+
+from flax import struct
+from flax.core.frozen_dict import FrozenDict
+from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx.transforms import _axis_metadata, _fns, common
+from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
+from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
+from flax.nnx.transforms.general import graph_with_updates
+from flax.nnx.transforms.types import Carry
+
+
+class Broadcasted(struct.PyTreeNode):
+  """Inputs broadcast to every step of a scan (``in_axes`` None), carried
+  through the loop unchanged.
+
+  >>> from flax.nnx.transforms.iteration import Broadcasted
+  >>> import jax
+  >>> jax.tree.leaves(Broadcasted([1, 2]))
+  [1, 2]
+  """
+
+  data: tp.Any
+
+
+class PytreeDeque(collections.deque):
+  """A ``collections.deque`` that is a pytree (its items are the children;
+  ``maxlen`` is not kept through ``jax.tree.map``).
+
+  >>> from flax.nnx.transforms.iteration import PytreeDeque
+  >>> import jax
+  >>> jax.tree.map(lambda x: x * 2, PytreeDeque([1, 2]))
+  PytreeDeque([2, 4])
+  """
+
+
+jax.tree_util.register_pytree_with_keys(
+  PytreeDeque,
+  lambda d: (
+    tuple((jax.tree_util.SequenceKey(i), x) for i, x in enumerate(d)),
+    (),
+  ),
+  lambda _, children: PytreeDeque(children),
+  flatten_func=lambda d: (tuple(d), ()),
+)
+
+
+class _Plan:
+  """What every step of one scan call shares: the flattened arguments,
+  each leaf's role, and (graph mode) the graph structure."""
+
+  __slots__ = (
+    'treedef',
+    'axes',
+    'graph_args',
+    'carry_roots',
+    'node_flags',
+    'n_leaves',
+  )
+
+
+class _ScanStep:
+  """The step logic shared by :class:`ScanFn` and :class:`SimpleScanFn`."""
+
+  plan: _Plan
+  lifts_graph: tp.ClassVar[bool]
+
+  def _step(self, full_carry, scan_in, carry_arg, in_axes, out_axes, metadata):
+    plan = self.plan
+    carry, broadcasted = full_carry
+    leaves = _interleave(plan.axes, carry, scan_in, broadcasted.data)
+    pure = plan.treedef.unflatten(leaves)
+    g = self.lifts_graph
+    if g:
+      ig = common.InnerGraph(
+        plan.graph_args.static, plan.graph_args.masks(), (pure, {})
+      )
+      args = ig.args[0]
+    else:
+      args = pure
+    meta = _axis_metadata.enabled(metadata)
+    if meta:
+      mapped = self._mapped(args, in_axes)
+      _axis_metadata.remove(mapped, metadata)
+    out = self.f(*args)
+    if meta:
+      _axis_metadata.insert(mapped, metadata)
+    c_out, y_out = _split_out(out, out_axes)
+    if g:
+      if carry_arg is not None:
+        _check_carry_refs(args[carry_arg], c_out)
+      changed, values = ig.updates()
+      if changed is not None:
+        _structure_changed(changed, plan.carry_roots)
+      new_leaves = _updated_leaves(pure, values, plan.graph_args)
+      c_plain = iter(
+        x
+        for x in jax.tree_util.tree_leaves(c_out, is_leaf=common.is_node_leaf)
+        if not common.is_node_leaf(x)
+      )
+      new_carry = [
+        leaf if is_node else next(c_plain)
+        for leaf, ax, is_node in zip(new_leaves, plan.axes, plan.node_flags)
+        if ax is Carry
+      ]
+    else:
+      new_leaves = jax.tree_util.tree_leaves(args)
+      new_carry = jax.tree_util.tree_leaves(c_out)
+    scanned_updates = [
+      leaf
+      for leaf, ax in zip(new_leaves, plan.axes)
+      if isinstance(ax, int) and ax is not Carry
+    ]
+    return (PytreeDeque(new_carry), broadcasted), (y_out, scanned_updates)
+
+
+@dataclasses.dataclass(eq=False)
+class ScanFn(_ScanStep):
+  """The step function ``jax.lax.scan`` runs for :func:`scan` in graph
+  mode with graph updates.
+
+  ``input_carry_argnum`` / ``output_carry_argnum`` locate the carry among
+  the arguments / outputs (``'all'`` when the whole of ``in_axes`` /
+  ``out_axes`` is ``nnx.Carry``, None without a carry).
+  """
+
+  f: tp.Callable[..., tp.Any]
+  input_carry_argnum: int | None | tp.Literal['all']
+  output_carry_argnum: int | None | tp.Literal['all']
+  in_axes: tp.Any
+  out_axes: tp.Any
+  transform_metadata: tp.Mapping[str, tp.Any]
+  plan: tp.Any = dataclasses.field(default=None, kw_only=True, repr=False)
+
+  lifts_graph: tp.ClassVar[bool] = True
+
+  def _mapped(self, args, in_axes):
+    in_axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    return _axis_metadata.mapped_variables(args, in_axes)
+
+  def __call__(self, carry, scan_in: tuple[tp.Any, ...]):
+    carry_arg = self.input_carry_argnum
+    if carry_arg == 'all':
+      carry_arg = 0
+    return self._step(
+      carry,
+      scan_in,
+      carry_arg,
+      self.in_axes,
+      self.out_axes,
+      self.transform_metadata,
+    )
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleScanFn(_ScanStep, _fns.SimpleFn):
+  """The step function ``jax.lax.scan`` runs for :func:`scan` when graph
+  nodes travel as pytrees (``graph=False`` or ``graph_updates=False``).
+
+  ``carry_idx`` / ``carry_out_idx`` locate the carry among the arguments /
+  outputs, ``out_is_tuple`` says whether ``out_axes`` is a tuple, and
+  ``update_axes`` gives the scanned axis of each argument Variable (the
+  axis its new values are written back on).
+  """
+
+  f: tp.Callable[..., tp.Any]
+  graph: bool
+  in_axes: tp.Any
+  out_axes: tp.Any
+  out_is_tuple: bool
+  carry_idx: int | None
+  carry_out_idx: int | None
+  update_axes: tuple[tp.Any, ...]
+  plan: tp.Any = dataclasses.field(default=None, kw_only=True, repr=False)
+  transform_metadata: tp.Mapping[str, tp.Any] = dataclasses.field(
+    default=FrozenDict({}), kw_only=True
+  )
+
+  lifts_graph: tp.ClassVar[bool] = False
+
+  def _mapped(self, args, in_axes):
+    return [
+      (v, ax)
+      for v, ax in zip(self.variables(args), self.update_axes)
+      if isinstance(ax, int) and not isinstance(ax, bool)
+    ]
+
+  def __call__(self, full_carry, args):
+    return self._step(
+      full_carry,
+      args,
+      self.carry_idx,
+      self.in_axes,
+      self.out_axes,
+      self.transform_metadata,
+    )
+
+
+def _split_out(out, out_axes):
+  """``(carry output, stacked outputs)`` of one step."""
+  if out_axes is Carry:
+    return out, None
+  if isinstance(out_axes, tuple):
+    c_idx = out_axes.index(Carry) if Carry in out_axes else None
+    if c_idx is None:
+      return None, out
+    outs = out if isinstance(out, tuple) else (out,)
+    rest = tuple(o for i, o in enumerate(outs) if i != c_idx)
+    return outs[c_idx], rest[0] if len(rest) == 1 else rest
+  return None, out
+
+
+def _updated_leaves(pure, values, ga):
+  """The leaves of ``pure`` with each graph node's values replaced by its
+  values after the step."""
+  rebuilt = []
+  for x in jax.tree_util.tree_leaves(pure, is_leaf=_is_ns):
+    if _is_ns(x):
+      root = ga.roots[x.key]
+      vals = values[x.key]
+      groups = (
+        (vals,)
+        if root.mask is None
+        else common._group(vals, root.mask, root.ngroups)
+      )
+      rebuilt.append(common.NodeStates(groups, x.key))
+    else:
+      rebuilt.append(x)
+  return jax.tree_util.tree_leaves(rebuilt)
+
+
+@common.options_first
+def scan(
+  f=MISSING,
+  *,
+  length=None,
+  reverse=False,
+  unroll=1,
+  _split_transpose=False,
+  in_axes=(Carry, 0),
+  out_axes=(Carry, 0),
+  transform_metadata=FrozenDict({}),
+  graph=None,
+  graph_updates=None,
+):
+  """Lifted ``jax.lax.scan``: ``in_axes`` / ``out_axes`` mark the carry
+  (``nnx.Carry``), scanned axes (ints) and broadcast inputs (None).
+
+  >>> import jax.numpy as jnp
+  >>> from flax import nnx
+  >>> def step(c, x):
+  ...   return c + x, c * x
+  >>> c, ys = nnx.scan(step)(jnp.zeros(()), jnp.arange(3.0))
+  >>> float(c), ys.tolist()
+  (3.0, [0.0, 0.0, 2.0])
+  """
+
+  @functools.wraps(f)
+  def wrapper(*args):
+    ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    if sum(a is Carry for a in ia) > 1:
+      raise ValueError('nnx.scan: only one input can be marked nnx.Carry.')
+    oa = out_axes
+    if (Carry in ia) != (
+      oa is Carry or (isinstance(oa, tuple) and Carry in oa)
+    ):
+      raise ValueError(
+        'nnx.scan: if in_axes contains nnx.Carry, out_axes must contain '
+        'nnx.Carry too (and the other way round).'
+      )
+    g = graph_with_updates(graph, graph_updates)
+    c_arg = ia.index(Carry) if Carry in ia else None
+    c_out = (
+      'all'
+      if oa is Carry
+      else oa.index(Carry)
+      if isinstance(oa, tuple) and Carry in oa
+      else None
+    )
+    plan = _Plan()
+    if g:
+      ga = common.GraphArgs(
+        (args, {}), predicates_for=_predicates_for(ia, args)
+      )
+      plan.graph_args = ga
+      plan.carry_roots = _roots_of_arg(args, ga, c_arg)
+      pure_args, _ = ga.pure()
+      prefix = _state_axes_prefix(ia, pure_args, ga)
+    else:
+      common.check_tree_mode_args(ia, name='nnx.scan')
+      pure_args, prefix = args, ia
+    flat, plan.treedef = jax.tree_util.tree_flatten(pure_args)
+    plan.axes = _broadcast(
+      prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
+    )
+    plan.node_flags = _node_flags(pure_args) if g else None
+    if g:
+      fn = ScanFn(
+        f,
+        'all' if in_axes is Carry else c_arg,
+        c_out,
+        in_axes,
+        oa,
+        transform_metadata,
+        plan=plan,
+      )
+    else:
+      fn = SimpleScanFn(
+        f,
+        resolve_graph(graph),
+        ia,
+        oa,
+        isinstance(oa, tuple),
+        c_arg,
+        None if c_out == 'all' else c_out,
+        tuple(_var_axes(args, ia)),
+        plan=plan,
+        transform_metadata=transform_metadata,
+      )
+      variables = fn.variables(args)
+    axes = plan.axes
+    carry0 = PytreeDeque(x for x, a in zip(flat, axes) if a is Carry)
+    broadcast0 = Broadcasted([x for x, a in zip(flat, axes) if a is None])
+    xs = [
+      _move(x, a, 0)
+      for x, a in zip(flat, axes)
+      if isinstance(a, int) and a is not Carry
+    ]
+    (carry, _), (ys, scanned) = jax.lax.scan(
+      fn,
+      (carry0, broadcast0),
+      xs,
+      length=length,
+      reverse=reverse,
+      unroll=unroll,
+    )
+    # write back: carry leaves and scanned leaves into the inputs
+    final_pure = plan.treedef.unflatten(
+      _interleave(
+        axes, carry, scanned, broadcast0.data, lambda x, a: _move(x, 0, a)
+      )
+    )
+    if g:
+      values = {}
+      for x in jax.tree_util.tree_leaves(final_pure, is_leaf=_is_ns):
+        if _is_ns(x):
+          mask = ga.roots[x.key].mask
+          values[x.key] = (
+            list(x.groups[0])
+            if mask is None
+            else common._ungroup(x.groups, mask)
+          )
+      ga.write_back((None, [values[k] for k in range(len(ga.roots))]))
+      carry_obj = (
+        _restore_nodes(final_pure[c_arg], ga) if c_arg is not None else None
+      )
+    else:
+      common.store_values(variables, fn.values(final_pure))
+      carry_obj = final_pure[c_arg] if c_arg is not None else None
+    meta = _axis_metadata.enabled(transform_metadata)
+    if oa is Carry:
+      return carry_obj
+    if isinstance(oa, tuple):
+      outs = []
+      ys_t = ys if isinstance(ys, tuple) and len(oa) > 2 else (ys,)
+      it_y = iter(ys_t)
+      for o in oa:
+        outs.append(
+          carry_obj if o is Carry else _stacked_out(next(it_y), o, meta)
+        )
+      return tuple(outs)
+    return _stacked_out(ys, oa, meta)
+
+  def _stacked_out(y, axis, meta):
+    y = jax.tree.map(lambda v: _move(v, 0, axis), y)
+    if meta and axis is not None:
+      _axis_metadata.insert_into_outputs(y, axis, transform_metadata)
+    return y
+
+  return wrapper
+
+
+def _var_axes(args, in_axes):
+  """The axis of each Variable of ``args`` (pytree order)."""
+  out = []
+  for arg, ax in zip(args, in_axes):
+    out.extend([ax] * len(common.tree_variables(arg)))
+  return out
+
+
+def _roots_of_arg(args, ga, argnum):
+  """Indexes (in ``ga.roots``) of the graph nodes found in ``args[argnum]``."""
+  from flax.nnx.transforms.autodiff import _arg_index_of_positions
+
+  if argnum is None:
+    return frozenset()
+  arg_of = _arg_index_of_positions(args)
+  return frozenset(
+    k for k, pos in enumerate(ga.positions) if arg_of[pos] == argnum
+  )
+
+
+def _check_carry_refs(c_in, c_out):
+  """The carry output of a scan step must have the carry input's pytree
+  structure and hold the same graph nodes at the same places."""
+  leaves, treedef = jax.tree_util.tree_flatten_with_path(
+    c_in, is_leaf=common.is_node_leaf
+  )
+  try:
+    outs = treedef.flatten_up_to(c_out)
+  except (ValueError, TypeError) as e:
+    raise ValueError(
+      'nnx.scan: pytree structure error: the carry output does not have '
+      f'the structure of the carry input ({e}).'
+    ) from None
+  for (path, x), y in zip(leaves, outs):
+    if x is y:
+      continue
+    if (
+      common.is_node_leaf(x)
+      or common.is_node_leaf(y)
+      or not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(y))
+    ):
+      raise ValueError(
+        'nnx.scan: Carry references must be the same between iterations: '
+        f'the carry input at carry{jax.tree_util.keystr(path)} is '
+        f'{type(x).__name__} (id={id(x)}) but the carry output there is '
+        f'{type(y).__name__} (id={id(y)}). Return the carried graph nodes '
+        'themselves, in the same places.'
+      )
+
+
+def _structure_changed(changed, carry_roots):
+  """Raises for a graph node of the inputs whose structure changed inside
+  a scan step (TypeError for the carry, as ``jax.lax.scan`` does)."""
+  for k, node in enumerate(changed):
+    if node is not None and k in carry_roots:
+      raise TypeError(
+        'nnx.scan: scan body function carry input and carry output must '
+        'have the same pytree structure, but a graph node of the carry '
+        'gained or lost an attribute; create attributes before the call.'
+      )
+  raise ValueError(
+    'The graph structure of an input changed inside nnx.scan; '
+    'create attributes before the call.'
+  )
+
+
+def _interleave(axes, carry, scanned, broadcast, place=lambda x, a: x):
+  """The input leaves of a scan step (or of its result): carry leaves
+  from ``carry``, scanned ones from ``scanned`` (through ``place(x,
+  axis)``) and broadcast ones (axis None) from ``broadcast``, in input
+  order."""
+  it_c, it_s, it_b = iter(carry), iter(scanned), iter(broadcast)
+  return [
+    next(it_c)
+    if a is Carry
+    else next(it_b)
+    if a is None
+    else place(next(it_s), a)
+    for a in axes
+  ]
+
+
+def _node_flags(pure_args):
+  flags = []
+  for x in jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns):
+    n = len(jax.tree_util.tree_leaves(x))
+    flags.extend([_is_ns(x)] * n)
+  return flags
+
+
+def _restore_nodes(pure, ga):
+  def conv(x):
+    if _is_ns(x):
+      return ga.roots[x.key].obj
+    return x
+
+  return jax.tree.map(conv, pure, is_leaf=_is_ns)
