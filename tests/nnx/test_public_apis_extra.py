@@ -105,6 +105,7 @@ def test_shard_map_without_graph_updates(kwargs):
 
   def f(m, x):
     m.n[...] += 1.0
+    m.added = nnx.Param(jnp.ones(3))  # dropped: no graph updates
     return jax.lax.psum(m.w[...] * x, 'x')
 
   m = Counted()
@@ -116,6 +117,7 @@ def test_shard_map_without_graph_updates(kwargs):
     y, jnp.arange(8.0).reshape(4, 2) * jnp.arange(4.0)[:, None]
   )
   np.testing.assert_allclose(m.n[...], jnp.ones(4))
+  assert not hasattr(m, 'added')
   with pytest.raises(ValueError, match=r'Duplicate BatchStat(.|\n)*\.out\.n'):
     nnx.shard_map(
       lambda m: m, mesh=mesh, in_specs=(P('x'),), out_specs=P('x'), **kwargs

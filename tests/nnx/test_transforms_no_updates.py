@@ -208,3 +208,30 @@ def test_reduce_axes_refused_at_decoration_time():
   (v, aux), g = f(jnp.arange(3.0))
   np.testing.assert_allclose(g, [0.0, 2.0, 4.0])
   assert float(v) == 5.0 and aux == 1
+
+
+@pytest.mark.parametrize('kw', NO_UPDATES + [dict()])
+def test_jit_general_path_agrees_with_fast_path(kw):
+  # shardings send the call through the general path (no cached entries)
+  sharding = jax.sharding.NamedSharding(jax.make_mesh((1,), ('d',)), jax.P())
+
+  def add_attr(m):
+    m.b = nnx.Param(jnp.ones(2))
+    m.count[...] += 1
+    return m.w[...] * 2
+
+  results = []
+  for extra in (dict(), dict(in_shardings=sharding)):
+    f = nnx.jit(add_attr, **kw, **extra)
+    assert f._fast == (not extra)
+    m = Counter()
+    out = f(m)
+    results.append((out.tolist(), int(m.count[...]), hasattr(m, 'b')))
+    if kw:
+      with pytest.raises(ValueError, match='Duplicate BatchStat'):
+        nnx.jit(lambda m: m, **kw, **extra)(Counter())
+    else:
+      m2 = Counter()
+      assert nnx.jit(lambda m: m, **extra)(m2) is m2
+  assert results[0] == results[1]
+  assert results[0] == ([0.0, 2.0, 4.0], 1, kw == {})

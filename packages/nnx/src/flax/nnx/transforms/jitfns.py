@@ -114,10 +114,11 @@ class SimpleJitFn(JitFn):
     box, *args = args
     args, kwargs = join_static(tuple(args), kwargs, box)
     inputs = varflow.args_paths((args, kwargs))
+    # the input Variables, listed before the function may add attributes
+    variables = common.tree_variables((args, kwargs))
     out = self.f(*args, **kwargs)
     varflow.check_no_aliases(inputs, out, self.ctxtag)
-    new = [v.raw_value for v in common.tree_variables((args, kwargs))]
-    return out, new
+    return out, [v.raw_value for v in variables]
 
 
 class SimpleJitPartialFn(SimpleJitFn):

@@ -109,9 +109,10 @@ class SimpleShardMapFn:
       )
       return out, values
     inputs = varflow.args_paths((args, {}))
+    # the input Variables, listed before the function may add attributes
+    inner = varflow.check_unique((args, {}), 'nnx.shard_map')
     out = self.f(*args)
     varflow.check_no_aliases(inputs, out, 'nnx.shard_map')
-    inner = varflow.check_unique((args, {}), 'nnx.shard_map')
     return out, [v.raw_value for v in inner]
 
 
