@@ -237,3 +237,30 @@ def test_rngs_fork_split_map_unmatched_streams_fork_too():
   s = r.split({'params': 2})
   assert int(r.default.count[...]) == 0
   np.testing.assert_array_equal(jax.random.key_data(s.default.key[...]), [0, 0])
+
+
+class Counter(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.ones(3))
+    self.n = nnx.BatchStat(jnp.zeros(()))
+
+
+@pytest.mark.parametrize(
+  'graph_updates, ys, n',
+  [(True, [0.0, 1.0, 2.0], 0.0), (False, [0.0, 1.0, 3.0], 3.0)],
+)
+def test_scan_broadcast_variable_updates(graph_updates, ys, n):
+  def step(c, m, x):
+    m.n[...] += x
+    return c + m.w[...].sum() * x, m.n[...]
+
+  m = Counter()
+  c, out = nnx.scan(
+    step,
+    in_axes=(nnx.Carry, None, 0),
+    out_axes=(nnx.Carry, 0),
+    graph_updates=graph_updates,
+  )(jnp.zeros(()), m, jnp.arange(3.0))
+  assert float(c) == 9.0
+  np.testing.assert_array_equal(out, ys)
+  assert float(m.n[...]) == n

@@ -8,7 +8,9 @@ carry is ``(PytreeDeque(carry leaves), Broadcasted(broadcast leaves))``
 and whose scanned inputs are the scanned leaves moved to axis 0. Each step
 rebuilds the arguments, calls the function, checks the carry, and returns
 the new carry and, per step, the outputs and the scanned inputs' new
-values, which are written back into the arguments afterwards.
+values, which are written back into the arguments afterwards. In pytree
+mode the broadcast Variables' updates travel in ``Broadcasted`` to the
+next step and back to the arguments; graph mode drops them.
 """
 
 import collections
@@ -129,6 +131,12 @@ class _ScanStep:
       for leaf, ax in zip(new_leaves, plan.axes)
       if isinstance(ax, int) and ax is not Carry
     ]
+    if not g:
+      # pytree mode: broadcast Variables carry their updates to the next
+      # step and back to the arguments (graph mode drops them)
+      broadcasted = Broadcasted(
+        [leaf for leaf, ax in zip(new_leaves, plan.axes) if ax is None]
+      )
     return (PytreeDeque(new_carry), broadcasted), (y_out, scanned_updates)
 
 
@@ -344,7 +352,7 @@ def scan(
       for x, a in zip(flat, axes)
       if isinstance(a, int) and a is not Carry
     ]
-    (carry, _), (ys, scanned) = jax.lax.scan(
+    (carry, broadcast), (ys, scanned) = jax.lax.scan(
       fn,
       (carry0, broadcast0),
       xs,
@@ -355,7 +363,7 @@ def scan(
     # write back: carry leaves and scanned leaves into the inputs
     final_pure = plan.treedef.unflatten(
       _interleave(
-        axes, carry, scanned, broadcast0.data, lambda x, a: _move(x, 0, a)
+        axes, carry, scanned, broadcast.data, lambda x, a: _move(x, 0, a)
       )
     )
     if g:
