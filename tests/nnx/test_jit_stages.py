@@ -133,3 +133,21 @@ def test_jit_functions_handed_to_jax():
   f.lower(c, 1.0)
   assert len(f._fn.out_static) == 1
   assert f._fn.ctxtag == 'nnx.jit'
+
+
+@pytest.mark.parametrize(
+  'kw', [dict(), dict(graph=False), dict(graph_updates=False)]
+)
+def test_eval_shape_of_a_jitted_function(kw):
+  c = Counter()
+  f = nnx.jit(step, static_argnums=1, **kw)
+  out = f.eval_shape(c, 2)
+  assert out == jax.ShapeDtypeStruct((2,), jnp.float32)
+  assert int(c.n[...]) == 0  # nothing ran
+  if kw:
+    with pytest.raises(ValueError, match='Duplicate'):
+      nnx.jit(lambda c: c, **kw).eval_shape(c)
+  else:
+    abstract = nnx.jit(lambda c: c).eval_shape(c)
+    assert abstract is not c
+    assert abstract.w.value == jax.ShapeDtypeStruct((2,), jnp.float32)

@@ -402,9 +402,44 @@ class JitWrapped:
     return common.unflatten_out(out_static, out_leaves, ga)
 
   def eval_shape(self, *args, **kwargs):
-    from flax.nnx.transforms.general import eval_shape
+    """The abstract outputs of a call (``jax.ShapeDtypeStruct`` leaves;
+    graph nodes among them hold abstract values): nothing runs and the
+    inputs are not updated."""
+    args, kwargs, box = self._split_static(args, kwargs)
+    if not self.graph:
+      varflow.check_unique((args, kwargs), 'nnx.jit')
+      out, _ = jax.eval_shape(functools.partial(self._fn, box), *args, **kwargs)
+      return out
+    ga = common.GraphArgs((args, kwargs))
+    pure = ga.pure()
+    key = (ga.static, box, self.graph_updates)
+    out_leaves, _ = jax.eval_shape(
+      functools.partial(self._fn, key), *pure[0], **pure[1]
+    )
+    out_static, _ = self._fn.out_static[key]
+    # outputs that are inputs come back as abstract copies of them
+    inputs = common.InnerGraph(
+      ga.static, None, jax.eval_shape(lambda t: t, pure)
+    )
+    return common.unflatten_out(out_static, out_leaves, _AbstractInputs(inputs))
 
-    return eval_shape(self.fun, *args, **kwargs)
+
+class _AbstractInputs:
+  """The input objects of a call rebuilt with abstract values, in the
+  order of their global indices (for :func:`common.unflatten_out`)."""
+
+  def __init__(self, inner):
+    nodes = [None] * len(inner.global_ids)
+    seen = set()
+    for index in inner.indexes:
+      for obj in index.values():
+        if id(obj) not in seen:
+          seen.add(id(obj))
+          nodes[inner.global_ids[id(obj)]] = obj
+    self._nodes = nodes
+
+  def all_nodes(self) -> list:
+    return self._nodes
 
 
 class SimpleJitWrapped(JitWrapped):
