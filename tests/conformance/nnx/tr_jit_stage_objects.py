@@ -51,3 +51,26 @@ compiled = lowered.compile()
 report.text('partial-compiled', type(compiled).__name__)
 report.array('partial-call', compiled(2.0))
 report.array('partial-count', c.n[...])
+
+
+def scaled(c, k):
+  c.n[...] += 1
+  return c.w[...] * k
+
+
+for label, kw in [
+  ('updates', dict()),
+  ('tree', dict(graph=False)),
+  ('no-updates', dict(graph_updates=False)),
+]:
+  c = Counter()
+  out = nnx.jit(scaled, static_argnums=1, **kw).eval_shape(c, 2)
+  report.text(f'{label}-eval-shape', repr(out))
+  report.array(f'{label}-eval-shape-count', c.n[...])
+  if kw:
+    with report.raises(f'{label}-eval-shape-alias'):
+      nnx.jit(lambda c: c, **kw).eval_shape(c)
+  else:
+    abstract = nnx.jit(lambda c: c).eval_shape(c)
+    report.value('eval-shape-copy', abstract is not c)
+    report.text('eval-shape-abstract-w', repr(abstract.w.value))
