@@ -74,3 +74,11 @@ def test_replace_by_pure_dict_is_seen():
   state._flat_items()
   nnx.replace_by_pure_dict(state, {'b': {'c': 5}})
   assert dict(state.flat_state()) == {('a',): 1, ('b', 'c'): 5}
+
+
+def test_raw_mapping_of_a_flat_state_keeps_its_leaves():
+  model = Outer()
+  _, state = nnx.split(model)  # built from a flat view, no nested dict yet
+  raw = state.raw_mapping
+  assert set(raw) == {'b', 'sub'}
+  assert [p for p, _ in state.flat_state()] == [('b',), ('sub', 'w')]

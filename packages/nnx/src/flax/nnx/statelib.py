@@ -93,13 +93,16 @@ class State(MutableMapping):
   @property
   def raw_mapping(self) -> dict:
     # The caller may change the dict: forget the cached flat view.
+    mapping = self._mapping
     self._touch()
-    return self._mapping
+    return mapping
 
   def _touch(self) -> None:
     """Drops the cached flat view of this state and the states above it."""
     state = self
     while state is not None:
+      if state._raw is None:  # the flat view is its only copy: build the dict
+        state._mapping  # noqa: B018
       object.__setattr__(state, '_flat', None)
       state = state._parent
 
