@@ -264,3 +264,53 @@ def test_scan_broadcast_variable_updates(graph_updates, ys, n):
   assert float(c) == 9.0
   np.testing.assert_array_equal(out, ys)
   assert float(m.n[...]) == n
+
+
+class Pair(nnx.Module):
+  def __init__(self, n=3):
+    self.w = nnx.Param(jnp.ones((n, 2)))
+    self.b = nnx.Param(jnp.zeros((n,)))
+
+
+def _grow(m, x):
+  m.extra = nnx.Param(x * 2)
+  return x
+
+
+@pytest.mark.parametrize('axes', [0, nnx.StateAxes({...: 0})])
+def test_vmap_mapped_node_may_gain_attributes(axes):
+  m = Pair()
+  nnx.vmap(_grow, in_axes=(axes, 0))(m, jnp.arange(3.0))
+  np.testing.assert_array_equal(m.extra[...], [0.0, 2.0, 4.0])
+  assert m.w.shape == (3, 2)
+
+
+def test_vmap_mapped_node_new_leaves_follow_the_axis():
+  class T(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones((2, 3)))
+
+  def grow_pair(m, x):
+    m.extra = nnx.Param(jnp.stack([x, x]))
+    return x
+
+  t = T()
+  nnx.vmap(grow_pair, in_axes=(1, 0))(t, jnp.arange(3.0))
+  np.testing.assert_array_equal(t.extra[...], [[0.0, 1.0, 2.0]] * 2)
+
+
+def test_vmap_mapped_node_may_lose_attributes():
+  def shrink(m, x):
+    del m.b
+    return x
+
+  m = Pair()
+  nnx.vmap(shrink)(m, jnp.arange(3.0))
+  assert not hasattr(m, 'b') and m.w.shape == (3, 2)
+
+
+def test_vmap_broadcast_node_changing_structure_raises():
+  m = Pair()
+  with pytest.raises(ValueError, match='in_axes None'):
+    nnx.vmap(_grow, in_axes=(None, 0))(m, jnp.arange(3.0))
+  assert not hasattr(m, 'extra')

@@ -68,6 +68,7 @@ class VmapFn(_fns.InnerFn):
     default=None, init=False, repr=False
   )
   out_masks: tp.Any = dataclasses.field(default=None, init=False, repr=False)
+  changed: tp.Any = dataclasses.field(default=None, init=False, repr=False)
 
   name: tp.ClassVar[str] = 'vmap'
 
@@ -82,13 +83,7 @@ class VmapFn(_fns.InnerFn):
     out = self.f(*inner_args)
     if meta:
       _axis_metadata.insert(mapped, metadata)
-    changed, values = ig.updates()
-    if changed is not None:
-      raise ValueError(
-        f'The graph structure of an input changed inside nnx.{self.name} '
-        '(an attribute was added or removed); create attributes before '
-        'the call.'
-      )
+    self.changed, values = ig.updates()
     out_static, out_leaves = ig.flatten_out(out)
     self.out_static = out_static
     if not isinstance(self.out_axes, int):
@@ -187,8 +182,14 @@ def _vmap_call(
       idx += n
     else:
       idx += len(jax.tree_util.tree_leaves(x))
-  new_values = [_fix_out(vals, pos_axes[k]) for k, vals in enumerate(values)]
-  ga.write_back((None, new_values))
+  changed = fn.changed
+  new_values = [
+    _fix_out(vals, pos_axes[k])
+    if changed is None or changed[k] is None
+    else _changed_node_values(vals, _root_axis(in_axes, args, ga, k), fn.name)
+    for k, vals in enumerate(values)
+  ]
+  ga.write_back((changed, new_values))
   # outputs
   treedef, nodes, positions = out_static
   leaves = list(out_leaves)
@@ -210,6 +211,31 @@ def _vmap_call(
   if meta and positions:
     _add_axis_to_outputs(out, out_axes, transform_metadata)
   return out
+
+
+def _root_axis(in_axes, args, ga, k):
+  """The ``in_axes`` entry of the argument holding graph node ``k``."""
+  from flax.nnx.transforms.autodiff import _arg_index_of_positions
+
+  arg = _arg_index_of_positions(args)[ga.positions[k]]
+  return in_axes[arg] if arg < len(in_axes) else None
+
+
+def _changed_node_values(values, axis, name):
+  """Values of a mapped graph node that gained or lost attributes inside
+  the function: every leaf, new ones included, is mapped over ``axis``
+  (a StateAxes giving every filter the same int axis counts as that)."""
+  if isinstance(axis, StateAxes) and len(set(axis.axes)) == 1:
+    axis = axis.axes[0]
+  if not isinstance(axis, int) or isinstance(axis, bool):
+    raise ValueError(
+      f'The graph structure of an input changed inside nnx.{name} (an '
+      f'attribute was added or removed) but the input is mapped with '
+      f'in_axes {axis!r}: only graph nodes mapped over an int axis can '
+      'change structure (their new leaves are batched on that axis). '
+      'Create the attributes before the call.'
+    )
+  return [jax.tree.map(lambda v: _move(v, 0, axis), x) for x in values]
 
 
 def _out_axes_per_leaf(out_axes, out):
