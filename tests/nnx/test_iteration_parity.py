@@ -314,3 +314,34 @@ def test_vmap_broadcast_node_changing_structure_raises():
   with pytest.raises(ValueError, match='in_axes None'):
     nnx.vmap(_grow, in_axes=(None, 0))(m, jnp.arange(3.0))
   assert not hasattr(m, 'extra')
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_scan_without_updates_keeps_carry_variables(graph):
+  kw = dict(
+    in_axes=(nnx.Carry, 0),
+    out_axes=(nnx.Carry, 0),
+    graph=graph,
+    graph_updates=False,
+  )
+  with pytest.raises(ValueError, match='Variable identity must be preserved'):
+    nnx.scan(lambda c, x: (M(), x), **kw)(M(), jnp.ones(3))
+  with pytest.raises(TypeError, match='same pytree structure'):
+    nnx.scan(lambda c, x: ((c, c), x), **kw)(jnp.zeros(2), jnp.ones(3))
+  m = M()
+  out, ys = nnx.scan(lambda c, x: (c, c.w[...] * x), **kw)(m, jnp.arange(3.0))
+  assert ys.shape == (3, 3)
+
+
+def test_scan_without_updates_module_growing_raises():
+  def grow(m, x):
+    m.extra = nnx.Param(jnp.zeros(()))
+    return m, x
+
+  with pytest.raises(ValueError, match='Variable identity must be preserved'):
+    nnx.scan(
+      grow,
+      in_axes=(nnx.Carry, 0),
+      out_axes=(nnx.Carry, 0),
+      graph_updates=False,
+    )(M(), jnp.ones(3))

@@ -52,3 +52,26 @@ with report.raises('scan-carry-other-module'):
 )((M(), jnp.zeros(())), jnp.ones(3))
 report.array('carry-ok', c)
 report.array('ys-ok', ys)
+
+for g in (True, False):
+  with report.raises(f'no-updates-other-module-{g}'):
+    nnx.scan(
+      lambda c, x: (M(), x),
+      in_axes=(nnx.Carry, 0),
+      out_axes=(nnx.Carry, 0),
+      graph=g,
+      graph_updates=False,
+    )(M(), jnp.ones(3))
+  with report.raises(f'no-updates-carry-twice-{g}'):
+    nnx.scan(
+      bad_carry,
+      in_axes=(nnx.Carry, 0),
+      out_axes=(nnx.Carry, 0),
+      graph=g,
+      graph_updates=False,
+    )(jnp.zeros(2), jnp.ones(3))
+
+with report.raises('no-updates-module-grows'):
+  nnx.scan(
+    grow, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0), graph_updates=False
+  )(M(), jnp.ones(3))

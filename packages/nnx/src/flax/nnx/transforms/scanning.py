@@ -98,6 +98,8 @@ class _ScanStep:
       args = ig.args[0]
     else:
       args = pure
+    if not g and carry_arg is not None:
+      carry_vars = common.tree_variables(args[carry_arg])
     meta = _axis_metadata.enabled(metadata)
     if meta:
       mapped = self._mapped(args, in_axes)
@@ -124,6 +126,8 @@ class _ScanStep:
         if ax is Carry
       ]
     else:
+      if carry_arg is not None:
+        _check_variable_identity(carry_vars, c_out)
       new_leaves = jax.tree_util.tree_leaves(args)
       new_carry = jax.tree_util.tree_leaves(c_out)
     scanned_updates = [
@@ -454,6 +458,22 @@ def _check_carry_refs(c_in, c_out):
         f'{type(y).__name__} (id={id(y)}). Return the carried graph nodes '
         'themselves, in the same places.'
       )
+
+
+def _check_variable_identity(carry_vars, c_out):
+  """Pytree mode: the carry output must hold the carry input's Variables
+  themselves, in the same places (no new or rearranged Variables)."""
+  out_vars = common.tree_variables(c_out, 'carry output')
+  if len(out_vars) != len(carry_vars) or any(
+    a is not b for a, b in zip(carry_vars, out_vars)
+  ):
+    raise ValueError(
+      'nnx.scan: scan Variable identity must be preserved across '
+      f'iterations: the carry input holds {len(carry_vars)} Variables, the '
+      f'carry output {len(out_vars)}, not the same objects in the same '
+      'places. Return the carried Variables (and the graph nodes holding '
+      'them) themselves, and create attributes before the call.'
+    )
 
 
 def _structure_changed(changed, carry_roots):
