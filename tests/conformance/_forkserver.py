@@ -1,11 +1,15 @@
 """Runs scenarios in forks of one warm interpreter (started by runner.py).
 
 Importing jax takes most of a short scenario's time. This server imports
-jax and numpy once (without starting a backend or importing flax, so a
-scenario still sees a fresh Flax and sets its own configuration), then, for
-each request read from stdin, forks a child that runs one scenario exactly
-as ``python SCRIPT ARGS...`` would (``__main__``, ``sys.argv``, working
+jax and numpy once (without starting a backend), then, for each request
+read from stdin, forks a child that runs one scenario exactly as
+``python SCRIPT ARGS...`` would (``__main__``, ``sys.argv``, working
 directory, stdout and stderr in files) and reports its exit status.
+
+Started with ``--warm``, it also imports Flax (NNX, Linen and their layers)
+and optax before forking: the runner uses such a server for scenarios that
+do not configure Flax through environment variables before importing it
+(those get a server without ``--warm``, so they see a fresh Flax).
 
 Protocol, one JSON object a line. Request: ``{"script", "args", "cwd",
 "stdout", "stderr", "timeout"}``; answer: ``{"returncode"}`` (-1 when the
@@ -80,7 +84,20 @@ def _wait(pid, timeout) -> int:
     time.sleep(0.01)
 
 
+def _warm_up():
+  """Imports Flax, its layers and optax once, as most scenarios do."""
+  try:
+    from flax import linen, nnx
+
+    nnx.Linear, linen.Dense  # noqa: B018  (resolves the layer plugins)
+    import optax  # noqa: F401
+  except ImportError:
+    pass
+
+
 def main():
+  if '--warm' in sys.argv[1:]:
+    _warm_up()
   channel = sys.stdout
   for line in sys.stdin:
     request = json.loads(line)

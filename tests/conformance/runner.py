@@ -93,9 +93,9 @@ class _ForkServer:
   sees the same process state as under ``python SCRIPT``.
   """
 
-  def __init__(self, python):
+  def __init__(self, python, warm=False):
     self.proc = subprocess.Popen(
-      [python, str(HERE / '_forkserver.py')],
+      [python, str(HERE / '_forkserver.py'), *(['--warm'] if warm else [])],
       stdin=subprocess.PIPE,
       stdout=subprocess.PIPE,
       stderr=subprocess.DEVNULL,
@@ -148,15 +148,16 @@ class _ForkServers:
     self._all = []
     self._lock = threading.Lock()
 
-  def get(self, python):
+  def get(self, python, warm=False):
     if not self.enabled:
       return None
     servers = self._local.__dict__.setdefault('servers', {})
-    if python not in servers:
-      servers[python] = _ForkServer(python)
+    key = (python, warm)
+    if key not in servers:
+      servers[key] = _ForkServer(python, warm)
       with self._lock:
-        self._all.append(servers[python])
-    return servers[python]
+        self._all.append(servers[key])
+    return servers[key]
 
   def close(self):
     with self._lock:
@@ -171,7 +172,7 @@ FORK_SERVERS = _ForkServers()
 def _run_in(python, script, cwd, timeout, *args):
   """Runs ``script`` under ``python`` in ``cwd``: in a fork of a warm
   interpreter when fork servers are on, else in a new process."""
-  server = FORK_SERVERS.get(python)
+  server = FORK_SERVERS.get(python, warm=may_preload(script))
   if server is not None:
     result = server.run(script, cwd, timeout, args)
     if result is not None:
@@ -205,6 +206,12 @@ def run_one(python, script, timeout, reader=None):
       return first
     second = _run_in(reader, script, tmp, timeout, 'read')
     return Run(first.records + second.records, second.returncode, second.stderr)
+
+
+def may_preload(script):
+  """Whether ``script`` may run in a fork that has Flax imported already:
+  not when it sets environment variables (Flax reads some at import)."""
+  return 'os.environ' not in pathlib.Path(script).read_text()
 
 
 def is_exchange(script):
