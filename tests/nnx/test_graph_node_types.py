@@ -183,3 +183,19 @@ def test_graphdef_from_records_and_pickle():
   assert rebuilt == graphdef
   assert type(nnx.merge(rebuilt, state)) is Box
   assert pickle.loads(pickle.dumps(graphdef)) == graphdef
+
+
+def test_jit_takes_a_registered_node_as_an_argument():
+  box = Box(w=nnx.Param(jnp.ones(2)), c=nnx.BatchStat(jnp.zeros(1)))
+
+  @nnx.jit
+  def step(b, x):
+    b.items['w'][...] = b.items['w'][...] * x
+    b.items['c'][...] += 1
+    return b.items['w'][...].sum()
+
+  assert float(step(box, 2.0)) == 4.0
+  assert float(step(box, 3.0)) == 12.0
+  np.testing.assert_allclose(box.items['w'][...], [6.0, 6.0])
+  np.testing.assert_allclose(box.items['c'][...], [2.0])
+  assert sorted(box.items) == ['c', 'w']

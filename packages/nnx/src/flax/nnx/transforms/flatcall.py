@@ -23,6 +23,7 @@ import jax
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.graphlib import _EMPTY_META, _Meta, _unflatten
+from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import common, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
@@ -66,7 +67,7 @@ class _Sig:
     for i, t in enumerate(types):
       if issubclass(t, Variable):
         variables.append(i)
-      elif issubclass(t, Pytree) and not tree_mode:
+      elif not tree_mode and (issubclass(t, Pytree) or t in GRAPH_NODE_TYPES):
         pytrees.append(i)
       else:
         others.append(i)
