@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from flax import nnx
+from flax.nnx.transforms import compilation
 
 
 class Lin(nnx.Module):
@@ -187,7 +188,11 @@ def test_jit_unchanged_values_keep_their_arrays():
     m.b.value = m.b.value + 1.0
 
   f(m)
-  assert m.w.value is w_before
+  # The fast path writes back changed Variables only; the general path
+  # writes every value back (equal, not the same array).
+  if compilation.FAST_PATH:
+    assert m.w.value is w_before
+  np.testing.assert_allclose(m.w.value, w_before)
   np.testing.assert_allclose(m.b.value, [1.0, 1.0])
 
 
@@ -512,10 +517,12 @@ def test_jit_repeated_roots_see_state_and_structure_edits(graph):
   m.extra = nnx.BatchStat(jnp.zeros(()))
   np.testing.assert_allclose(f(m, opt, x), ref_stack_lin(m, x), rtol=1e-5)
   assert len(traces) == 2
-  # Plain arguments of another type or shape retrace.
+  # Plain arguments of another type (fast path: its cache is keyed on leaf
+  # types; general path: jax.jit treats a NumPy array of the same shape and
+  # dtype as the same input) or shape retrace.
   f(m, opt, np.ones((1, 2), np.float32))
   f(m, opt, jnp.ones((3, 2)))
-  assert len(traces) == 4
+  assert len(traces) == (4 if compilation.FAST_PATH else 3)
 
 
 def ref_stack_lin(m, x):

@@ -19,8 +19,20 @@ from flax import errors
 from flax.nnx import graphlib
 from flax.nnx._common import MISSING, is_graph_node_leaf
 from flax.nnx.graphlib import _Flattener, _unflatten
+from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable, store_raw_value
+
+
+def _is_node_or_registered(x) -> bool:
+  return is_graph_node_leaf(x) or type(x) in GRAPH_NODE_TYPES
+
+
+def node_leaf_predicate():
+  """``is_leaf`` for graph nodes: the C-level Pytree/Variable check, or,
+  once types are registered with ``register_graph_node_type``, a check
+  that also takes them."""
+  return _is_node_or_registered if GRAPH_NODE_TYPES else is_graph_node_leaf
 
 
 is_node_leaf = is_graph_node_leaf
@@ -96,10 +108,11 @@ class GraphArgs:
   """Graph nodes extracted from a pytree of arguments (outside)."""
 
   def __init__(self, tree, *, predicates_for=None, allow_tree_values=True):
-    leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=is_node_leaf)
+    is_node = node_leaf_predicate()
+    leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=is_node)
     self.treedef = treedef
     self.leaves = leaves
-    positions = [i for i, x in enumerate(leaves) if is_node_leaf(x)]
+    positions = [i for i, x in enumerate(leaves) if is_node(x)]
     self.positions = positions
     roots = []
     objs = [leaves[i] for i in positions]
@@ -311,8 +324,9 @@ class InnerGraph:
 
   def flatten_out(self, out):
     """Flattens graph nodes in ``out``; references to inputs kept."""
-    leaves, treedef = jax.tree_util.tree_flatten(out, is_leaf=is_node_leaf)
-    positions = [i for i, x in enumerate(leaves) if is_node_leaf(x)]
+    is_node = node_leaf_predicate()
+    leaves, treedef = jax.tree_util.tree_flatten(out, is_leaf=is_node)
+    positions = [i for i, x in enumerate(leaves) if is_node(x)]
     self.out_slots = []
     if not positions:
       return (treedef, (), ()), leaves
@@ -346,6 +360,25 @@ class _OuterIndex(dict):
     if i < 0:
       return self._nodes[-i - 1]
     raise KeyError(i)
+
+
+class Result:
+  """What a function run inside a JAX transform returns to the outside:
+  ``leaves`` (output leaves and Variable updates) as pytree children and
+  ``static`` (output structure and graph changes) as auxiliary data, so
+  that every trace carries its own structure out (JAX caches traces per
+  input shape; a side channel would keep only the latest one)."""
+
+  __slots__ = ('leaves', 'static')
+
+  def __init__(self, leaves, static):
+    self.leaves = leaves
+    self.static = static
+
+
+jax.tree_util.register_pytree_node(
+  Result, lambda r: (r.leaves, r.static), lambda s, c: Result(c, s)
+)
 
 
 def unflatten_out(out_static, out_leaves, graph_args: GraphArgs | None):

@@ -391,20 +391,7 @@ jax.tree_util.register_pytree_node(
 )
 
 
-class _Result:
-  """Outputs of a :func:`merge_inputs` function: leaves and updates as
-  children, their structure as auxiliary data."""
-
-  __slots__ = ('leaves', 'static')
-
-  def __init__(self, leaves, static):
-    self.leaves = leaves
-    self.static = static
-
-
-jax.tree_util.register_pytree_node(
-  _Result, lambda r: (r.leaves, r.static), lambda s, c: _Result(c, s)
-)
+_Result = common.Result
 
 
 @common.options_first

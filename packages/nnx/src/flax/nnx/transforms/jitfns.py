@@ -76,7 +76,7 @@ class JitFn:
     )
     out_static, out_leaves = ig.flatten_out(out)
     self.out_static[key] = (out_static, changed)
-    return out_leaves, values
+    return common.Result((out_leaves, values), (out_static, changed))
 
 
 class SimpleJitFn(JitFn):
