@@ -198,3 +198,14 @@ def test_transforms_run_these_callables(monkeypatch, graph_updates):
     ('scan', f'{prefix}ScanFn'),
     ('fori_loop', f'{prefix}ForiLoopBodyFn'),
   ]
+
+
+def test_carry_is_reported_from_the_iteration_module():
+  import pickle
+
+  from flax.nnx.transforms import iteration
+
+  assert (
+    repr(iteration.Carry) == "<class 'flax.nnx.transforms.iteration.Carry'>"
+  )
+  assert pickle.loads(pickle.dumps(iteration.Carry)) is iteration.Carry

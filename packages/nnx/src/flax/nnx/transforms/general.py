@@ -108,44 +108,6 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
   )
 
 
-@common.options_first
-def remat(
-  f=MISSING,
-  *,
-  prevent_cse=True,
-  static_argnums=(),
-  policy=None,
-  graph=None,
-  graph_updates=None,
-):
-  """Lifted ``jax.checkpoint`` (a.k.a. ``jax.remat``)."""
-  if isinstance(static_argnums, int):
-    static_argnums = (static_argnums,)
-
-  @functools.wraps(f)
-  def wrapper(*args, **kwargs):
-    statics = {i: args[i] for i in static_argnums}
-    dyn = tuple(None if i in statics else a for i, a in enumerate(args))
-
-    def g(*a, **kw):
-      a = tuple(statics.get(i, x) for i, x in enumerate(a))
-      return f(*a, **kw)
-
-    return lift(
-      lambda pf: jax.checkpoint(pf, prevent_cse=prevent_cse, policy=policy),
-      g,
-      dyn,
-      kwargs,
-      graph=graph_with_updates(graph, graph_updates),
-      user_graph=graph,
-    )
-
-  return wrapper
-
-
-checkpoint = remat
-
-
 def cond(pred, true_fun, false_fun, *operands, graph=None, graph_updates=None):
   """``jax.lax.cond`` for branches taking Modules / graph nodes."""
   return switch(

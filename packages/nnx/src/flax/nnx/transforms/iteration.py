@@ -7,7 +7,7 @@ import typing as tp
 import jax
 
 from flax.core.frozen_dict import FrozenDict as FrozenDict
-from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
+from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
@@ -36,7 +36,6 @@ from flax.nnx.transforms.scanning import PytreeDeque as PytreeDeque
 from flax.nnx.transforms.scanning import ScanFn as ScanFn
 from flax.nnx.transforms.scanning import SimpleScanFn as SimpleScanFn
 from flax.nnx.transforms.scanning import scan as scan
-from flax.nnx.transforms.types import StateSharding
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 
@@ -416,103 +415,6 @@ def _argnums(nums) -> frozenset:
   if isinstance(nums, int):
     return frozenset((nums,))
   return frozenset(nums)
-
-
-def _check_shard_map_mode(graph, graph_updates):
-  """``nnx.shard_map`` lifts graph nodes in graph mode with graph updates
-  only; the other modes raise instead of running as that one."""
-  updates = graph_updates_default() if graph_updates is None else graph_updates
-  if not resolve_graph(graph) or not updates:
-    raise ValueError(
-      'nnx.shard_map supports graph mode with graph updates only (got '
-      f'graph={graph!r}, graph_updates={graph_updates!r} with the current '
-      'defaults). Use jax.shard_map on nnx.split/nnx.merge for tree mode, or '
-      'leave graph and graph_updates at their defaults.'
-    )
-
-
-@common.options_first
-def shard_map(
-  f=MISSING,
-  *,
-  mesh,
-  in_specs,
-  out_specs,
-  axis_names=frozenset(),
-  check_vma=True,
-  graph=None,
-  graph_updates=None,
-):
-  """Lifted ``jax.shard_map``; :class:`StateSharding` in ``in_specs`` gives
-  per-substate PartitionSpecs of graph nodes."""
-  from jax.sharding import PartitionSpec
-
-  @functools.wraps(f)
-  def wrapper(*args):
-    _check_shard_map_mode(graph, graph_updates)
-    specs = in_specs if isinstance(in_specs, tuple) else (in_specs,)
-    is_spec = lambda x: isinstance(x, (PartitionSpec, StateAxes)) or x is None  # noqa
-    ga = common.GraphArgs(
-      (args, {}),
-      predicates_for=_predicates_for(specs, args)
-      if any(isinstance(s, StateSharding) for s in specs)
-      else None,
-    )
-    pure_args, _ = ga.pure()
-
-    def conv(spec, arg):
-      if isinstance(spec, StateSharding):
-
-        def node(x):
-          if _is_ns(x):
-            sp = list(spec.axes) + [PartitionSpec()]
-            return common.NodeStates(tuple(sp[: len(x.groups)]), x.key)
-          return PartitionSpec()
-
-        return jax.tree.map(node, arg, is_leaf=_is_ns)
-      return spec
-
-    prefix = tuple(conv(s, a) for s, a in zip(specs, pure_args))
-    cell = {}
-
-    def pure_f(*pure):
-      ig = common.InnerGraph(ga.static, ga.masks(), (pure, {}))
-      out = f(*ig.args[0])
-      _, values = ig.updates()
-      cell['out'] = True
-      return out, values
-
-    # the input updates come back with the specs they went in with
-    leaf_specs = _broadcast(
-      prefix, pure_args, is_leaf=lambda x: is_spec(x) and not _is_ns(x)
-    )
-    values_specs = []
-    idx = 0
-    for x in jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns):
-      n = len(jax.tree_util.tree_leaves(x))
-      if _is_ns(x):
-        sp = leaf_specs[idx : idx + n]
-        mask = ga.roots[x.key].mask
-        if mask is not None:
-          its, start = [], 0
-          for grp in x.groups:
-            its.append(iter(sp[start : start + len(grp)]))
-            start += len(grp)
-          sp = [next(its[m]) for m in mask]
-        values_specs.append(list(sp))
-      idx += n
-    out, values = jax.shard_map(
-      pure_f,
-      mesh=mesh,
-      in_specs=prefix,
-      out_specs=(out_specs, values_specs),
-      axis_names=set(axis_names),
-      check_vma=check_vma,
-    )(*pure_args)
-    ga.write_back((None, values))
-    return out
-
-  return wrapper
 
 
 def _axis_per_arg(axes, n):

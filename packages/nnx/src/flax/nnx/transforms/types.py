@@ -109,3 +109,8 @@ class StateSharding(StateAxes):
 
 class Carry:
   """Marks an argument / output of :func:`flax.nnx.scan` as the carry."""
+
+
+# Users reach Carry through flax.nnx.transforms.iteration, and its repr names
+# that module (as in Flax 0.12.8).
+Carry.__module__ = 'flax.nnx.transforms.iteration'
