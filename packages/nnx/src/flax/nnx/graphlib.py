@@ -719,20 +719,18 @@ from flax.nnx.graphops import pure as pure  # noqa: E402
 from flax.nnx.graphops import recursive_map as recursive_map  # noqa: E402
 from flax.nnx.graphops import unflatten as unflatten  # noqa: E402
 from flax.nnx.graphops import unpack as unpack  # noqa: E402
-from flax.nnx.graphctx import GRAPH_CONTEXT as GRAPH_CONTEXT  # noqa: E402
-from flax.nnx.graphctx import GraphContext as GraphContext  # noqa: E402
-from flax.nnx.graphctx import MergeContext as MergeContext  # noqa: E402
-from flax.nnx.graphctx import SplitContext as SplitContext  # noqa: E402
-from flax.nnx.graphctx import UpdateContext as UpdateContext  # noqa: E402
 from flax.nnx.graphctx import (  # noqa: E402
+  GRAPH_CONTEXT as GRAPH_CONTEXT,
+  GraphContext as GraphContext,
+  MergeContext as MergeContext,
+  SplitContext as SplitContext,
+  UpdateContext as UpdateContext,
   UpdateContextManager as UpdateContextManager,
-)
-from flax.nnx.graphctx import (  # noqa: E402
   current_update_context as current_update_context,
+  merge_context as merge_context,
+  split_context as split_context,
+  update_context as update_context,
 )
-from flax.nnx.graphctx import merge_context as merge_context  # noqa: E402
-from flax.nnx.graphctx import split_context as split_context  # noqa: E402
-from flax.nnx.graphctx import update_context as update_context  # noqa: E402
 
 
 # Names of this module defined elsewhere, resolved on first access (``map``
