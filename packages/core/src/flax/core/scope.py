@@ -234,6 +234,10 @@ class Scope:
 
   reservations: dict
 
+  # Whether ``make_rng`` derives keys from ``rngs`` (a subclass that
+  # overrides it sets this False, so constant initializers call it too).
+  _keys_from_streams = True
+
   def __init__(
     self,
     variables: MutableVariableDict,
@@ -642,7 +646,7 @@ class Scope:
         if self.is_collection_empty('params'):
           raise errors.ScopeCollectionNotFound('params', name, self.path_text)
         raise errors.ScopeParamNotFoundError(name, self.path_text)
-      if init_fn is _ZEROS or init_fn is _ONES:
+      if (init_fn is _ZEROS or init_fn is _ONES) and self._keys_from_streams:
         # These never read their key: advance the stream as ``make_rng``
         # does but skip deriving a key (the values are the same).
         stream = self.rngs[self._advance_rng('params')]

@@ -31,6 +31,7 @@ from flax.core.scope import DenyList
 from flax.core.frozen_dict import FrozenDict
 from flax.linen import _context
 from flax.linen import _module_tree
+from flax.linen import _module_parent
 from flax.linen import _module_variables
 from flax.linen._method_wrapping import _UNWRAPPED
 from flax.linen._method_wrapping import _derive_profiling_name
@@ -42,6 +43,8 @@ from flax.linen._method_wrapping import (
 from flax.linen._method_wrapping import compact as compact
 from flax.linen._method_wrapping import nowrap as nowrap
 from flax.linen._method_wrapping import wrap_method_once
+from flax.linen._module_parent import ParentDescriptor as ParentDescriptor
+from flax.linen._test_scope import TestScope as TestScope
 from flax.linen import kw_only_dataclasses
 from flax.linen._module_state import _init_field_names as _init_field_names
 from flax.linen._module_state import _config_field_names as _config_field_names
@@ -68,6 +71,10 @@ ParentType = Union['Module', Any, _Sentinel, None]
 
 class ModuleBase:
   """The base class of :class:`Module` (holds no behaviour of its own)."""
+
+
+_module_parent.register_weak_parent_type(ModuleBase)
+_PARENT_DESCRIPTOR = ParentDescriptor()
 
 
 # Field values of these types may hold Modules (lists and dicts are also
@@ -128,6 +135,9 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       kw_only=kw_only,
       unsafe_hash='__hash__' not in cls.__dict__,
     )
+    # The dataclass left the default on the class; ``parent`` is read and
+    # written through the descriptor (stored in ``_parent_ref``).
+    type.__setattr__(cls, 'parent', _PARENT_DESCRIPTOR)
     compact_methods = [
       n
       for n, v in inspect.getmembers(cls)
@@ -167,9 +177,10 @@ class Module(ModuleBase, _module_variables.VariableMethods):
   def __post_init__(self) -> None:
     object.__setattr__(self, '_id', next(_ids))
     object.__setattr__(self, '_state', _ModuleInternalState())
-    if self.parent is _unspecified_parent:
-      object.__setattr__(self, 'parent', context.module_stack[-1])
     parent = self.parent
+    if parent is _unspecified_parent:
+      parent = context.module_stack[-1]
+      object.__setattr__(self, 'parent', parent)
     if parent is None:
       return
     if isinstance(parent, Module):
@@ -378,10 +389,12 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     >>> M(2).clone(features=4).features
     4
     """
-    attrs = {
-      name: getattr(self, name) for name in _init_field_names(type(self))
-    }
-    attrs.update(parent=parent, **updates)
+    attrs = dict(
+      zip(_config_field_names(type(self)), _config_field_values(self))
+    )
+    attrs['name'] = self.name
+    attrs['parent'] = parent
+    attrs.update(updates)
     if _deep_clone is not False:
       cache = {} if isinstance(_deep_clone, bool) else _deep_clone
 
