@@ -28,13 +28,27 @@ class Scale(nn.Module):
     return x * self.f
 
 
+class Dense(nn.Module):
+  """A dense layer of this file (tests-linen installs no flax-layers)."""
+
+  features: int
+
+  @nn.compact
+  def __call__(self, x):
+    kernel = self.param(
+      'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
+    )
+    bias = self.param('bias', jax.nn.initializers.zeros, (self.features,))
+    return x @ kernel + bias.reshape((1,) * (x.ndim - 1) + (-1,))
+
+
 def test_every_module_class_holds_a_parent_descriptor():
-  assert type(nn.Dense.__dict__['parent']) is ParentDescriptor
+  assert type(Dense.__dict__['parent']) is ParentDescriptor
   assert type(Scale.__dict__['parent']) is ParentDescriptor
   assert ParentDescriptor.__module__ == 'flax.linen.module'
   assert 'parent' not in nn.Module.__dict__
   assert not hasattr(nn.Module, 'parent')
-  assert nn.Dense.parent is None  # read on the class
+  assert Dense.parent is None  # read on the class
 
 
 def test_unbound_module_stores_none_in_parent_ref():
@@ -62,7 +76,7 @@ def test_submodule_holds_its_parent_weakly():
   class Outer(nn.Module):
     @nn.compact
     def __call__(self, x):
-      dense = nn.Dense(2)
+      dense = Dense(2)
       seen['ref'] = vars(dense)['_parent_ref']
       seen['parent_is_self'] = dense.parent is self
       seen['own_ref'] = vars(self)['_parent_ref']
@@ -103,7 +117,7 @@ def test_parent_reads_none_once_the_parent_is_collected():
 
 def test_scope_parent_is_stored_strongly():
   scope = Scope({}, rngs={'params': jax.random.key(0)})
-  dense = nn.Dense(3, parent=scope)
+  dense = Dense(3, parent=scope)
   assert vars(dense)['_parent_ref'] is scope
   assert dense.parent is scope
 
@@ -163,12 +177,12 @@ def test_test_scope_params_and_children():
   )
   w = scope.param('w', jax.random.normal, (2,))
   np.testing.assert_allclose(w, [1.6226422, 2.0252647], rtol=1e-6)
-  z = scope.param('z', nn.initializers.zeros_init(), (2,))
+  z = scope.param('z', jax.nn.initializers.zeros, (2,))
   np.testing.assert_array_equal(z, [0.0, 0.0])
   assert scope.rng_counters == {'params': 0}
   empty = linen_module.TestScope({}, rngs={}, mutable=True)
   np.testing.assert_array_equal(
-    empty.param('b', nn.initializers.zeros_init(), (2,)), [0.0, 0.0]
+    empty.param('b', jax.nn.initializers.zeros, (2,)), [0.0, 0.0]
   )
   child = scope.push('child')
   assert type(child) is Scope
@@ -180,7 +194,7 @@ def test_dense_bound_to_a_test_scope():
   scope = linen_module.TestScope(
     {}, rngs={'params': jax.random.key(5)}, mutable=True
   )
-  dense = nn.Dense(2, parent=scope)
+  dense = Dense(2, parent=scope)
   y = dense(jnp.ones((1, 3)))
   np.testing.assert_allclose(y, [[0.79503775, 0.4772395]], rtol=1e-6)
   shapes = jax.tree.map(jnp.shape, dense.variables)

@@ -6,6 +6,20 @@ import pytest
 from flax import linen as nn
 
 
+class Dense(nn.Module):
+  """A dense layer of this file (tests-linen installs no flax-layers)."""
+
+  features: int
+
+  @nn.compact
+  def __call__(self, x):
+    kernel = self.param(
+      'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
+    )
+    bias = self.param('bias', jax.nn.initializers.zeros, (self.features,))
+    return x @ kernel + bias.reshape((1,) * (x.ndim - 1) + (-1,))
+
+
 def _data(key):
   return jax.random.key_data(key).tolist()
 
@@ -74,12 +88,12 @@ def test_fork_rngs_restores_roots_and_keeps_counters():
 
 def test_fork_rngs_needs_a_bound_module():
   with pytest.raises(ValueError, match='needs a bound Module'):
-    with nn.transforms.fork_rngs(nn.Dense(2)):
+    with nn.transforms.fork_rngs(Dense(2)):
       pass
 
 
 def test_clean_clone():
-  dense = nn.Dense(3)
+  dense = Dense(3)
   variables = dense.init(jax.random.key(0), jnp.ones((1, 2)))
   bound = dense.bind(variables)
   clone = nn.transforms.clean_clone(bound)

@@ -68,7 +68,7 @@ def test_compiled_rebuilds_graph_outputs():
   out, s = compiled(c)
   assert out is c and float(s) == 3.0
   with pytest.raises(ValueError, match='lower it again'):
-    compiled(nnx.Linear(2, 2, rngs=nnx.Rngs(0)))
+    compiled(nnx.Dict(a=nnx.Param(jnp.ones(2)), b=nnx.Param(jnp.ones(1))))
 
 
 def test_compiled_static_arguments():

@@ -201,9 +201,7 @@ def test_vjp_jvp_graph_mode():
   x = jnp.ones((1, 2))
   with pytest.raises(NotImplementedError, match='graph_updates'):
     nnx.vjp(lambda m, x: jnp.sum(m(x)), m, x)
-  out, vjp_fn = nnx.vjp(
-    lambda m, x: jnp.sum(m(x)), m, x, graph_updates=False
-  )
+  out, vjp_fn = nnx.vjp(lambda m, x: jnp.sum(m(x)), m, x, graph_updates=False)
   m_g, x_g = vjp_fn(jnp.ones_like(out))
   assert type(m_g) is Dense
   np.testing.assert_allclose(m_g.b.value, jnp.ones(3))

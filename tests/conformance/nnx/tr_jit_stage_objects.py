@@ -28,7 +28,9 @@ for label, kw in [
   c = Counter()
   traced = f.trace(c, 3.0)
   report.text(f'{label}-traced', type(traced).__name__)
-  report.value(f'{label}-traced-is-jax', isinstance(traced.traced, jax.stages.Traced))
+  report.value(
+    f'{label}-traced-is-jax', isinstance(traced.traced, jax.stages.Traced)
+  )
   report.value(f'{label}-donate', list(traced.donate_argnums))
   lowered = traced.lower()
   report.text(f'{label}-lowered', type(lowered).__name__)

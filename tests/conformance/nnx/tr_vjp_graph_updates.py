@@ -15,7 +15,10 @@ with report.raises('vjp-default'):
 with report.raises('jvp-default'):
   nnx.jvp(lambda m, x: m(x), (m, x), (m, x))
 
-for label, kw in [('tree', dict(graph=False)), ('no-updates', dict(graph_updates=False))]:
+for label, kw in [
+  ('tree', dict(graph=False)),
+  ('no-updates', dict(graph_updates=False)),
+]:
   out, vjp_fn = nnx.vjp(lambda m, x: m(x), m, x, **kw)
   report.array(f'{label}-out', out)
   ct_m, ct_x = vjp_fn(jnp.ones((2, 2)))
