@@ -39,16 +39,20 @@ class ParentDescriptor:
 
   >>> import jax, jax.numpy as jnp
   >>> from flax import linen as nn
+  >>> class Inner(nn.Module):
+  ...   @nn.compact
+  ...   def __call__(self, x):
+  ...     return x * self.param('w', jax.nn.initializers.ones, x.shape[-1:])
   >>> class Outer(nn.Module):
   ...   @nn.compact
   ...   def __call__(self, x):
-  ...     dense = nn.Dense(2)
-  ...     print(type(vars(dense)['_parent_ref']).__name__,
-  ...           dense.parent is self)
-  ...     return dense(x)
-  >>> _ = Outer().init(jax.random.key(0), jnp.ones((1, 3)))
+  ...     inner = Inner()
+  ...     print(type(vars(inner)['_parent_ref']).__name__,
+  ...           inner.parent is self)
+  ...     return inner(x)
+  >>> _ = Outer().init(jax.random.key(0), jnp.ones(3))
   ReferenceType True
-  >>> print(nn.Dense.parent)
+  >>> print(Inner.parent)
   None
   """
 

@@ -56,10 +56,14 @@ def clean_clone(x):
   any other value is returned as it is.
 
   >>> from flax import linen as nn
-  >>> dense = nn.Dense(3)
-  >>> clone = nn.transforms.clean_clone(dense)
-  >>> clone is dense, clone.scope is None, clone.features
-  (False, True, 3)
+  >>> class Scale(nn.Module):
+  ...   factor: float = 3.0
+  ...   def __call__(self, x):
+  ...     return x * self.factor
+  >>> scale = Scale()
+  >>> clone = nn.transforms.clean_clone(scale)
+  >>> clone is scale, clone.scope is None, clone.factor
+  (False, True, 3.0)
   >>> nn.transforms.clean_clone([1, 2])
   [1, 2]
   """

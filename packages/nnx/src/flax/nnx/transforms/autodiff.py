@@ -555,9 +555,14 @@ def remat(
 
   >>> from flax import nnx
   >>> import jax, jax.numpy as jnp
-  >>> m = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+  >>> class Scale(nnx.Module):
+  ...   def __init__(self):
+  ...     self.w = nnx.Param(jnp.full((2,), 0.5))
+  ...   def __call__(self, x):
+  ...     return x * self.w[...]
+  >>> m = Scale()
   >>> f = nnx.remat(lambda m, x: jnp.sum(jnp.sin(m(x))), graph=False)
-  >>> y = f(m, jnp.ones((1, 2)))
+  >>> y = f(m, jnp.ones(2))
   >>> y.shape
   ()
   """
