@@ -318,6 +318,16 @@ def _refuse_reduce_axes(name, reduce_axes):
     )
 
 
+def _reduce_axes_check(name):
+  """``options_first`` check refusing ``reduce_axes`` at decoration."""
+
+  def check(reduce_axes=(), **_):
+    _refuse_reduce_axes(name, reduce_axes)
+
+  return check
+
+
+@common.options_first(check=_reduce_axes_check('grad'))
 def grad(
   f=MISSING,
   *,
@@ -343,21 +353,12 @@ def grad(
   6.0
   """
   _refuse_reduce_axes('grad', reduce_axes)
-  if f is MISSING:
-    return functools.partial(
-      grad,
-      argnums=argnums,
-      has_aux=has_aux,
-      holomorphic=holomorphic,
-      allow_int=allow_int,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, False
   )
 
 
+@common.options_first(check=_reduce_axes_check('value_and_grad'))
 def value_and_grad(
   f=MISSING,
   *,
@@ -371,16 +372,6 @@ def value_and_grad(
 ):
   """Like :func:`grad` but returns ``(value, grads)``."""
   _refuse_reduce_axes('value_and_grad', reduce_axes)
-  if f is MISSING:
-    return functools.partial(
-      value_and_grad,
-      argnums=argnums,
-      has_aux=has_aux,
-      holomorphic=holomorphic,
-      allow_int=allow_int,
-      graph=graph,
-      graph_updates=graph_updates,
-    )
   return _make_grad(
     f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, True
   )

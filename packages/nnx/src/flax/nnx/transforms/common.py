@@ -38,20 +38,27 @@ def node_leaf_predicate():
 is_node_leaf = is_graph_node_leaf
 
 
-def options_first(transform):
+def options_first(transform=None, *, check=None):
   """Lets ``transform`` be configured before it gets its function.
 
   ``transform``'s first parameter is the function to transform; called
   without it, the returned wrapper gives back a decorator holding the
   options (``@nnx.vmap(in_axes=1)``). The wrapper keeps ``transform``'s
-  signature and docstring.
+  signature and docstring. ``check(**options)``, when given
+  (``@options_first(check=...)``), refuses bad options as soon as they are
+  given without a function, as ``transform`` itself does when called with
+  one.
   """
+  if transform is None:
+    return functools.partial(options_first, check=check)
   first = next(iter(inspect.signature(transform).parameters))
 
   @functools.wraps(transform)
   def wrapper(*args, **kwargs):
     fn = args[0] if args else kwargs.pop(first, MISSING)
     if fn is MISSING:
+      if check is not None:
+        check(**kwargs)
       return functools.partial(wrapper, *args[1:], **kwargs)
     return transform(fn, *args[1:], **kwargs)
 
