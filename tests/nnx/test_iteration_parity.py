@@ -345,3 +345,48 @@ def test_scan_without_updates_module_growing_raises():
       out_axes=(nnx.Carry, 0),
       graph_updates=False,
     )(M(), jnp.ones(3))
+
+
+# -- scan: scanned nodes changing structure ------------------------------------
+
+
+class Stacked(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.arange(6.0).reshape(3, 2))
+
+
+@pytest.mark.parametrize('axis', [0, nnx.StateAxes({...: 0})])
+def test_scan_scanned_node_may_gain_attributes(axis):
+  def step(c, m):
+    m.extra = nnx.BatchStat(m.w[...] * 2)
+    m.w[...] = m.w[...] + 1
+    return c + m.w[...].sum(), c
+
+  m = Stacked()
+  c, ys = nnx.scan(step, in_axes=(nnx.Carry, axis))(jnp.zeros(()), m)
+  assert float(c) == 21.0
+  np.testing.assert_array_equal(ys, [0.0, 3.0, 10.0])
+  np.testing.assert_array_equal(m.extra[...], jnp.arange(6.0).reshape(3, 2) * 2)
+  np.testing.assert_array_equal(m.w[...], jnp.arange(6.0).reshape(3, 2) + 1)
+
+
+def test_scan_new_leaves_are_stacked_on_the_scanned_axis():
+  def step(c, m):
+    m.extra = nnx.BatchStat(jnp.ones(4) * c)
+    return c + 1, c
+
+  m = Stacked()
+  c, ys = nnx.scan(step, in_axes=(nnx.Carry, 1))(jnp.zeros(()), m)
+  assert m.extra.shape == (4, 2)
+  np.testing.assert_array_equal(m.extra[...], [[0.0, 1.0]] * 4)
+
+
+def test_scan_broadcast_node_changing_structure_raises():
+  def step(c, m):
+    m.extra = nnx.BatchStat(jnp.ones(4))
+    return c + 1, c
+
+  m = Stacked()
+  with pytest.raises(ValueError, match='not scanned'):
+    nnx.scan(step, in_axes=(nnx.Carry, None), length=3)(jnp.zeros(()), m)
+  assert not hasattr(m, 'extra')

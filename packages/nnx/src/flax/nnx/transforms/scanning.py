@@ -76,6 +76,7 @@ class _Plan:
     'carry_roots',
     'node_flags',
     'n_leaves',
+    'root_axes',
   )
 
 
@@ -84,6 +85,9 @@ class _ScanStep:
 
   plan: _Plan
   lifts_graph: tp.ClassVar[bool]
+  # graph nodes of the inputs whose structure a step changed (set while
+  # tracing; scanned nodes only)
+  changed: tp.ClassVar[tp.Any] = None
 
   def _step(self, full_carry, scan_in, carry_arg, in_axes, out_axes, metadata):
     plan = self.plan
@@ -112,8 +116,16 @@ class _ScanStep:
       if carry_arg is not None:
         _check_carry_refs(args[carry_arg], c_out)
       changed, values = ig.updates()
+      grown = []
       if changed is not None:
-        _structure_changed(changed, plan.carry_roots)
+        _structure_changed(changed, plan)
+        # scanned nodes that gained or lost attributes: their new values
+        # are stacked like outputs; the old slots keep the input values
+        self.changed = changed
+        grown = [v for v, node in zip(values, changed) if node is not None]
+        values = [
+          vals if node is None else None for vals, node in zip(values, changed)
+        ]
       new_leaves = _updated_leaves(pure, values, plan.graph_args)
       c_plain = iter(
         x
@@ -130,6 +142,7 @@ class _ScanStep:
         _check_variable_identity(carry_vars, c_out)
       new_leaves = jax.tree_util.tree_leaves(args)
       new_carry = jax.tree_util.tree_leaves(c_out)
+      grown = []
     scanned_updates = [
       leaf
       for leaf, ax in zip(new_leaves, plan.axes)
@@ -141,7 +154,11 @@ class _ScanStep:
       broadcasted = Broadcasted(
         [leaf for leaf, ax in zip(new_leaves, plan.axes) if ax is None]
       )
-    return (PytreeDeque(new_carry), broadcasted), (y_out, scanned_updates)
+    return (PytreeDeque(new_carry), broadcasted), (
+      y_out,
+      scanned_updates,
+      grown,
+    )
 
 
 @dataclasses.dataclass(eq=False)
@@ -245,7 +262,9 @@ def _updated_leaves(pure, values, ga):
   values after the step."""
   rebuilt = []
   for x in jax.tree_util.tree_leaves(pure, is_leaf=_is_ns):
-    if _is_ns(x):
+    if _is_ns(x) and values[x.key] is None:
+      rebuilt.append(x)  # a node whose structure changed: values as given
+    elif _is_ns(x):
       root = ga.roots[x.key]
       vals = values[x.key]
       groups = (
@@ -314,6 +333,7 @@ def scan(
       )
       plan.graph_args = ga
       plan.carry_roots = _roots_of_arg(args, ga, c_arg)
+      plan.root_axes = _root_axes(args, ga, ia)
       pure_args, _ = ga.pure()
       prefix = _state_axes_prefix(ia, pure_args, ga)
     else:
@@ -356,7 +376,7 @@ def scan(
       for x, a in zip(flat, axes)
       if isinstance(a, int) and a is not Carry
     ]
-    (carry, broadcast), (ys, scanned) = jax.lax.scan(
+    (carry, broadcast), (ys, scanned, grown) = jax.lax.scan(
       fn,
       (carry0, broadcast0),
       xs,
@@ -380,7 +400,14 @@ def scan(
             if mask is None
             else common._ungroup(x.groups, mask)
           )
-      ga.write_back((None, [values[k] for k in range(len(ga.roots))]))
+      changed = fn.changed
+      if changed is not None:
+        it = iter(grown)
+        for k, node in enumerate(changed):
+          if node is not None:
+            axis = plan.root_axes[k]
+            values[k] = [_move(v, 0, axis) for v in next(it)]
+      ga.write_back((changed, [values[k] for k in range(len(ga.roots))]))
       carry_obj = (
         _restore_nodes(final_pure[c_arg], ga) if c_arg is not None else None
       )
@@ -476,20 +503,46 @@ def _check_variable_identity(carry_vars, c_out):
     )
 
 
-def _structure_changed(changed, carry_roots):
-  """Raises for a graph node of the inputs whose structure changed inside
-  a scan step (TypeError for the carry, as ``jax.lax.scan`` does)."""
+def _structure_changed(changed, plan):
+  """Checks the graph nodes of the inputs whose structure changed inside
+  a scan step: only nodes scanned over an int axis may (their new leaves
+  are stacked on that axis); a carried node is a TypeError (as for
+  ``jax.lax.scan``), a broadcast one a ValueError."""
   for k, node in enumerate(changed):
-    if node is not None and k in carry_roots:
+    if node is None:
+      continue
+    if k in plan.carry_roots:
       raise TypeError(
         'nnx.scan: scan body function carry input and carry output must '
         'have the same pytree structure, but a graph node of the carry '
         'gained or lost an attribute; create attributes before the call.'
       )
-  raise ValueError(
-    'The graph structure of an input changed inside nnx.scan; '
-    'create attributes before the call.'
-  )
+    if plan.root_axes[k] is None:
+      raise ValueError(
+        'The graph structure of an input changed inside nnx.scan (an '
+        'attribute was added or removed) but the input is not scanned '
+        '(in_axes None or a StateAxes with different axes): only graph '
+        'nodes scanned over an int axis can change structure. Create the '
+        'attributes before the call.'
+      )
+
+
+def _root_axes(args, ga, in_axes):
+  """The int axis each graph node of the arguments is scanned over (a
+  StateAxes giving every filter the same int counts as that), else None."""
+  from flax.nnx.transforms.autodiff import _arg_index_of_positions
+  from flax.nnx.transforms.types import StateAxes
+
+  arg_of = _arg_index_of_positions(args)
+  out = []
+  for pos in ga.positions:
+    arg = arg_of[pos]
+    ax = in_axes[arg] if arg < len(in_axes) else None
+    if isinstance(ax, StateAxes) and len(set(ax.axes)) == 1:
+      ax = ax.axes[0]
+    ok = isinstance(ax, int) and not isinstance(ax, bool) and ax is not Carry
+    out.append(ax if ok else None)
+  return out
 
 
 def _interleave(axes, carry, scanned, broadcast, place=lambda x, a: x):
