@@ -425,7 +425,7 @@ def variable_repr(var, level: int, short: bool = False) -> str:
 
   pad = INDENT * (level + 1)
   end = INDENT * level
-  name = type(var).__name__
+  name = var.var_type.__name__
   raw = var.raw_value
   if type(raw) is jax.Ref:
     raw = raw[...]
@@ -482,7 +482,7 @@ def _stats_name(var) -> str:
 
   if isinstance(var, rnglib.RngState):
     return 'RngState'
-  return type(var).__name__
+  return var.var_type.__name__
 
 
 def _type_counts(obj) -> dict:

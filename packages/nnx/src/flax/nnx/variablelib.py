@@ -146,6 +146,18 @@ class VariableMeta(type):
   it as a JAX pytree.
   """
 
+  def __call__(cls, *args, **kwargs):
+    # ``hijax`` is decided here, once per construction: a hijax Variable is
+    # another object (``flax.nnx._hijax``), not an initialised ``cls``.
+    hijax = kwargs.pop('hijax', None)
+    if hijax is None:
+      hijax = _vardefaults.default_hijax()
+    if hijax:
+      from flax.nnx import _hijax
+
+      return _hijax.new_variable(cls, *args, **kwargs)
+    return type.__call__(cls, *args, **kwargs)
+
   def __new__(mcs, cls_name, bases, attrs, **kwargs):
     cls = super().__new__(mcs, cls_name, bases, attrs, **kwargs)
     root = globals().get('Variable')
@@ -211,13 +223,12 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
         meta['out_sharding'] = meta.pop(alias)
     if self._has_hook_methods or any(name in meta for name in _HOOK_NAMES):
       warnings.warn(_HOOKS_DEPRECATED, UserWarning, stacklevel=2)
-    if hijax is None:
-      hijax = _vardefaults.default_hijax()
     if hijax:
+      # ``VariableMeta.__call__`` takes ``hijax`` out of the call; it only
+      # gets here through a subclass ``__init__`` passing it on.
       raise ValueError(
-        'hijax Variables (hijax=True, or nnx.var_defaults(hijax=True)) are '
-        'not supported; use ref=True for a Variable backed by a mutable '
-        'jax.Ref.'
+        'hijax=True must be given to the Variable constructor call (e.g. '
+        '`nnx.Param(x, hijax=True)`), not to `Variable.__init__`.'
       )
     if ref is None:
       ref = _vardefaults.default_ref()
@@ -270,7 +281,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
 
   @property
   def hijax(self) -> bool:
-    """Whether this is a hijax Variable (never, here)."""
+    """Whether this is a hijax Variable (``HijaxVariable``)."""
     return False
 
   @property
@@ -665,3 +676,20 @@ register_variable_name('perturbations', Perturbation)
 
 # Flax 0.12 merged VariableState into Variable; the old name stays an alias.
 VariableState = Variable
+
+# Hijax Variables (``nnx.Param(x, hijax=True)``): Variables that are JAX
+# values, in their own module.
+from flax.nnx._hijax import (  # noqa: E402
+  AbstractVariable as AbstractVariable,
+  GetVariable as GetVariable,
+  HijaxVariable as HijaxVariable,
+  HijaxVariableMeta as HijaxVariableMeta,
+  NewVariable as NewVariable,
+  SetVariable as SetVariable,
+  VariableEffect as VariableEffect,
+  VariableQDD as VariableQDD,
+  get_variable_p as get_variable_p,
+  new_variable_p as new_variable_p,
+  set_variable_p as set_variable_p,
+  variable_effect as variable_effect,
+)

@@ -72,24 +72,22 @@ def with_vars(
 
   Args:
     node: a graph node (Module, Pytree, container of them).
-    hijax: convert to hijax Variables (not supported here: True raises).
+    hijax: convert to (True) or from (False) hijax Variables
+      (:class:`~flax.nnx.variablelib.HijaxVariable`, Variables that are JAX
+      values).
     ref: convert to (True) or from (False) ``jax.Ref``-backed Variables.
-    mutable: only meaningful for hijax Variables (not supported here).
+    mutable: for hijax Variables: whether they may be updated inside JAX
+      transforms (recorded as their ``mutable`` metadata).
     only: filter of the Variables to convert.
     allow_duplicates: allow a Variable reachable through several paths
       (otherwise that raises a ``ValueError``).
   """
   from flax.nnx.views import _copy_graph
 
-  if hijax:
+  if mutable is not None and hijax is False:
     raise ValueError(
-      'hijax Variables are not supported; use ref=True for Variables backed '
-      'by a mutable jax.Ref.'
-    )
-  if mutable is not None:
-    raise ValueError(
-      'with_vars(mutable=...) applies to hijax Variables, which are not '
-      'supported; leave mutable=None.'
+      'with_vars(mutable=...) applies to hijax Variables; it cannot be '
+      'combined with hijax=False.'
     )
   if not allow_duplicates:
     paths: dict = {}
@@ -99,6 +97,8 @@ def with_vars(
   def convert(path, var):
     if not predicate(path, var):
       return var
+    if hijax or mutable is not None or var.hijax:
+      return _convert_hijax(var, hijax, ref, mutable, path)
     raw = var.get_raw_value()
     if ref is None:
       return var.copy(_copy_ref=False)
@@ -113,6 +113,34 @@ def with_vars(
     return var.copy(_copy_ref=False)
 
   return _copy_graph(node, {}, convert)
+
+
+def _convert_hijax(var, hijax, ref, mutable, path):
+  """``with_vars`` for a Variable that is, or is to become, hijax."""
+  from flax.nnx import _hijax
+
+  was_hijax = var.hijax
+  if was_hijax and hijax is None and ref is None and mutable is None:
+    return var  # unchanged: shared, like any Variable left as it is
+  if not was_hijax and not hijax:
+    raise ValueError(
+      f'with_vars(mutable=...): the Variable at {path} is not a hijax '
+      'Variable; pass hijax=True to convert it.'
+    )
+  plain = _hijax.to_variable(var) if was_hijax else var.copy(_copy_ref=False)
+  raw = plain.get_raw_value()
+  if ref and not is_array_ref(raw):
+    import jax
+
+    plain = plain.copy(jax.new_ref(raw), ref=True)
+  elif ref is False and is_array_ref(raw):
+    plain = plain.copy(raw[...])
+    plain._var_metadata.pop('ref', None)
+  if hijax is False:
+    return plain
+  if mutable is None and was_hijax:
+    mutable = var.get_metadata('mutable', None)
+  return _hijax.from_variable(plain, mutable=mutable)
 
 
 def _check_duplicates(node, path, paths, seen_nodes):
