@@ -10,7 +10,7 @@
 ...   c.n[...] += 1
 >>> c = Counter()
 >>> step(c); step(c)
->>> int(c.n.value)
+>>> int(c.n[...])
 2
 """
 
@@ -517,41 +517,6 @@ class SimpleJitPartialWrapped(SimpleJitWrapped):
     stages.SimplePartialCompiled,
   )
   _simple_fn = jitfns.SimpleJitPartialFn
-
-  def __init__(
-    self,
-    fun,
-    in_shardings,
-    out_shardings,
-    static_argnums,
-    static_argnames,
-    donate_argnums,
-    donate_argnames,
-    keep_unused,
-    device,
-    backend,
-    inline,
-    partial_args,
-    graph,
-    update_shardings,
-  ):
-    SimpleJitWrapped.__init__(
-      self,
-      fun,
-      in_shardings,
-      out_shardings,
-      static_argnums,
-      static_argnames,
-      donate_argnums,
-      donate_argnames,
-      keep_unused,
-      device,
-      backend,
-      inline,
-      partial_args,
-      graph,
-      update_shardings,
-    )
 
   def __call__(self, *args, **kwargs):
     return JitWrapped.__call__(self, *self.partial_args, *args, **kwargs)

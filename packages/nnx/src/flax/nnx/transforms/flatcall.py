@@ -28,7 +28,7 @@ from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import common, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
-_raw = operator.attrgetter('raw_value')
+_raw = operator.attrgetter('_raw_value')
 _meta = operator.attrgetter('_var_metadata')
 _set = object.__setattr__
 _flatten = jax.tree_util.tree_flatten
@@ -203,36 +203,12 @@ def run(entries: dict, extra, tree, compile_entry, memo=None):
   sig = _SIGS.get((types, False))
   if sig is None:
     sig = _sig(types, False)
-  flat = list(sig.get_others(leaves))
-  variables = sig.get_vars(leaves)
-  flat.extend(map(_raw, variables))
-  if sig.pytrees:
-    targets = list(variables)
-    views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
-    for v in views:
-      slots = v.leaves
-      flat.extend(map(_raw, slots))
-      targets.extend(slots)
-    if len(views) == 1:
-      graphdefs = views[0].graphdef
-      if variables:
-        ids = set(map(id, variables))
-        if len(ids) != len(variables) or not ids.isdisjoint(
-          graphlib.view_ids(views[0])
-        ):
-          return NOT_FAST
-    else:
-      graphdefs = tuple(v.graphdef for v in views)
-      if not _disjoint(variables, views):
-        return NOT_FAST
-  else:
-    targets = variables
-    views = ()
-    graphdefs = None
-    if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
-      return NOT_FAST
-  meta = _meta_key(variables) if variables else None
-  key = (extra, treedef, sig, graphdefs, meta)
+  views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
+  read = read_leaves(leaves, sig, views)
+  if read is None:
+    return NOT_FAST
+  flat, targets, key_part = read
+  key = (extra, treedef, sig, *key_part)
   entry = entries.get(key)
   if entry is None:
     call = Call()
@@ -248,6 +224,45 @@ def run(entries: dict, extra, tree, compile_entry, memo=None):
   if memo is not None:
     remember(memo, tree[0], leaves, sig, views, entry)
   return _finish(entry, flat, targets, leaves, sig, views)
+
+
+def read_leaves(leaves, sig, views):
+  """``(flat, targets, key part)`` of the flattened arguments of a call
+  (``views``: the flat views of its Pytrees), or None if an object is
+  reachable twice among the roots (the general path handles that).
+
+  ``flat`` holds the plain leaves, then the raw values of the standalone
+  Variables, then those of each view's slots (the ``targets``, in that
+  order); the key part holds the graphdefs and the Variable metadata.
+  """
+  flat = list(sig.get_others(leaves))
+  variables = sig.get_vars(leaves)
+  flat.extend(map(_raw, variables))
+  if views:
+    targets = list(variables)
+    for v in views:
+      slots = v.leaves
+      flat.extend(map(_raw, slots))
+      targets.extend(slots)
+    if len(views) == 1:
+      graphdefs = views[0].graphdef
+      if variables:
+        ids = set(map(id, variables))
+        if len(ids) != len(variables) or not ids.isdisjoint(
+          graphlib.view_ids(views[0])
+        ):
+          return None
+    else:
+      graphdefs = tuple(v.graphdef for v in views)
+      if not _disjoint(variables, views):
+        return None
+  else:
+    targets = variables
+    graphdefs = None
+    if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
+      return None
+  meta = _meta_key(variables) if variables else None
+  return flat, targets, (graphdefs, meta)
 
 
 def _finish(entry, flat, targets, leaves, sig, views):

@@ -21,15 +21,13 @@ from flax.nnx.transforms.flatcall import (
   Call,
   Entry,
   Memo,
-  _disjoint,
   _flatten,
   _is_node_leaf,
   _is_variable,
-  _meta_key,
-  _raw,
   _set,
   _sig,
   _written,
+  read_leaves,
   recall,
   remember,
 )
@@ -59,7 +57,7 @@ def _tree_ok(view) -> bool:
         leaves = None
       if leaves is not None:
         mine = [
-          s if isinstance(s, Variable) else s.raw_value for s in view.leaves
+          s if isinstance(s, Variable) else s._raw_value for s in view.leaves
         ]
         ok = len(leaves) == len(mine) and all(map(operator.is_, leaves, mine))
     view.tree_ok = ok
@@ -83,34 +81,11 @@ def run_tree(entries: dict, extra, tree, compile_entry, memo=None):
         if memo is not None:
           memo[0] = None
         return _run_flat(entries, extra, tree, compile_entry)
-  flat = list(sig.get_others(leaves))
-  variables = sig.get_vars(leaves)
-  flat.extend(map(_raw, variables))
-  if views:
-    targets = list(variables)
-    for v in views:
-      slots = v.leaves
-      flat.extend(map(_raw, slots))
-      targets.extend(slots)
-    if len(views) == 1:
-      graphdefs = (views[0].graphdef,)
-      if variables:
-        ids = set(map(id, variables))
-        if len(ids) != len(variables) or not ids.isdisjoint(
-          graphlib.view_ids(views[0])
-        ):
-          return NOT_FAST
-    else:
-      graphdefs = tuple(v.graphdef for v in views)
-      if not _disjoint(variables, views):
-        return NOT_FAST
-  else:
-    targets = variables
-    if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
-      return NOT_FAST
-    graphdefs = None
-  meta = _meta_key(variables) if variables else None
-  key = (extra, treedef, sig, graphdefs, meta)
+  read = read_leaves(leaves, sig, views)
+  if read is None:
+    return NOT_FAST
+  flat, targets, key_part = read
+  key = (extra, treedef, sig, *key_part)
   entry = entries.get(key)
   if entry is None:
     entry = compile_entry(
@@ -138,13 +113,11 @@ def _run_flat(entries: dict, extra, tree, compile_entry):
   sig = _SIGS.get((types, True))
   if sig is None:
     sig = _sig(types, True)
-  flat = list(sig.get_others(leaves))
-  variables = sig.get_vars(leaves)
-  flat.extend(map(_raw, variables))
-  if len(variables) > 1 and len(set(map(id, variables))) != len(variables):
+  read = read_leaves(leaves, sig, ())
+  if read is None:
     return NOT_FAST
-  meta = _meta_key(variables) if variables else None
-  key = (extra, treedef, sig, meta)
+  flat, variables, key_part = read
+  key = (extra, treedef, sig, *key_part)
   entry = entries.get(key)
   if entry is None:
     entry = compile_entry(
@@ -232,7 +205,7 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
     out = body(args_tree)
     varflow.check_no_aliases(inputs, out, 'nnx.jit')
     new = [
-      t.raw_value if isinstance(t, Variable) else node_in[i]
+      t._raw_value if isinstance(t, Variable) else node_in[i]
       for i, t in enumerate(inner_targets)
     ]
     entry.written = _written(node_in, new, donated)
