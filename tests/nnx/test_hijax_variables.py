@@ -290,3 +290,24 @@ def test_ref_hijax_variable():
   v[...] = jnp.zeros(2)
   np.testing.assert_array_equal(v[...], jnp.zeros(2))
   assert 'ref=True' in repr(v)
+
+
+def test_with_vars_and_view_list_attributes_sorted():
+  class Two(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(1))
+      self.d = nnx.data({'z': nnx.Param(jnp.ones(1)), 'a': jnp.ones(1)})
+      self.b = nnx.BatchStat(jnp.zeros(1))
+
+  t = Two()
+  assert list(vars(t)) == ['w', 'd', 'b']
+  for copy_ in (nnx.with_vars(t, hijax=True), nnx.view(t)):
+    assert list(vars(copy_)) == ['b', 'd', 'w']
+    assert list(copy_.d) == ['a', 'z']
+
+
+def test_vars_as_is_a_deprecated_with_vars():
+  m = nnx.Dict(w=nnx.Param(jnp.ones(1)))
+  with pytest.warns(DeprecationWarning, match='Use with_vars instead'):
+    converted = nnx.vars_as(m, hijax=True)
+  assert converted['w'].hijax and not m['w'].hijax

@@ -216,7 +216,8 @@ def test_set_metadata_and_with_vars():
   assert (m.kernel.tag, m.bias.tag) == ('hi', 'hi')
   nnx.set_metadata(m, only=nnx.PathContains('kernel'), foo=1)
   assert m.kernel.has_metadata('foo') and not m.bias.has_metadata('foo')
-  m2 = nnx.vars_as(m, ref=True)
+  with pytest.warns(DeprecationWarning, match='Use with_vars instead'):
+    m2 = nnx.vars_as(m, ref=True)
   assert m2 is not m and m2.kernel is not m.kernel
   assert m2.kernel.ref and not m.kernel.ref
   np.testing.assert_array_equal(m2.kernel[...], m.kernel[...])

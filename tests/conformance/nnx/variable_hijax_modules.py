@@ -56,3 +56,20 @@ frozen = nnx.with_vars(n, hijax=True, mutable=False)
 report.text('frozen-w', repr(frozen.w))
 report.value('frozen-meta', frozen.w.get_metadata())
 report.array('frozen-jit', jax.jit(lambda v: v[...] * 2)(frozen.w))
+
+
+class Two(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.ones(2), tag='a')
+    self.b = nnx.BatchStat(jnp.zeros(2))
+
+
+t = Two()
+report.text('with_vars-two', repr(nnx.with_vars(t, hijax=True)))
+report.text(
+  'with_vars-only', repr(nnx.with_vars(t, hijax=True, only=nnx.Param))
+)
+report.text('view-order', repr(nnx.view(t)))
+with report.warns('vars_as-deprecated'):
+  converted = nnx.vars_as(t, hijax=True)
+report.value('vars_as', [type(converted.w).__name__, converted.b.hijax])

@@ -1,5 +1,5 @@
 """Operations on all the Variables of a graph: ``nnx.set_metadata`` and
-``nnx.with_vars`` / ``nnx.vars_as``.
+``nnx.with_vars`` (and its deprecated alias ``nnx.vars_as``).
 
 >>> from flax import nnx
 >>> import jax.numpy as jnp
@@ -10,11 +10,12 @@
 >>> nnx.set_metadata(model, tag='encoder')
 >>> model.w.tag
 'encoder'
->>> nnx.vars_as(model, ref=True).w.ref
+>>> nnx.with_vars(model, ref=True).w.ref
 True
 """
 
 import typing as tp
+import warnings
 
 from flax.nnx import filterlib
 from flax.nnx.variablelib import Variable, is_array_ref
@@ -169,4 +170,27 @@ def _check_duplicates(node, path, paths, seen_nodes):
     _check_duplicates(v, (*path, k), paths, seen_nodes)
 
 
-vars_as = with_vars
+def vars_as(
+  node: A,
+  /,
+  *,
+  hijax: bool | None = None,
+  ref: bool | None = None,
+  mutable: bool | None = None,
+  only: filterlib.Filter = ...,
+  allow_duplicates: bool = False,
+) -> A:
+  """Deprecated: :func:`with_vars` under its former name (same arguments)."""
+  warnings.warn(
+    'nnx.vars_as is deprecated. Use with_vars instead.',
+    DeprecationWarning,
+    stacklevel=2,
+  )
+  return with_vars(
+    node,
+    hijax=hijax,
+    ref=ref,
+    mutable=mutable,
+    only=only,
+    allow_duplicates=allow_duplicates,
+  )

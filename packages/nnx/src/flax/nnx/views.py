@@ -25,7 +25,7 @@ import typing as tp
 
 from flax.nnx import filterlib
 from flax.nnx.module import Module, iter_modules
-from flax.nnx.pytreelib import Pytree, _new_object
+from flax.nnx.pytreelib import Pytree, _new_object, _sort_key
 
 A = tp.TypeVar('A')
 
@@ -42,7 +42,9 @@ def _copy_graph(node, memo, var_fn=None, path=()):
       new = _new_object(type(node), node._pytree__m.data)
       memo[id(node)] = new
       d = vars(new)
-      for k, v in vars(node).items():
+      # The copy lists its attributes (and dict entries) sorted by name, as
+      # a graph rebuilt from its flat state does.
+      for k, v in _sorted_items(vars(node)):
         d[k] = _copy_graph(v, memo, var_fn, (*path, k))
     return new
   if var_fn is not None and isinstance(node, Variable):
@@ -57,9 +59,17 @@ def _copy_graph(node, memo, var_fn=None, path=()):
     )
   if t is dict:
     return {
-      k: _copy_graph(v, memo, var_fn, (*path, k)) for k, v in node.items()
+      k: _copy_graph(v, memo, var_fn, (*path, k))
+      for k, v in _sorted_items(node)
     }
   return node
+
+
+def _sorted_items(d: dict) -> list:
+  try:
+    return sorted(d.items(), key=lambda kv: _sort_key(kv[0]))
+  except TypeError:  # keys that do not compare: kept in their order
+    return list(d.items())
 
 
 def _selected(node, only, graph):
