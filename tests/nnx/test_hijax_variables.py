@@ -290,6 +290,8 @@ def test_ref_hijax_variable():
   v[...] = jnp.zeros(2)
   np.testing.assert_array_equal(v[...], jnp.zeros(2))
   assert 'ref=True' in repr(v)
+  with pytest.raises(ValueError, match='ref=True cannot be used inside'):
+    jax.jit(lambda v: v[...] * 2)(v)
 
 
 def test_with_vars_and_view_list_attributes_sorted():

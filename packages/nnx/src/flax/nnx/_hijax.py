@@ -129,6 +129,12 @@ def _read(hijax_var) -> Variable:
   if type(hijax_var) in _HIJAX_CLASSES and _under_eval():
     return _plain_of(hijax_var)
   aval = core.typeof(hijax_var)
+  if aval.ref:
+    raise ValueError(
+      f'A hijax {aval.var_type.__name__} created with ref=True cannot be '
+      'used inside a JAX transform; a hijax Variable (ref=False) can be '
+      'updated in place inside jax.jit already.'
+    )
   if aval.has_qdd:
     qdd = core.cur_qdd(hijax_var)
     treedef, avals = qdd.treedef, qdd.leaf_avals
