@@ -255,6 +255,11 @@ class JitWrapped:
       )
       if out is not flatcall.NOT_FAST:
         return out
+    return self._general_graph(args, kwargs, box)
+
+  def _general_graph(self, args, kwargs, box):
+    """Graph mode through :class:`common.GraphArgs` (shared references
+    among the roots, shardings)."""
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
@@ -319,6 +324,11 @@ class JitWrapped:
       )
       if out is not flatcall.NOT_FAST:
         return out
+    return self._general_tree(args, kwargs, box)
+
+  def _general_tree(self, args, kwargs, box):
+    """Tree mode with JAX flattening the arguments (a Variable reachable
+    twice is an error there)."""
     variables = varflow.check_unique((args, kwargs), 'nnx.jit')
     out, new = self._jitted(box, *args, **kwargs)
     store_raw_values(variables, new)
@@ -357,6 +367,10 @@ class JitWrapped:
         )
       if out is not flatcall.NOT_FAST:
         return out
+      # the fast path declined this call: no static arguments to split
+      if graph:
+        return self._general_graph(args, kwargs, None)
+      return self._general_tree(args, kwargs, None)
     if graph:
       return self._call_graph(args, kwargs)
     return self._call_tree(args, kwargs)
