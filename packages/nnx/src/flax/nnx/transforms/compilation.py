@@ -170,12 +170,12 @@ class JitWrapped:
       and out_shardings is None
       and not update_shardings
     )
+    # compiled entries by call structure (graph or tree mode: a wrapper
+    # has one mode) and the memo of the last call (flatcall.Memo)
     self._entries: dict = {}
-    self._tree_entries: dict = {}
     self._hot = self._fast and not self.static_argnums and not static_argnames
     self._hot_key = (None, self.graph_updates)
-    self._graph_memo = [None]
-    self._tree_memo = [None]
+    self._memo = [None]
     self._fast_jit_kwargs = dict(
       keep_unused=keep_unused, device=device, backend=backend, inline=inline
     )
@@ -296,7 +296,6 @@ class JitWrapped:
       entry = treecall.make_tree_entry(
         call, body, self._fast_jit_kwargs, donate
       )
-      entries = self._tree_entries
     else:
       entry = flatcall.make_entry(
         call,
@@ -305,7 +304,7 @@ class JitWrapped:
         donate,
         graph_updates=graph_updates,
       )
-      entries = self._entries
+    entries = self._entries
     if len(entries) >= flatcall._MAX_ENTRIES:
       entries.clear()
     entries[call.key] = entry
@@ -317,7 +316,7 @@ class JitWrapped:
     args, kwargs, box = self._split_static(args, kwargs)
     if self._fast:
       out = treecall.run_tree(
-        self._tree_entries,
+        self._entries,
         box,
         (args, kwargs),
         lambda call: self._new_entry(call, args, kwargs, box, None),
@@ -340,7 +339,7 @@ class JitWrapped:
       # No static arguments: straight to the fast path; a call with the
       # same roots as the last one reuses its structure (flatcall.Memo).
       if graph:
-        memo = self._graph_memo
+        memo = self._memo
         if memo[0] is not None and not kwargs:
           out = flatcall.run_memo(memo[0], args)
           if out is not flatcall.NOT_FAST:
@@ -353,13 +352,13 @@ class JitWrapped:
           None if kwargs else memo,
         )
       else:
-        memo = self._tree_memo
+        memo = self._memo
         if memo[0] is not None and not kwargs:
           out = treecall.run_tree_memo(memo[0], args)
           if out is not flatcall.NOT_FAST:
             return out
         out = treecall.run_tree(
-          self._tree_entries,
+          self._entries,
           None,
           (args, kwargs),
           self._compile_tree,
