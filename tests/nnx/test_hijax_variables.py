@@ -313,3 +313,30 @@ def test_vars_as_is_a_deprecated_with_vars():
   with pytest.warns(DeprecationWarning, match='Use with_vars instead'):
     converted = nnx.vars_as(m, hijax=True)
   assert converted['w'].hijax and not m['w'].hijax
+
+
+def test_rngs_of_hijax_variables_in_jit():
+  with nnx.var_defaults(hijax=True):
+    rngs = nnx.Rngs(0, dropout=1)
+  assert type(rngs.dropout.count).__name__ == 'HijaxVariable'
+  plain = nnx.Rngs(0, dropout=1)
+  np.testing.assert_array_equal(
+    jax.random.key_data(rngs.dropout()), jax.random.key_data(plain.dropout())
+  )
+  assert int(rngs.dropout.count[...]) == 1
+
+  @jax.jit
+  def draw(r):
+    return r.dropout()
+
+  np.testing.assert_array_equal(
+    jax.random.key_data(draw(rngs)), jax.random.key_data(plain.dropout())
+  )
+  assert int(rngs.dropout.count[...]) == 2
+  closure = jax.jit(lambda: rngs.dropout())
+  np.testing.assert_array_equal(
+    jax.random.key_data(closure()), jax.random.key_data(plain.dropout())
+  )
+  assert int(rngs.dropout.count[...]) == 3
+  clone = rngs.dropout._clone()
+  assert int(clone.count[...]) == 3

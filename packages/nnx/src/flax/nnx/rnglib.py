@@ -96,9 +96,14 @@ class RngStream(RngMethods, Pytree):
     self.count = RngCount(jnp.zeros(jnp.shape(key), dtype=jnp.uint32), tag=tag)
 
   def __call__(self) -> jax.Array:
-    count = self.count.raw_value
+    count_var = self.count
+    if type(count_var) is not RngCount:  # e.g. a hijax Variable
+      count = count_var.get_value()
+      count_var.set_value(count + 1)
+      return jax.random.fold_in(self.key.get_value(), count)
+    count = count_var.raw_value
     out = jax.random.fold_in(self.key.raw_value, count)
-    self.count.raw_value = count + 1
+    count_var.raw_value = count + 1
     return out
 
   make_rng = __call__
@@ -124,6 +129,10 @@ class RngStream(RngMethods, Pytree):
     return self._from_key(jnp.broadcast_to(key, _shape(k)))
 
   def _clone(self):
+    if type(self.count) is not RngCount:  # e.g. a hijax Variable
+      new = self._from_key(self.key.get_value())
+      new.count.set_value(self.count.get_value())
+      return new
     new = self._from_key(self.key.raw_value)
     new.count.raw_value = self.count.raw_value
     return new
