@@ -340,3 +340,20 @@ def test_rngs_of_hijax_variables_in_jit():
   assert int(rngs.dropout.count[...]) == 3
   clone = rngs.dropout._clone()
   assert int(clone.count[...]) == 3
+
+
+def test_graph_functions_on_traced_hijax_variables_raise():
+  m = Model()
+
+  @jax.jit
+  def state_inside(m):
+    return nnx.state(m)
+
+  with pytest.raises(TypeError, match='cannot walk a traced hijax'):
+    state_inside(m)
+
+  @jax.jit
+  def raw_inside(m):
+    return m.w.get_raw_value() * 2
+
+  np.testing.assert_array_equal(raw_inside(m), jnp.full(2, 2.0))

@@ -107,6 +107,20 @@ def install(HijaxVariable, AbstractVariable, _read, _values_of) -> None:
   av.type_state = core.aval_method(core.cur_qdd)
   av.value = core.aval_property(lambda t: _read(t).get_value())
   av.metadata = core.aval_property(lambda t: _read(t).get_metadata())
+  av.raw_value = core.aval_property(lambda t: _read(t).get_raw_value())
+
+  def graph_access(t):
+    raise TypeError(
+      'NNX graph functions (nnx.state, nnx.split, nnx.update, '
+      'Optimizer.update, ...) cannot walk a traced hijax '
+      f'{t.aval.var_type.__name__} inside a JAX transform; call them outside '
+      'the transform, or read and write the Variable with variable[...] '
+      'inside it.'
+    )
+
+  # The slots NNX's graph functions read on a Variable.
+  av._raw_value = core.aval_property(graph_access)
+  av._var_metadata = core.aval_property(graph_access)
   for name in _ARRAY_METHODS:
     setattr(av, name, core.aval_method(_array_method(name)))
   for name in ('T', 'mT', 'real', 'imag', 'at', 'nbytes', 'itemsize'):
