@@ -357,3 +357,29 @@ def test_graph_functions_on_traced_hijax_variables_raise():
     return m.w.get_raw_value() * 2
 
   np.testing.assert_array_equal(raw_inside(m), jnp.full(2, 2.0))
+
+
+def test_jit_retraces_when_content_changes():
+  v = nnx.Param(jnp.ones(3), hijax=True)
+  traces = []
+
+  @jax.jit
+  def double(v):
+    traces.append(1)
+    v[...] = v[...] * 2
+    return v[...].sum()
+
+  assert float(double(v)) == 6.0 and len(traces) == 1
+  v.set_value(jnp.ones(5))  # another shape: traced again
+  assert float(double(v)) == 10.0 and len(traces) == 2
+  v.set_metadata(tag='x')  # other metadata: traced again
+  assert float(double(v)) == 20.0 and len(traces) == 3
+  w = nnx.Param(jnp.ones(5), hijax=True)  # same content: cached
+  assert float(double(w)) == 10.0 and len(traces) == 3
+
+  @jax.jit
+  def reshape(v):
+    v.set_value(jnp.zeros(2))
+
+  reshape(v)
+  np.testing.assert_array_equal(v[...], jnp.zeros(2))
