@@ -36,7 +36,7 @@ class Stack(nnx.Module):
 
 def ref_stack(stack, x):
   for layer in stack.layers:
-    x = np.asarray(x) @ np.asarray(layer.w.value) + np.asarray(layer.b.value)
+    x = np.asarray(x) @ np.asarray(layer.w[...]) + np.asarray(layer.b[...])
   return x
 
 
@@ -67,9 +67,9 @@ def test_dict_mutation_invalidates():
   assert sorted(nnx.state(m).flat_state().paths) == [('params', 'a')]
   m.params['b'] = nnx.Param(jnp.array(2.0))
   state = nnx.state(m)
-  assert float(state['params']['b'].value) == 2.0
+  assert float(state['params']['b'][...]) == 2.0
   m.params['a'] = nnx.Param(jnp.array(5.0))
-  assert float(nnx.state(m)['params']['a'].value) == 5.0
+  assert float(nnx.state(m)['params']['a'][...]) == 5.0
   del m.params['b']
   assert sorted(nnx.state(m).flat_state().paths) == [('params', 'a')]
 
@@ -116,24 +116,24 @@ def test_jit_with_variables_in_pytrees_of_arguments():
   m = Lin(2, 2, 0)
   # Copies of the model's Variables (nnx.state returns the model's own).
   acc = jax.tree.map(lambda v: v, nnx.state(m, nnx.Param))
-  w0 = np.asarray(m.w.value)
+  w0 = np.asarray(m.w[...])
 
   @nnx.jit
   def step(m, acc, x):
     traces.append(1)
-    acc['w'].value = acc['w'].value + 1.0
-    m.b.value = m.b.value + x.sum()
+    acc['w'][...] = acc['w'][...] + 1.0
+    m.b[...] = m.b[...] + x.sum()
     new = jax.tree.map(lambda v: v * 2, acc)
     return new
 
   x = jnp.ones((3,))
   out = step(m, acc, x)
   out = step(m, out, x)
-  np.testing.assert_allclose(acc['w'].value, w0 + 1.0, rtol=1e-6)
-  np.testing.assert_allclose(out['w'].value, ((w0 + 1) * 2 + 1) * 2, rtol=1e-6)
+  np.testing.assert_allclose(acc['w'][...], w0 + 1.0, rtol=1e-6)
+  np.testing.assert_allclose(out['w'][...], ((w0 + 1) * 2 + 1) * 2, rtol=1e-6)
   assert isinstance(out['w'], nnx.Param)
-  np.testing.assert_allclose(m.b.value, [6.0, 6.0])
-  np.testing.assert_allclose(m.w.value, w0)  # acc holds copies
+  np.testing.assert_allclose(m.b[...], [6.0, 6.0])
+  np.testing.assert_allclose(m.w[...], w0)  # acc holds copies
   assert len(traces) == 1
 
 
@@ -143,14 +143,14 @@ def test_jit_shared_variables_between_arguments():
 
   @nnx.jit
   def step(m, own):
-    own['b'].value = own['b'].value + 1.0
-    return m.b.value
+    own['b'][...] = own['b'][...] + 1.0
+    return m.b[...]
 
   seen = step(m, own)
   # Shared references stay shared inside: the write through `own` shows
   # through `m` in the same call.
   np.testing.assert_allclose(seen, [1.0, 1.0])
-  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
+  np.testing.assert_allclose(m.b[...], [1.0, 1.0])
   assert own['b'] is m.b
 
 
@@ -164,7 +164,7 @@ def test_jit_outputs_reference_inputs_and_new_objects():
   w, same, bs, new = f(m)
   assert w is m.w and same is m and bs[0] is m.b and bs[1] is m.b
   np.testing.assert_allclose(
-    new.w.value, jax.random.normal(jax.random.key(3), (1, 1)), rtol=1e-6
+    new.w[...], jax.random.normal(jax.random.key(3), (1, 1)), rtol=1e-6
   )
 
 
@@ -176,40 +176,40 @@ def test_jit_fresh_output_variables_keep_type_and_metadata():
   p, s = f(jnp.ones(2))
   assert type(p) is nnx.Param and type(s) is nnx.BatchStat
   assert p.tag == 't'
-  np.testing.assert_allclose(p.value, [2.0, 2.0])
+  np.testing.assert_allclose(p[...], [2.0, 2.0])
 
 
 def test_jit_unchanged_values_keep_their_arrays():
   m = Lin(2, 2, 0)
-  w_before = m.w.value
+  w_before = m.w[...]
 
   @nnx.jit
   def f(m):
-    m.b.value = m.b.value + 1.0
+    m.b[...] = m.b[...] + 1.0
 
   f(m)
   # The fast path writes back changed Variables only; the general path
   # writes every value back (equal, not the same array).
   if compilation.FAST_PATH:
-    assert m.w.value is w_before
-  np.testing.assert_allclose(m.w.value, w_before)
-  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
+    assert m.w[...] is w_before
+  np.testing.assert_allclose(m.w[...], w_before)
+  np.testing.assert_allclose(m.b[...], [1.0, 1.0])
 
 
 def test_jit_donation_with_fast_path():
   m = Lin(2, 2, 0)
-  w0 = np.asarray(m.w.value)
+  w0 = np.asarray(m.w[...])
 
   @nnx.jit(donate_argnums=0)
   def f(m, x):
-    m.b.value = m.b.value + x
-    return m.w.value.sum()
+    m.b[...] = m.b[...] + x
+    return m.w[...].sum()
 
   total = f(m, jnp.ones(2))
   total = f(m, jnp.ones(2))
   np.testing.assert_allclose(total, w0.sum(), rtol=1e-5)
-  np.testing.assert_allclose(m.b.value, [2.0, 2.0])
-  np.testing.assert_allclose(m.w.value, w0)  # donated but still readable
+  np.testing.assert_allclose(m.b[...], [2.0, 2.0])
+  np.testing.assert_allclose(m.w[...], w0)  # donated but still readable
 
 
 @pytest.mark.parametrize('graph', [True, False])
@@ -229,9 +229,7 @@ def test_jit_retraces_only_on_structure_change(graph):
   m.extra = nnx.BatchStat(jnp.zeros(()))
   y = f(m, x)
   assert len(traces) == 2
-  np.testing.assert_allclose(
-    y, np.asarray(x) @ np.asarray(m.w.value), rtol=1e-5
-  )
+  np.testing.assert_allclose(y, np.asarray(x) @ np.asarray(m.w[...]), rtol=1e-5)
   f(m, jnp.ones((4, 2)))  # new shape: JAX retraces
   assert len(traces) == 3
 
@@ -241,12 +239,12 @@ def test_tree_mode_jit_writes_back_and_checks_sharing():
 
   @nnx.jit(graph=False)
   def f(m, x):
-    m.b.value = m.b.value + x
-    return m.b.value * 2
+    m.b[...] = m.b[...] + x
+    return m.b[...] * 2
 
   out = f(m, jnp.ones(2))
   np.testing.assert_allclose(out, [2.0, 2.0])
-  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
+  np.testing.assert_allclose(m.b[...], [1.0, 1.0])
   with pytest.raises(ValueError, match='Duplicate Param'):
     f((m, m.b), jnp.ones(2))
 
@@ -270,12 +268,12 @@ def test_merge_rebuilds_static_containers_and_references():
   m = nnx.merge(g, s)
   assert m.b is m.a and m.items[1]['k'] is m.a.v
   assert m.a.size == 3 and m.name == 'outer'
-  np.testing.assert_allclose(m.a.v.value, [0.0, 1.0, 2.0])
+  np.testing.assert_allclose(m.a.v[...], [0.0, 1.0, 2.0])
   np.testing.assert_allclose(m.raw, [4.0, 4.0])
   assert isinstance(m.items[0], nnx.BatchStat)
   c = nnx.clone(o)
   assert c.a.v is not o.a.v and c.b is c.a
-  np.testing.assert_allclose(c.items[0].value, [1.0])
+  np.testing.assert_allclose(c.items[0][...], [1.0])
 
 
 def test_split_returns_the_graph_variables():
@@ -294,7 +292,7 @@ def test_mutation_from_another_trace_level_raises():
 
   @jax.jit
   def set_var(x):
-    m.b.value = x
+    m.b[...] = x
     return x
 
   with pytest.raises(errors.TraceContextError, match='different trace level'):
@@ -312,20 +310,20 @@ def test_mutation_from_another_trace_level_raises():
   @jax.jit
   def local(x):
     inner = Lin(2, 2, 1)
-    inner.b.value = x
+    inner.b[...] = x
     inner.note = 1
-    return inner.b.value
+    return inner.b[...]
 
   np.testing.assert_allclose(local(jnp.ones(2)), [1.0, 1.0])
 
   @nnx.jit
   def through_nnx(m, x):
-    m.b.value = x
+    m.b[...] = x
 
   through_nnx(m, jnp.full(2, 3.0))
-  np.testing.assert_allclose(m.b.value, [3.0, 3.0])
-  m.b.value = jnp.zeros(2)
-  np.testing.assert_allclose(m.b.value, [0.0, 0.0])
+  np.testing.assert_allclose(m.b[...], [3.0, 3.0])
+  m.b[...] = jnp.zeros(2)
+  np.testing.assert_allclose(m.b[...], [0.0, 0.0])
 
 
 def test_missing_sentinel_is_flax_typing():
@@ -357,16 +355,16 @@ def test_tree_mode_pytrees_not_matching_their_graph_view():
   @nnx.jit(graph=False)
   def f(h, s, x):
     traces.append(1)
-    s.counter.value += 1
+    s.counter[...] += 1
     return h.lin(x) * h.const[1]
 
   h, s = Holder(), Shared()
   x = jnp.ones((1, 2))
   for _ in range(2):
     y = f(h, s, x)
-  expected = (np.asarray(x) @ np.asarray(h.lin.w.value)) * 2
+  expected = (np.asarray(x) @ np.asarray(h.lin.w[...])) * 2
   np.testing.assert_allclose(y, expected, rtol=1e-5)
-  assert int(s.counter.value) == 2
+  assert int(s.counter[...]) == 2
   assert len(traces) == 1
 
 
@@ -388,7 +386,7 @@ def test_merge_reference_into_container_defined_earlier():
   m = nnx.merge(*nnx.split(p))
   assert m.b.ref is m.a[0] and m.c.ref is m.a[1]
   assert isinstance(m.b.ref, Lin) and m.a[0] is not p.a[0]
-  np.testing.assert_allclose(m.b.ref.w.value, p.a[0].w.value)
+  np.testing.assert_allclose(m.b.ref.w[...], p.a[0].w[...])
 
 
 @pytest.mark.parametrize('graph', [True, False])
@@ -398,24 +396,24 @@ def test_jit_shape_dependent_updates_are_tracked_per_shape(graph):
   @nnx.jit(graph=graph)
   def f(m, x):
     if x.shape[0] > 1:  # only batches update the bias
-      m.b.value = m.b.value + 1.0
+      m.b[...] = m.b[...] + 1.0
     else:
-      m.w.value = m.w.value * 0.0
+      m.w[...] = m.w[...] * 0.0
     return x.sum()
 
-  w0 = np.asarray(m.w.value)
+  w0 = np.asarray(m.w[...])
   f(m, jnp.ones((2, 2)))
-  np.testing.assert_allclose(m.b.value, [1.0, 1.0])
-  np.testing.assert_allclose(m.w.value, w0)
+  np.testing.assert_allclose(m.b[...], [1.0, 1.0])
+  np.testing.assert_allclose(m.w[...], w0)
   f(m, jnp.ones((1, 2)))
-  np.testing.assert_allclose(m.w.value, np.zeros((2, 2)))
-  m.w.value = jnp.ones((2, 2))
+  np.testing.assert_allclose(m.w[...], np.zeros((2, 2)))
+  m.w[...] = jnp.ones((2, 2))
   f(m, jnp.ones((2, 2)))  # cached trace of the first shape
-  np.testing.assert_allclose(m.b.value, [2.0, 2.0])
-  np.testing.assert_allclose(m.w.value, np.ones((2, 2)))
+  np.testing.assert_allclose(m.b[...], [2.0, 2.0])
+  np.testing.assert_allclose(m.w[...], np.ones((2, 2)))
   f(m, jnp.ones((1, 2)))
-  np.testing.assert_allclose(m.w.value, np.zeros((2, 2)))
-  np.testing.assert_allclose(m.b.value, [2.0, 2.0])
+  np.testing.assert_allclose(m.w[...], np.zeros((2, 2)))
+  np.testing.assert_allclose(m.b[...], [2.0, 2.0])
 
 
 @pytest.mark.parametrize('graph', [True, False])
@@ -434,7 +432,7 @@ def test_jit_output_structure_per_input_shape(graph):
     np.testing.assert_allclose(big['sum'], 2.0)
     assert isinstance(small, tuple) and type(small[1]) is nnx.BatchStat
     np.testing.assert_allclose(small[0], [3.0])
-    np.testing.assert_allclose(small[1].value, [2.0])
+    np.testing.assert_allclose(small[1][...], [2.0])
 
 
 @pytest.mark.parametrize('graph', [True, False])
@@ -447,7 +445,7 @@ def test_jit_optimizer_state_of_variables_round_trips(graph):
   def f(m, mu, count):
     g = nnx.state(m, nnx.Param)
     mu = jax.tree.map(lambda a, b: 0.5 * a + b, mu, g)
-    m.b.value = m.b.value - 1.0
+    m.b[...] = m.b[...] - 1.0
     return mu, count + 1
 
   expect = np.zeros((2, 2))
@@ -455,11 +453,11 @@ def test_jit_optimizer_state_of_variables_round_trips(graph):
   for i in range(3):
     old_mu = mu
     mu, count = f(m, mu, count)
-    expect = 0.5 * expect + np.asarray(m.w.value)
+    expect = 0.5 * expect + np.asarray(m.w[...])
     assert type(mu) is nnx.State and type(mu['w']) is nnx.Param
     assert mu['w'] is not old_mu['w']
-    np.testing.assert_allclose(mu['w'].value, expect, rtol=1e-6)
-    np.testing.assert_allclose(m.b.value, [-(i + 1.0)] * 2)
+    np.testing.assert_allclose(mu['w'][...], expect, rtol=1e-6)
+    np.testing.assert_allclose(m.b[...], [-(i + 1.0)] * 2)
   assert int(count) == 3
 
 
@@ -472,8 +470,8 @@ def test_jit_fresh_output_variable_shared_between_outputs():
   for _ in range(2):
     a, b, s, other = f(jnp.ones(2))
     assert a is b[0] and a is s['a'] and other is not a
-    np.testing.assert_allclose(a.value, [2.0, 2.0])
-    np.testing.assert_allclose(other.value, [1.0, 1.0])
+    np.testing.assert_allclose(a[...], [2.0, 2.0])
+    np.testing.assert_allclose(other[...], [1.0, 1.0])
 
 
 class Adamish(nnx.Pytree):
@@ -493,26 +491,26 @@ def test_jit_repeated_roots_see_state_and_structure_edits(graph):
   @nnx.jit(graph=graph)
   def f(m, opt, x):
     traces.append(1)
-    opt.mu['w'].value = opt.mu['w'].value + m.w.value
-    opt.count.value = opt.count.value + 1
+    opt.mu['w'][...] = opt.mu['w'][...] + m.w[...]
+    opt.count[...] = opt.count[...] + 1
     return m(x)
 
   x = jnp.ones((1, 2))
   for _ in range(3):
     f(m, opt, x)
   assert len(traces) == 1
-  np.testing.assert_allclose(opt.mu['w'].value, 3 * np.asarray(m.w.value))
+  np.testing.assert_allclose(opt.mu['w'][...], 3 * np.asarray(m.w[...]))
   # Replacing a Variable inside the State is seen by the next call.
   opt.mu['w'] = nnx.BatchStat(jnp.ones((2, 2)))
   f(m, opt, x)
-  np.testing.assert_allclose(opt.mu['w'].value, 1 + np.asarray(m.w.value))
-  assert int(opt.count.value) == 4
+  np.testing.assert_allclose(opt.mu['w'][...], 1 + np.asarray(m.w[...]))
+  assert int(opt.count[...]) == 4
   # A new root of the same structure reuses the compiled function.
   m2 = Lin(2, 2, 1)
   np.testing.assert_allclose(f(m2, opt, x), ref_stack_lin(m2, x), rtol=1e-5)
   np.testing.assert_allclose(f(m, opt, x), ref_stack_lin(m, x), rtol=1e-5)
   # A changed structure compiles again; a Variable set outside is read.
-  m.b.value = jnp.full((2,), 5.0, jnp.float32)
+  m.b[...] = jnp.full((2,), 5.0, jnp.float32)
   np.testing.assert_allclose(f(m, opt, x), ref_stack_lin(m, x), rtol=1e-5)
   m.extra = nnx.BatchStat(jnp.zeros(()))
   np.testing.assert_allclose(f(m, opt, x), ref_stack_lin(m, x), rtol=1e-5)
@@ -526,7 +524,7 @@ def test_jit_repeated_roots_see_state_and_structure_edits(graph):
 
 
 def ref_stack_lin(m, x):
-  return np.asarray(x) @ np.asarray(m.w.value) + np.asarray(m.b.value)
+  return np.asarray(x) @ np.asarray(m.w[...]) + np.asarray(m.b[...])
 
 
 def test_jit_repeated_roots_do_not_keep_them_alive():

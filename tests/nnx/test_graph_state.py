@@ -34,7 +34,7 @@ def test_variable_value_and_arithmetic():
   np.testing.assert_allclose(v + 1, [2.0, 3.0])
   np.testing.assert_allclose(2 * v, [2.0, 4.0])
   v[...] = jnp.array([3.0, 4.0])
-  np.testing.assert_allclose(v.value, [3.0, 4.0])
+  np.testing.assert_allclose(v[...], [3.0, 4.0])
   v[0] = 7.0
   np.testing.assert_allclose(v[...], [7.0, 4.0])
 
@@ -70,7 +70,7 @@ def test_with_metadata_and_hooks():
     assert p.sharding_names == ('x',)
   with pytest.warns(UserWarning, match='Variable hooks are deprecated'):
     doubled = nnx.Param(jnp.ones(2), on_get_value=lambda v, x: x * 2)
-  np.testing.assert_allclose(doubled.value, [2.0, 2.0])
+  np.testing.assert_allclose(doubled[...], [2.0, 2.0])
 
 
 def test_variable_names():
@@ -93,7 +93,7 @@ def test_rngs_key_derivation():
   assert (
     jax.random.key_data(k1) == jax.random.key_data(jax.random.fold_in(base, 1))
   ).all()
-  assert rngs.default.count.value.dtype == jnp.uint32
+  assert rngs.default.count[...].dtype == jnp.uint32
   with pytest.raises(AttributeError, match='dropout'):
     nnx.Rngs(params=0).dropout()
 
@@ -161,7 +161,7 @@ def test_shared_references_and_cycles():
   assert m2.l1.parent is m2
   c = nnx.clone(m)
   assert c.l1.w is not m.l1.w
-  np.testing.assert_allclose(c.l1.w.value, m.l1.w.value)
+  np.testing.assert_allclose(c.l1.w[...], m.l1.w[...])
 
 
 def test_cache_invalidated_by_structure_change():
@@ -182,7 +182,7 @@ def test_pop_and_sow():
   m = M()
   m(jnp.ones(2))
   m(jnp.ones(2))
-  assert len(m.h.value) == 2
+  assert len(m.h.get_value()) == 2
   popped = nnx.pop(m, nnx.Intermediate)
   assert 'h' in popped and not hasattr(m, 'h')
 
@@ -210,7 +210,7 @@ def test_tree_mode_pytree():
   m = MLP(nnx.Rngs(0))
   doubled = jax.tree.map(lambda a: a * 2, m)
   assert isinstance(doubled, MLP)
-  np.testing.assert_allclose(doubled.l1.w.value, m.l1.w.value * 2)
+  np.testing.assert_allclose(doubled.l1.w[...], m.l1.w[...] * 2)
   out = jax.jit(lambda m, x: m(x))(m, jnp.ones((1, 2)))
   assert out.shape == (1, 1)
 
@@ -218,13 +218,13 @@ def test_tree_mode_pytree():
 def test_call_and_split_rngs():
   m = MLP(nnx.Rngs(0))
   y, (g, s) = nnx.call(nnx.split(m)).__call__(jnp.ones((1, 2)))
-  assert int(s['l1']['count'].value) == 1
+  assert int(s['l1']['count'][...]) == 1
   # The split State holds m's own Variables, so the call updates m too.
-  assert int(m.l1.count.value) == 1
+  assert int(m.l1.count[...]) == 1
   rngs = nnx.Rngs(0)
   with nnx.split_rngs(rngs, splits=4):
-    assert rngs.default.key.value.shape == (4,)
-  assert rngs.default.key.value.shape == ()
+    assert rngs.default.key[...].shape == (4,)
+  assert rngs.default.key[...].shape == ()
 
 
 def test_state_saves_through_flax_serialization_keeping_variable_types():

@@ -150,4 +150,4 @@ def test_eval_shape_of_a_jitted_function(kw):
   else:
     abstract = nnx.jit(lambda c: c).eval_shape(c)
     assert abstract is not c
-    assert abstract.w.value == jax.ShapeDtypeStruct((2,), jnp.float32)
+    assert abstract.w.get_value() == jax.ShapeDtypeStruct((2,), jnp.float32)

@@ -35,7 +35,7 @@ def test_set_item_on_root_is_seen_by_update():
   state._flat_items()
   state['b'] = nnx.Param(jnp.ones(1))
   nnx.update(model, state)
-  assert model.b.value.tolist() == [1.0]
+  assert model.b[...].tolist() == [1.0]
 
 
 def test_set_item_on_sub_state_is_seen_by_merge():
@@ -43,7 +43,7 @@ def test_set_item_on_sub_state_is_seen_by_merge():
   state._flat_items()
   state['sub']['w'] = nnx.Param(jnp.full(2, 3.0))
   merged = nnx.merge(graphdef, state)
-  assert merged.sub.w.value.tolist() == [3.0, 3.0]
+  assert merged.sub.w[...].tolist() == [3.0, 3.0]
 
 
 def test_attribute_set_on_sub_state_is_seen():
@@ -52,7 +52,7 @@ def test_attribute_set_on_sub_state_is_seen():
   sub = state.sub
   sub.w = nnx.Param(jnp.full(2, 4.0))
   leaves = dict(state.flat_state())
-  assert leaves[('sub', 'w')].value.tolist() == [4.0, 4.0]
+  assert leaves[('sub', 'w')][...].tolist() == [4.0, 4.0]
 
 
 def test_delete_on_sub_state_is_seen():

@@ -36,9 +36,9 @@ def test_jit_updates_and_numerics(graph):
   x = jnp.arange(4.0).reshape(2, 2)
   f = nnx.jit(lambda m, x: m(x), graph=graph)
   y = f(m, x)
-  np.testing.assert_allclose(y, _affine(x, m.w.value, m.b.value), rtol=1e-6)
+  np.testing.assert_allclose(y, _affine(x, m.w[...], m.b[...]), rtol=1e-6)
   f(m, x)
-  assert int(m.count.value) == 2
+  assert int(m.count[...]) == 2
 
 
 def test_jit_structure_change_and_outputs():
@@ -51,8 +51,8 @@ def test_jit_structure_change_and_outputs():
 
   same, new = f(m)
   assert same is m
-  np.testing.assert_allclose(m.extra.value, [1.0, 1.0])
-  assert new.w.value.shape == (1, 1)
+  np.testing.assert_allclose(m.extra[...], [1.0, 1.0])
+  assert new.w[...].shape == (1, 1)
 
 
 def test_jit_static_and_methods():
@@ -79,9 +79,9 @@ def test_tree_mode_shared_variable_error():
   m = Dense(2, 3, nnx.Rngs(0))
   m.alias = m.w
   with pytest.raises(ValueError, match='Duplicate Param'):
-    nnx.jit(lambda m: m.w.value, graph=False)(m)
+    nnx.jit(lambda m: m.w[...], graph=False)(m)
   # graph mode handles it
-  assert nnx.jit(lambda m: m.alias.value)(m).shape == (2, 3)
+  assert nnx.jit(lambda m: m.alias[...])(m).shape == (2, 3)
 
 
 @pytest.mark.parametrize('graph', [True, False])
@@ -94,14 +94,10 @@ def test_grad_matches_jax(graph):
     with pytest.raises(TypeError, match='allow_int'):
       nnx.grad(loss, graph=False)(m, x)
   g = nnx.grad(loss, graph=graph, allow_int=not graph)(m, x)
-  gw, gb = jax.grad(loss_ref, argnums=(0, 1))(m.w.value, m.b.value, x)
-  np.testing.assert_allclose(
-    g['w'].value if graph else g.w.value, gw, rtol=1e-5
-  )
-  np.testing.assert_allclose(
-    g['b'].value if graph else g.b.value, gb, rtol=1e-5
-  )
-  assert int(m.count.value) == 1
+  gw, gb = jax.grad(loss_ref, argnums=(0, 1))(m.w[...], m.b[...], x)
+  np.testing.assert_allclose(g['w'][...] if graph else g.w[...], gw, rtol=1e-5)
+  np.testing.assert_allclose(g['b'][...] if graph else g.b[...], gb, rtol=1e-5)
+  assert int(m.count[...]) == 1
 
 
 def test_value_and_grad_diffstate_aux():
@@ -116,7 +112,7 @@ def test_value_and_grad_diffstate_aux():
     loss, argnums=nnx.DiffState(0, nnx.PathContains('b')), has_aux=True
   )(m, x)
   assert set(g.keys()) == {'b'}
-  np.testing.assert_allclose(g['b'].value, jnp.ones(3))
+  np.testing.assert_allclose(g['b'][...], jnp.ones(3))
   np.testing.assert_allclose(v, jnp.sum(aux))
   with pytest.raises(ValueError, match='DiffState'):
     nnx.grad(loss, argnums=nnx.DiffState(0, ...), graph=False)(m, x)
@@ -127,7 +123,7 @@ def test_vmap(graph):
   m = Dense(2, 3, nnx.Rngs(0))
   x = jnp.ones((5, 2))
   y = nnx.vmap(lambda m, x: m(x), in_axes=(None, 0), graph=graph)(m, x)
-  np.testing.assert_allclose(y, _affine(x, m.w.value, m.b.value), rtol=1e-6)
+  np.testing.assert_allclose(y, _affine(x, m.w[...], m.b[...]), rtol=1e-6)
 
 
 def test_vmap_creates_stacked_modules():
@@ -137,8 +133,8 @@ def test_vmap_creates_stacked_modules():
     return Dense(2, 2, rngs)
 
   stacked = create(nnx.Rngs(0))
-  assert stacked.w.value.shape == (4, 2, 2)
-  assert not np.allclose(stacked.w.value[0], stacked.w.value[1])
+  assert stacked.w[...].shape == (4, 2, 2)
+  assert not np.allclose(stacked.w[...][0], stacked.w[...][1])
 
 
 def test_scan_over_stacked_layers():
@@ -157,17 +153,17 @@ def test_scan_over_stacked_layers():
   y = forward(x, stacked)
   ref = x
   for i in range(3):
-    ref = _affine(ref, stacked.w.value[i], stacked.b.value[i])
+    ref = _affine(ref, stacked.w[...][i], stacked.b[...][i])
   np.testing.assert_allclose(y, ref, rtol=1e-5)
-  np.testing.assert_array_equal(stacked.count.value, [1, 1, 1])
+  np.testing.assert_array_equal(stacked.count[...], [1, 1, 1])
 
 
 def test_cond_switch_loops():
   m = Dense(2, 2, nnx.Rngs(0))
   x = jnp.ones((2,))
   y = nnx.cond(True, lambda m, x: m(x), lambda m, x: x, m, x)
-  np.testing.assert_allclose(y, _affine(x, m.w.value, m.b.value), rtol=1e-6)
-  assert int(m.count.value) == 1
+  np.testing.assert_allclose(y, _affine(x, m.w[...], m.b[...]), rtol=1e-6)
+  assert int(m.count[...]) == 1
   y = nnx.switch(1, [lambda m, x: x, lambda m, x: -x], m, x)
   np.testing.assert_allclose(y, -x)
 
@@ -178,22 +174,22 @@ def test_cond_switch_loops():
   _, y = nnx.fori_loop(0, 3, body, (m, x))
   ref = x
   for _ in range(3):
-    ref = _affine(ref, m.w.value, m.b.value)
+    ref = _affine(ref, m.w[...], m.b[...])
   np.testing.assert_allclose(y, ref, rtol=1e-5)
-  assert int(m.count.value) == 4
+  assert int(m.count[...]) == 4
   _, n = nnx.while_loop(lambda c: c[1] < 5, lambda c: (c[0], c[1] + 1), (m, 0))
   assert int(n) == 5
 
 
 def test_eval_shape_and_remat():
   abstract = nnx.eval_shape(lambda: Dense(3, 4, nnx.Rngs(0)))
-  assert abstract.w.value.shape == (3, 4)
-  assert isinstance(abstract.w.value, jax.ShapeDtypeStruct)
+  assert abstract.w.get_value().shape == (3, 4)
+  assert isinstance(abstract.w.get_value(), jax.ShapeDtypeStruct)
   m = Dense(2, 2, nnx.Rngs(0))
   g = nnx.grad(lambda m, x: jnp.sum(nnx.remat(lambda m, x: m(x))(m, x)))(
     m, jnp.ones((1, 2))
   )
-  np.testing.assert_allclose(g['b'].value, jnp.ones(2))
+  np.testing.assert_allclose(g['b'][...], jnp.ones(2))
 
 
 def test_vjp_jvp_graph_mode():
@@ -204,8 +200,8 @@ def test_vjp_jvp_graph_mode():
   out, vjp_fn = nnx.vjp(lambda m, x: jnp.sum(m(x)), m, x, graph_updates=False)
   m_g, x_g = vjp_fn(jnp.ones_like(out))
   assert type(m_g) is Dense
-  np.testing.assert_allclose(m_g.b.value, jnp.ones(3))
-  np.testing.assert_allclose(x_g, jnp.sum(m.w.value, axis=1)[None])
+  np.testing.assert_allclose(m_g.b[...], jnp.ones(3))
+  np.testing.assert_allclose(x_g, jnp.sum(m.w[...], axis=1)[None])
 
   # jvp in graph mode (without graph updates) with a Module tangent.
   class Affine(nnx.Module):

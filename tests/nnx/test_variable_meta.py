@@ -40,6 +40,6 @@ def test_subclass_hooks_detected():
 
   with pytest.warns(UserWarning, match='hooks are deprecated'):
     d = Doubled(jnp.ones(1))
-  assert d.value.tolist() == [2.0]
+  assert d[...].tolist() == [2.0]
   assert Doubled._has_get_hook and not Doubled._has_set_hook
   assert not nnx.Param._has_hook_methods

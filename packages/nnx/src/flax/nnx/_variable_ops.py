@@ -62,19 +62,19 @@ _UNARY = {
 
 def install_array_behaviour(cls) -> None:
   """Gives ``cls`` (Variable) the methods above; a ``cls`` operand of a
-  binary operator (or of ``==``) stands for its ``.value``."""
+  binary operator (or of ``==``) stands for its value (``get_value()``)."""
 
   def value_of(x):
-    return x.value if isinstance(x, cls) else x
+    return x.get_value() if isinstance(x, cls) else x
 
   def unary(fn):
-    return lambda self: fn(self.value)
+    return lambda self: fn(self.get_value())
 
   def forward(fn):
-    return lambda self, other: fn(self.value, value_of(other))
+    return lambda self, other: fn(self.get_value(), value_of(other))
 
   def reflected(fn):
-    return lambda self, other: fn(value_of(other), self.value)
+    return lambda self, other: fn(value_of(other), self.get_value())
 
   def refuse(symbol):
     def method(self, other):
@@ -88,10 +88,10 @@ def install_array_behaviour(cls) -> None:
   def __array__(self, dtype=None, copy=None):
     import numpy as np
 
-    return np.asarray(self.value, dtype=dtype)
+    return np.asarray(self.get_value(), dtype=dtype)
 
   def __eq__(self, other):
-    return self.value == value_of(other)
+    return self.get_value() == value_of(other)
 
   methods = {name: unary(fn) for name, fn in _UNARY.items()}
   for stem, fn in _BINARY.items():

@@ -87,16 +87,16 @@ def _aux(var):
 def _var_flatten(var):
   meta = var._var_metadata
   if meta:
-    return (var.raw_value,), VarAux(type(var), meta)
+    return (var._raw_value,), VarAux(type(var), meta)
   # Set on every registered Variable type by ``register``.
-  return (var.raw_value,), var._var_empty_aux
+  return (var._raw_value,), var._var_empty_aux
 
 
 _VALUE_KEY = jax.tree_util.GetAttrKey('value')
 
 
 def _var_flatten_with_keys(var):
-  return ((_VALUE_KEY, var.raw_value),), _aux(var)
+  return ((_VALUE_KEY, var._raw_value),), _aux(var)
 
 
 _new = object.__new__
@@ -125,7 +125,7 @@ def register(cls) -> None:
 def bind_slots(variable_cls) -> None:
   """Binds the slot setters of the base Variable class (called once)."""
   global _set_raw, _set_meta
-  _set_raw = variable_cls.__dict__['raw_value'].__set__
+  _set_raw = variable_cls.__dict__['_raw_value'].__set__
   _set_meta = variable_cls.__dict__['_var_metadata'].__set__
 
 
@@ -133,11 +133,11 @@ def store_raw_value(var, value) -> None:
   """Puts ``value`` in ``var``'s slot as is: no hooks, no trace check, and a
   ``jax.Ref`` held there is replaced rather than written into.
   """
-  object.__setattr__(var, 'raw_value', value)
+  object.__setattr__(var, '_raw_value', value)
 
 
 _consume = collections.deque(maxlen=0).extend
-_RAW_VALUE = itertools.repeat('raw_value')
+_RAW_VALUE = itertools.repeat('_raw_value')
 
 
 def store_raw_values(targets, values) -> None:

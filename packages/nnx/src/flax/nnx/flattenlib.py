@@ -96,14 +96,14 @@ class _ArraySlot:
     self.snaps = snaps
 
   @property
-  def raw_value(self):
+  def _raw_value(self):
     x = vars(self.owner)
     for k in self.keys:
       x = x[k]
     return x
 
-  @raw_value.setter
-  def raw_value(self, value):
+  @_raw_value.setter
+  def _raw_value(self, value):
     d = vars(self.owner)
     k0 = self.keys[0]
     d[k0] = x = _set_in(d[k0], self.keys[1:], value)
@@ -313,15 +313,15 @@ class _GraphNodeSlot(_ArraySlot):
   __slots__ = ()
 
   @property
-  def raw_value(self):
+  def _raw_value(self):
     impl = GRAPH_NODE_TYPES[type(self.owner)]
     x = dict(impl.flatten(self.owner)[0])[self.keys[0]]
     for k in self.keys[1:]:
       x = x[k]
     return x
 
-  @raw_value.setter
-  def raw_value(self, value):
+  @_raw_value.setter
+  def _raw_value(self, value):
     impl = GRAPH_NODE_TYPES[type(self.owner)]
     k0 = self.keys[0]
     current = dict(impl.flatten(self.owner)[0])[k0]

@@ -16,7 +16,7 @@ only read or write the leaves.
 >>> sorted(params.keys()), sorted(rest.keys())
 (['w'], ['count'])
 >>> foo = nnx.merge(graphdef, params, rest)
->>> foo.w.value.tolist()
+>>> foo.w[...].tolist()
 [1.0, 1.0]
 """
 
@@ -57,7 +57,7 @@ from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_value, store_raw_values
 
 _is_variable = Variable.__instancecheck__
-_raw = operator.attrgetter('raw_value')
+_raw = operator.attrgetter('_raw_value')
 _meta = operator.attrgetter('_var_metadata')
 _meta_of = operator.attrgetter('_pytree__m')
 _repeat = itertools.repeat
@@ -331,7 +331,7 @@ def view_mask(view: _View, predicates: tuple) -> list:
     mask = []
     n = len(predicates)
     for path, leaf in zip(view.paths, view.leaves):
-      value = leaf if isinstance(leaf, Variable) else leaf.raw_value
+      value = leaf if isinstance(leaf, Variable) else leaf._raw_value
       for i, pred in enumerate(predicates):
         if pred(path, value):
           mask.append(i)
@@ -391,7 +391,7 @@ def _states_from_view(view, filters, copy=True):
     values = [
       (leaf.copy() if copy else leaf)
       if isinstance(leaf, Variable)
-      else leaf.raw_value
+      else leaf._raw_value
       for leaf in leaves
     ]
   if not filters:
@@ -643,7 +643,7 @@ def update(node, state, /, *states) -> None:
   ...     self.w = nnx.Param(jnp.zeros(2))
   >>> m = M()
   >>> nnx.update(m, jax.tree.map(lambda x: x + 1, nnx.state(m)))
-  >>> m.w.value.tolist()
+  >>> m.w[...].tolist()
   [1.0, 1.0]
   """
   view = flat_view(node)
@@ -675,11 +675,11 @@ def _write(target, leaf):
       if meta and meta != target._var_metadata:
         META_EPOCH.value += 1
         target._var_metadata.update(meta)
-      store_raw_value(target, leaf.raw_value)
+      store_raw_value(target, leaf._raw_value)
     else:
       store_raw_value(target, leaf)
   else:
-    target.raw_value = leaf.raw_value if isinstance(leaf, Variable) else leaf
+    target._raw_value = leaf._raw_value if isinstance(leaf, Variable) else leaf
 
 
 def _set_path(node, path, leaf):

@@ -123,11 +123,11 @@ def _graphdef_for(view, node, graph):
 
 
 def _leaf_value(leaf):
-  return leaf if isinstance(leaf, Variable) else leaf.raw_value
+  return leaf if isinstance(leaf, Variable) else leaf._raw_value
 
 
 def _raw(leaf):
-  return leaf.raw_value
+  return leaf._raw_value
 
 
 def flatten(
@@ -184,7 +184,7 @@ def flatten(
   if with_paths:
     values = [_leaf_value(leaf) for leaf in leaves]
     return graphdef, FlatState.from_sorted_keys_values(paths, values)
-  return graphdef, [leaf.raw_value for leaf in leaves]
+  return graphdef, [leaf._raw_value for leaf in leaves]
 
 
 def unflatten(
@@ -310,7 +310,7 @@ def recursive_map(f, node, /, *, graph=None):
       ):
         # Graph mode keeps the Variable types of a node's attributes.
         var = object.__new__(type(x))
-        store_raw_value(var, out.raw_value)
+        store_raw_value(var, out._raw_value)
         object.__setattr__(var, '_var_metadata', dict(out._var_metadata))
         out = var
       done[id(x)] = (x, out)
@@ -440,9 +440,9 @@ def clone(node, variables: bool = True, *, arrays: bool = False, graph=None):
       if variables:
         leaf = leaf.copy()
         if arrays:
-          store_raw_value(leaf, copy_array(leaf.raw_value))
+          store_raw_value(leaf, copy_array(leaf._raw_value))
     else:
-      leaf = copy_array(leaf.raw_value)
+      leaf = copy_array(leaf._raw_value)
     leaves.append(leaf)
   return _rebuild(view.graphdef, leaves, raw=False)
 
@@ -485,7 +485,7 @@ def view(node, /, *, only=None, raise_if_not_found=True, **attributes):
   ``attributes`` set on the (filtered) Modules of the copy."""
   v = flat_view(node)
   leaves = [
-    leaf if isinstance(leaf, Variable) else leaf.raw_value for leaf in v.leaves
+    leaf if isinstance(leaf, Variable) else leaf._raw_value for leaf in v.leaves
   ]
   new = _rebuild(v.graphdef, leaves, raw=False)
   if attributes:

@@ -86,7 +86,7 @@ class Module(Pytree, metaclass=ModuleMeta):
           f'{type(var).__name__}. Use another name, or the same Variable '
           'type for every sow of this name.'
         )
-      var.value = reduce_fn(var.value, value)
+      var.set_value(reduce_fn(var.get_value(), value))
     else:
       setattr(self, name, variable_type(reduce_fn(init_fn(), value)))
     return True
@@ -110,7 +110,7 @@ class Module(Pytree, metaclass=ModuleMeta):
         f'{type(var).__name__}, not a {variable_type.__name__}; pick '
         'another name for the perturbation.'
       )
-    return var.value + value
+    return var[...] + value
 
   def iter_modules(self) -> tp.Iterator[tuple[tuple, 'Module']]:
     """Yields ``(path, module)`` for every nested Module including this one,

@@ -19,7 +19,7 @@ hold data: assigning an array to it, or a list holding arrays, raises a
 ...   def __init__(self):
 ...     self.w = nnx.Param(jnp.ones(2))
 ...     self.name = 'foo'
->>> jax.tree.map(lambda x: x * 2, Foo()).w.value.tolist()
+>>> jax.tree.map(lambda x: x * 2, Foo()).w[...].tolist()
 [2.0, 2.0]
 """
 

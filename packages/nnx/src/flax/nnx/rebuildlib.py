@@ -86,7 +86,7 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
   if kind == 'a':
     leaf = next(it)
     if not raw and isinstance(leaf, Variable):
-      return leaf.raw_value
+      return leaf._raw_value
     return leaf
   if kind == 's':
     return node[1].value
@@ -315,7 +315,7 @@ class Plan:
       if kind == _ARRAY:
         value = leaves[payload]
         if not raw and _is_variable(value):
-          value = value.raw_value
+          value = value._raw_value
       else:
         value = sub_values[payload]
       vars(objs[idx])[key] = value

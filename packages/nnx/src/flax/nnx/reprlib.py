@@ -426,7 +426,7 @@ def variable_repr(var, level: int, short: bool = False) -> str:
   pad = INDENT * (level + 1)
   end = INDENT * level
   name = var.var_type.__name__
-  raw = var.raw_value
+  raw = var.get_value()  # what the user reads (hooks and overrides)
   if type(raw) is jax.Ref:
     raw = raw[...]
   stats = _array_stats(raw)
@@ -488,7 +488,7 @@ def _stats_name(var) -> str:
 def _type_counts(obj) -> dict:
   counts: dict = {}
   for _, var in _iter_variables(obj):
-    stats = _array_stats(var.raw_value)
+    stats = _array_stats(var._raw_value)
     if stats is None:
       continue
     tname = _stats_name(var)

@@ -101,9 +101,9 @@ class RngStream(RngMethods, Pytree):
       count = count_var.get_value()
       count_var.set_value(count + 1)
       return jax.random.fold_in(self.key.get_value(), count)
-    count = count_var.raw_value
-    out = jax.random.fold_in(self.key.raw_value, count)
-    count_var.raw_value = count + 1
+    count = count_var._raw_value
+    out = jax.random.fold_in(self.key._raw_value, count)
+    count_var._raw_value = count + 1
     return out
 
   make_rng = __call__
@@ -133,8 +133,8 @@ class RngStream(RngMethods, Pytree):
       new = self._from_key(self.key.get_value())
       new.count.set_value(self.count.get_value())
       return new
-    new = self._from_key(self.key.raw_value)
-    new.count.raw_value = self.count.raw_value
+    new = self._from_key(self.key._raw_value)
+    new.count._raw_value = self.count._raw_value
     return new
 
 
@@ -163,7 +163,7 @@ class Rngs(RngMethods, Pytree):
         rngs = {**rngs, 'default': default}
     for name, value in rngs.items():
       if isinstance(value, RngStream):
-        value = value.key.raw_value
+        value = value.key._raw_value
       setattr(self, name, RngStream(value, tag=name))
 
   def _get_stream(self, name: str, error_type):
@@ -325,9 +325,9 @@ def _rewrite_in_place(node, new_key_for, graph):
     key = new_key_for(path, stream)
     if key is None:
       continue
-    backups.append((stream, stream.key.raw_value, stream.count.raw_value))
-    stream.key.raw_value = key
-    stream.count.raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)
+    backups.append((stream, stream.key._raw_value, stream.count._raw_value))
+    stream.key._raw_value = key
+    stream.count._raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)
   return SplitBackups(backups)
 
 
@@ -420,14 +420,14 @@ class SplitBackups:
 def restore_rngs(backups, /) -> None:
   """Puts back the keys and counts saved in ``backups``."""
   for stream, key, count in backups:
-    stream.key.raw_value = key
-    stream.count.raw_value = count
+    stream.key._raw_value = key
+    stream.count._raw_value = count
 
 
 def backup_keys(node, /, *, graph=None) -> list:
   """The current ``(stream, key, count)`` of every stream of ``node``."""
   return [
-    (stream, stream.key.raw_value, stream.count.raw_value)
+    (stream, stream.key._raw_value, stream.count._raw_value)
     for _, stream in _iter_streams(node, graph=graph)
   ]
 
@@ -606,7 +606,7 @@ def reseed(
   for path, stream in list(_iter_streams(node, graph=graph)):
     if stream.tag not in stream_keys:
       continue
-    shape = tuple(stream.key.raw_value.shape)
+    shape = tuple(stream.key._raw_value.shape)
     key = source[stream.tag]()
     if policy == 'scalars_only' and shape:
       raise ValueError(
@@ -618,5 +618,5 @@ def reseed(
       key = policy(path, key, shape)
     elif policy == 'match_shape' and shape:
       key = jax.random.split(key, shape)
-    stream.key.raw_value = key
-    stream.count.raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)
+    stream.key._raw_value = key
+    stream.count._raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)

@@ -3,7 +3,7 @@
 >>> from flax import nnx
 >>> import jax.numpy as jnp
 >>> s = nnx.State({'a': {'w': nnx.Param(jnp.ones(2))}})
->>> s.a.w.value.shape, s['a']['w'].value.shape
+>>> s.a.w.shape, s['a']['w'].shape
 ((2,), (2,))
 """
 
@@ -403,7 +403,7 @@ def from_flat_state(flat_state, *, cls=State) -> State:
 
 
 def _default_extract(x):
-  return x.raw_value if isinstance(x, Variable) else x
+  return x._raw_value if isinstance(x, Variable) else x
 
 
 def to_pure_dict(state, extract_fn=None) -> dict:

@@ -4,7 +4,7 @@
 >>> import jax.numpy as jnp
 >>> w = nnx.Param(jnp.ones((2, 3)))
 >>> w[...] = w * 2
->>> float(w.value.sum())
+>>> float(w[...].sum())
 12.0
 """
 
@@ -62,7 +62,32 @@ _HOOKS_DEPRECATED = (
   'Variable hooks are deprecated. Define your own Variable type and '
   'override `get_value` and `set_value` instead.'
 )
-_INTERNAL = frozenset({'raw_value', '_var_metadata', '_trace_state'})
+_INTERNAL = frozenset({'_raw_value', '_var_metadata', '_trace_state'})
+# ``.value`` / ``.raw_value`` are deprecated (as in Flax 0.12.8). Reads warn
+# at the caller's line; writes warn from this module (like Flax, so the
+# default filters, which show DeprecationWarnings of ``__main__`` only,
+# print the read warnings of a script but not the write ones).
+_VALUE_GET_DEPRECATED = (
+  "'.value' access is now deprecated. For Variable[Array] instances use:\n"
+  '\n  variable[...]\n\nFor other Variable types use:\n\n'
+  '  variable.get_value()\n'
+)
+_VALUE_SET_DEPRECATED = (
+  "'.value' setter is now deprecated. For Variable[Array] instances use:\n"
+  '\n  variable[...] = value\n\nFor other Variable types use:\n\n'
+  '  variable.set_value(value)\n'
+)
+_RAW_GET_DEPRECATED = (
+  "'.raw_value' access is now deprecated. Use:\n\n  variable.get_raw_value()\n"
+)
+_RAW_SET_DEPRECATED = (
+  "'.raw_value' setter is now deprecated. Use:\n\n"
+  '  variable.set_raw_value(value)\n'
+)
+
+
+def _warn_set(message):
+  warnings.warn(message, DeprecationWarning, stacklevel=2)
 
 
 @dataclasses.dataclass
@@ -185,13 +210,13 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   ...   pass
   >>> c = Count(jnp.array(0), tag='steps')
   >>> c[...] += 1
-  >>> int(c.value), c.tag
+  >>> int(c[...]), c.tag
   (1, 'steps')
   """
 
   # ``_trace_state`` is set only for Variables built by their constructor
   # (user code); it guards against mutation from another JAX trace level.
-  __slots__ = ('raw_value', '_var_metadata', '_trace_state', '__weakref__')
+  __slots__ = ('_raw_value', '_var_metadata', '_trace_state', '__weakref__')
   _has_get_hook = False
   _has_set_hook = False
   _has_hook_methods = False
@@ -239,14 +264,14 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     if not eager_sharding:
       meta['eager_sharding'] = False
     object.__setattr__(self, '_var_metadata', meta)
-    object.__setattr__(self, 'raw_value', value)
+    object.__setattr__(self, '_raw_value', value)
     object.__setattr__(self, '_trace_state', trace_state())
     value = self.create_value(value)
     if eager_sharding and meta.get('out_sharding'):
       value = _shard_eagerly(value, meta)
     if ref:
       value = _new_ref(value)
-    object.__setattr__(self, 'raw_value', value)
+    object.__setattr__(self, '_raw_value', value)
 
   def create_value(self, value: A):
     """Runs the create-value hooks (``on_create_value``) on ``value``."""
@@ -256,28 +281,35 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     return value
 
   # -- value access --------------------------------------------------------
+  # Every read goes through ``get_value`` and every write through
+  # ``set_value`` (``variable[...]``, operators, ``jnp.asarray``), so a
+  # subclass that overrides them sees them all.
   @property
   def value(self) -> A:
-    """The value held by the Variable (after get-value hooks)."""
-    v = self.raw_value
-    if type(v) is _REF_TYPE:
-      v = v[...]
-    if self._has_get_hook:
-      v = self.on_get_value(v)
-    hooks = self._var_metadata.get('on_get_value')
-    if hooks:
-      for hook in _hooks(hooks):
-        v = hook(self, v)
-    return v
+    """Deprecated: the value (``variable[...]`` / ``get_value()``)."""
+    warnings.warn(_VALUE_GET_DEPRECATED, DeprecationWarning, stacklevel=2)
+    return self.get_value()
 
   @value.setter
   def value(self, value):
+    _warn_set(_VALUE_SET_DEPRECATED)
     self.set_value(value)
+
+  @property
+  def raw_value(self) -> A:
+    """Deprecated: the stored value (``get_raw_value()``)."""
+    warnings.warn(_RAW_GET_DEPRECATED, DeprecationWarning, stacklevel=2)
+    return self.get_raw_value()
+
+  @raw_value.setter
+  def raw_value(self, value):
+    _warn_set(_RAW_SET_DEPRECATED)
+    self.set_raw_value(value)
 
   @property
   def ref(self) -> bool:
     """Whether the value is kept in a mutable ``jax.Ref``."""
-    return type(self.raw_value) is _REF_TYPE
+    return type(self._raw_value) is _REF_TYPE
 
   @property
   def hijax(self) -> bool:
@@ -292,7 +324,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   @property
   def shape(self):
     """The shape of the value."""
-    return self.raw_value.shape
+    return self._raw_value.shape
 
   @property
   def sharding_names(self):
@@ -307,37 +339,66 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   def get_raw_value(self) -> A:
     """The stored value, without get-value hooks (a ``jax.Ref`` for
     ``ref=True`` Variables)."""
-    return self.raw_value
+    return self._raw_value
 
   def set_raw_value(self, value: A, *, _unsafe_bypass_check: bool = False):
     """Stores ``value`` as is, without set-value hooks."""
     if not _unsafe_bypass_check:
       _check_trace(self)
-    current = self.raw_value
+    current = self._raw_value
     if type(current) is _REF_TYPE and type(value) is not _REF_TYPE:
       current[...] = value
     else:
-      object.__setattr__(self, 'raw_value', value)
+      object.__setattr__(self, '_raw_value', value)
 
   def get_value(self, *, index: tp.Any = MISSING) -> A:
-    """Returns the value (after get-value hooks), or ``value[index]``."""
-    v = self.value
-    return v if index is MISSING else v[index]
+    """Returns the value (after get-value hooks), or ``value[index]``.
+
+    ``variable[index]`` calls ``get_value(index=index)``.
+    """
+    v = self._raw_value
+    if type(v) is _REF_TYPE:
+      v = v[...]
+    if self._has_get_hook:
+      v = self.on_get_value(v)
+    hooks = self._var_metadata.get('on_get_value')
+    if hooks:
+      for hook in _hooks(hooks):
+        v = hook(self, v)
+    if index is MISSING or (index is Ellipsis and isinstance(v, jax.Array)):
+      return v
+    return v[index]
 
   def set_value(self, value, *, index: tp.Any = MISSING) -> None:
-    """Replaces the value (or ``value[index]``), running set-value hooks."""
+    """Replaces the value (or ``value[index]``), running set-value hooks.
+
+    ``variable[index] = x`` calls ``set_value(x, index=index)``: an array
+    value is updated out of place (``value.at[index].set(x)``, which
+    broadcasts ``x`` and keeps the dtype), other values in place.
+    """
     if isinstance(value, Variable):
       raise ValueError(
         'Cannot set the value of a Variable to another Variable; use '
         '`var[...] = other[...]`.'
       )
+    current = self._raw_value
     if index is not MISSING:
-      current = self.value
-      if hasattr(current, 'at'):
+      if type(current) is _REF_TYPE:
+        current = current[...]
+      if (
+        index is Ellipsis
+        and isinstance(value, jax.Array)
+        and isinstance(current, jax.Array)
+        and value.shape == current.shape
+        and value.dtype == current.dtype
+      ):
+        pass  # the whole value, same shape and dtype: stored as is
+      elif hasattr(current, 'at'):
         value = current.at[index].set(value)
       else:
         current[index] = value
         value = current
+      current = self._raw_value
     _check_trace(self)
     if self._has_set_hook:
       value = self.on_set_value(value)
@@ -345,43 +406,24 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     if hooks:
       for hook in _hooks(hooks):
         value = hook(self, value)
-    current = self.raw_value
     if type(current) is _REF_TYPE:
       current[...] = value
     else:
-      object.__setattr__(self, 'raw_value', value)
+      object.__setattr__(self, '_raw_value', value)
 
   def __getitem__(self, key):
-    # ``variable[...]`` indexes the value like any other key: it returns a
-    # jax.Array as is, and fails for values that are not subscriptable.
-    v = self.value
-    if key is Ellipsis and isinstance(v, jax.Array):
-      return v
-    return v[key]
+    return self.get_value(index=key)
 
   def __setitem__(self, key, value) -> None:
     if isinstance(value, Variable):
-      value = value.value
-    current = self.raw_value
-    if key is Ellipsis and hasattr(current, 'shape'):
-      if getattr(value, 'shape', None) == current.shape:
-        self.set_value(value)
-        return
-      if not hasattr(value, 'shape'):
-        self.set_value(_broadcast_like(value, current))
-        return
-    current = self.value
-    if hasattr(current, 'at'):
-      self.set_value(current.at[key].set(value))
-    else:
-      current[key] = value
-      self.set_value(current)
+      value = value.get_value()
+    self.set_value(value, index=key)
 
   def __call__(self, *args, **kwargs) -> tp.Any:
-    return self.value(*args, **kwargs)
+    return self.get_value()(*args, **kwargs)
 
   def __contains__(self, item) -> bool:
-    return item in self.value
+    return item in self.get_value()
 
   # -- hooks (override in subclasses) -------------------------------------
   def on_get_value(self, value):
@@ -504,7 +546,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     meta = object.__getattribute__(self, '_var_metadata')
     if name in meta:
       return meta[name]
-    value = object.__getattribute__(self, 'raw_value')
+    value = object.__getattribute__(self, '_raw_value')
     if name in ('shape', 'dtype', 'ndim', 'size', 'T', 'at', 'sharding'):
       return getattr(value, name)
     try:
@@ -518,7 +560,11 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     if name in _INTERNAL:
       object.__setattr__(self, name, value)
     elif name == 'value':
+      _warn_set(_VALUE_SET_DEPRECATED)
       self.set_value(value)
+    elif name == 'raw_value':
+      _warn_set(_RAW_SET_DEPRECATED)
+      self.set_raw_value(value)
     elif hasattr(type(self), name) and isinstance(
       getattr(type(self), name), property
     ):
@@ -543,10 +589,10 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     ``ref=True`` Variable gets a fresh ``jax.Ref`` unless ``_copy_ref`` is
     False."""
     new = object.__new__(type(self))
-    raw = self.raw_value if value is MISSING else value
+    raw = self._raw_value if value is MISSING else value
     if type(raw) is _REF_TYPE and _copy_ref:
       raw = _new_ref(raw[...])
-    object.__setattr__(new, 'raw_value', raw)
+    object.__setattr__(new, '_raw_value', raw)
     meta = dict(self._var_metadata)
     meta.update(updates)
     object.__setattr__(new, '_var_metadata', meta)
@@ -561,18 +607,18 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   def copy_from(self, other: 'Variable') -> None:
     """Makes this Variable hold ``other``'s value and metadata."""
     META_EPOCH.value += 1
-    object.__setattr__(self, 'raw_value', other.raw_value)
+    object.__setattr__(self, '_raw_value', other._raw_value)
     object.__setattr__(self, '_var_metadata', dict(other._var_metadata))
 
   def update_from_state(self, variable_state: 'Variable[A]'):
     """Takes ``variable_state``'s value and metadata (used by
     ``nnx.update``)."""
-    current = self.raw_value
-    new = variable_state.raw_value
+    current = self._raw_value
+    new = variable_state._raw_value
     if type(current) is _REF_TYPE and type(new) is not _REF_TYPE:
       current[...] = new
     else:
-      object.__setattr__(self, 'raw_value', new)
+      object.__setattr__(self, '_raw_value', new)
     self._var_metadata.update(variable_state._var_metadata)
 
   def to_state(
@@ -586,7 +632,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     """A Variable of this type holding ``value`` with metadata
     ``attributes`` (no hooks run)."""
     new = object.__new__(cls)
-    object.__setattr__(new, 'raw_value', value)
+    object.__setattr__(new, '_raw_value', value)
     object.__setattr__(new, '_var_metadata', _stored_metadata(attributes))
     return new
 
@@ -598,17 +644,17 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
 
     new = object.__new__(type(self))
     memo[id(self)] = new
-    object.__setattr__(new, 'raw_value', _copy.deepcopy(self.raw_value, memo))
+    object.__setattr__(new, '_raw_value', _copy.deepcopy(self._raw_value, memo))
     object.__setattr__(
       new, '_var_metadata', _copy.deepcopy(self._var_metadata, memo)
     )
     return new
 
   def __getstate__(self):
-    return {'raw_value': self.raw_value, 'metadata': self._var_metadata}
+    return {'raw_value': self._raw_value, 'metadata': self._var_metadata}
 
   def __setstate__(self, state):
-    object.__setattr__(self, 'raw_value', state['raw_value'])
+    object.__setattr__(self, '_raw_value', state['raw_value'])
     object.__setattr__(self, '_var_metadata', state['metadata'])
 
   # -- repr -------------------------------------------------------------------
@@ -619,12 +665,6 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
 
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
-
-
-def _broadcast_like(item, current):
-  import jax.numpy as jnp
-
-  return jnp.broadcast_to(jnp.asarray(item, dtype=current.dtype), current.shape)
 
 
 # Array behaviour (protocols, operators, ``==``) is installed from its own
@@ -676,6 +716,7 @@ register_variable_name('perturbations', Perturbation)
 
 # Flax 0.12 merged VariableState into Variable; the old name stays an alias.
 VariableState = Variable
+
 
 # Hijax Variables (``nnx.Param(x, hijax=True)``): Variables that are JAX
 # values, in their own module.

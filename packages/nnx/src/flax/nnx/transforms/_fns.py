@@ -75,7 +75,7 @@ class SimpleFn:
     return common.tree_variables(tree, where, mode_text(self.graph))
 
   def values(self, tree):
-    return [v.raw_value for v in self.variables(tree)]
+    return [v._raw_value for v in self.variables(tree)]
 
   @staticmethod
   def fresh(tree):

@@ -193,7 +193,7 @@ def _simple_enter(pure: tuple, graph: bool):
 
 def _simple_leave(inputs, out, name: str) -> list:
   varflow.check_no_aliases(inputs, out, name)
-  return [v.raw_value for _, v in inputs]
+  return [v._raw_value for _, v in inputs]
 
 
 def _simple_out(tree, graph: bool):
@@ -349,7 +349,7 @@ def grad(
   ...   def __init__(self):
   ...     self.w = nnx.Param(jnp.array(3.0))
   >>> g = nnx.grad(lambda m: m.w * m.w)(M())
-  >>> float(g['w'].value)
+  >>> float(g['w'][...])
   6.0
   """
   _refuse_reduce_axes('grad', reduce_axes)

@@ -185,13 +185,13 @@ class GraphArgs:
     return out
 
   def values(self, k):
-    return [s.raw_value for s in self.roots[k].slots]
+    return [s._raw_value for s in self.roots[k].slots]
 
   def pure(self):
     """The arguments with graph nodes replaced by NodeStates."""
     leaves = list(self.leaves)
     for k, (pos, r) in enumerate(zip(self.positions, self.roots)):
-      vals = [s.raw_value for s in r.slots]
+      vals = [s._raw_value for s in r.slots]
       if r.mask is None:
         groups = (vals,)
       else:
@@ -210,7 +210,7 @@ class GraphArgs:
       if new_node is None:
         for slot, v in zip(r.slots, vals):
           if type(slot) is graphlib._ArraySlot:
-            slot.raw_value = v
+            slot._raw_value = v
           else:
             store_raw_value(slot, v)
       else:
@@ -222,7 +222,7 @@ def _mask(paths, slots, preds):
   n = len(preds)
   mask = []
   for path, slot in zip(paths, slots):
-    value = slot if isinstance(slot, Variable) else slot.raw_value
+    value = slot if isinstance(slot, Variable) else slot._raw_value
     for i, p in enumerate(preds):
       if p(path, value):
         mask.append(i)
@@ -318,9 +318,9 @@ class InnerGraph:
         f_start = len(f.leaves)
       node = f.visit(obj, ())
       if self.fast:
-        vals = [s.raw_value for s in f.leaves]
+        vals = [s._raw_value for s in f.leaves]
       else:
-        vals = [s.raw_value for s in f.leaves[f_start:]]
+        vals = [s._raw_value for s in f.leaves[f_start:]]
       values.append(vals)
       if node != self.nodes[k]:
         any_changed = True
@@ -346,7 +346,9 @@ class InnerGraph:
       node = f.visit(leaves[pos], ())
       nodes.append(node)
       self.out_slots.append((f.paths[start:], f.leaves[start:]))
-      leaves[pos] = NodeStates(([s.raw_value for s in f.leaves[start:]],), None)
+      leaves[pos] = NodeStates(
+        ([s._raw_value for s in f.leaves[start:]],), None
+      )
     return (treedef, tuple(nodes), tuple(positions)), leaves
 
   def out_masks(self, predicates_per_node):

@@ -87,9 +87,9 @@ class BwdFn:
         continue
       tv = lookup.get(path)
       if tv is None:
-        vals.append(_zero_cotangent(slot.raw_value))
+        vals.append(_zero_cotangent(slot._raw_value))
       else:
-        vals.append(tv.raw_value if isinstance(tv, Variable) else tv)
+        vals.append(tv._raw_value if isinstance(tv, Variable) else tv)
     return common.NodeStates((vals,), a.key)
 
 

@@ -93,7 +93,7 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
   >>> class M(nnx.Module):
   ...   def __init__(self):
   ...     self.w = nnx.Param(jnp.ones((2, 3)))
-  >>> nnx.eval_shape(lambda: M()).w.value.shape
+  >>> nnx.eval_shape(lambda: M()).w.shape
   (2, 3)
   """
   return lift(

@@ -118,7 +118,7 @@ class SimpleJitFn(JitFn):
     variables = common.tree_variables((args, kwargs))
     out = self.f(*args, **kwargs)
     varflow.check_no_aliases(inputs, out, self.ctxtag)
-    return out, [v.raw_value for v in variables]
+    return out, [v._raw_value for v in variables]
 
 
 class SimpleJitPartialFn(SimpleJitFn):

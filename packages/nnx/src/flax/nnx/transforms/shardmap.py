@@ -113,7 +113,7 @@ class SimpleShardMapFn:
     inner = varflow.check_unique((args, {}), 'nnx.shard_map')
     out = self.f(*args)
     varflow.check_no_aliases(inputs, out, 'nnx.shard_map')
-    return out, [v.raw_value for v in inner]
+    return out, [v._raw_value for v in inner]
 
 
 def _specs_per_arg(in_specs, n):

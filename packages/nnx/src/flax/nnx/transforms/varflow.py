@@ -50,7 +50,7 @@ def slot_values(slots, before) -> list:
     vals = []
     for slot, old in zip(root_slots_, root_before):
       try:
-        vals.append(slot.raw_value)
+        vals.append(slot._raw_value)
       except (KeyError, IndexError, TypeError, AttributeError):
         vals.append(old)
     out.append(vals)
@@ -58,7 +58,7 @@ def slot_values(slots, before) -> list:
 
 
 def values_of(slots) -> list:
-  return [[s.raw_value for s in r] for r in slots]
+  return [[s._raw_value for s in r] for r in slots]
 
 
 def variable_paths(tree, prefix: str) -> list:
