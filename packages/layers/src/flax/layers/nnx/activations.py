@@ -68,5 +68,5 @@ class PReLU(nnx.Module):
     # The input keeps its dtype (unless ``dtype`` is given); the slope is
     # cast to it.
     (inputs,) = self.promote_dtype((inputs,), dtype=self.dtype, inexact=False)
-    slope = jnp.asarray(self.negative_slope.value, inputs.dtype)
+    slope = jnp.asarray(self.negative_slope[...], inputs.dtype)
     return jnp.where(inputs >= 0, inputs, slope * inputs)

@@ -411,19 +411,19 @@ class MultiHeadAttention(nnx.Module):
         f'Autoregressive cache shape error: a decode step needs keys of '
         f'shape {expected}, got {key.shape}.'
       )
-    position = self.cache_index.value
+    position = self.cache_index[...]
     start = _attention.cache_step_indices(position, len(batch_dims))
-    self.cached_key.value = lax.dynamic_update_slice(
-      self.cached_key.value, key, start
+    self.cached_key[...] = lax.dynamic_update_slice(
+      self.cached_key[...], key, start
     )
-    self.cached_value.value = lax.dynamic_update_slice(
-      self.cached_value.value, value, start
+    self.cached_value[...] = lax.dynamic_update_slice(
+      self.cached_value[...], value, start
     )
-    self.cache_index.value = position + 1
+    self.cache_index[...] = position + 1
     written = _attention.cache_step_mask(position, batch_dims, max_length)
     return (
-      self.cached_key.value,
-      self.cached_value.value,
+      self.cached_key[...],
+      self.cached_value[...],
       combine_masks(mask, written),
     )
 

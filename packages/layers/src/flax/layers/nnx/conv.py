@@ -59,10 +59,10 @@ def _init_params(module, args, kernel_shape):
 
 def _params(module, inputs):
   """The (masked) kernel and the bias, promoted with ``inputs``."""
-  kernel = module.kernel.value
+  kernel = module.kernel[...]
   if module.mask is not None:
     kernel = kernel * module.mask
-  bias = module.bias.value if module.bias is not None else None
+  bias = module.bias[...] if module.bias is not None else None
   return module.promote_dtype((inputs, kernel, bias), dtype=module.dtype)
 
 

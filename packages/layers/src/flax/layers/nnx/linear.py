@@ -139,9 +139,9 @@ class Linear(nnx.Module):
 
   def __call__(self, inputs: Array, out_sharding=None) -> Array:
     """Applies the linear transformation to the last axis of ``inputs``."""
-    bias = None if self.bias is None else self.bias.value
+    bias = None if self.bias is None else self.bias[...]
     arrays = self.promote_dtype(
-      (inputs, self.kernel.value, bias), dtype=self.dtype
+      (inputs, self.kernel[...], bias), dtype=self.dtype
     )
     extra = _dot_general_kwargs(self.preferred_element_type, out_sharding)
     contract = self.dot_general
@@ -261,8 +261,8 @@ class LinearGeneral(nnx.Module):
       for ax in range(ndim)
       if ax not in axis
     )
-    kernel = self.kernel.value
-    bias = self.bias.value if self.bias is not None else None
+    kernel = self.kernel[...]
+    bias = self.bias[...] if self.bias is not None else None
     inputs, kernel, bias = self.promote_dtype(
       (inputs, kernel, bias), dtype=self.dtype
     )
@@ -348,8 +348,8 @@ class Einsum(nnx.Module):
       'a __call__ argument, or class attribute.',
     )
     einsum_str = _math.check_einsum_str(einsum_str)
-    kernel = self.kernel.value
-    bias = self.bias.value if self.bias is not None else None
+    kernel = self.kernel[...]
+    bias = self.bias[...] if self.bias is not None else None
     inputs, kernel, bias = self.promote_dtype(
       (inputs, kernel, bias), dtype=self.dtype
     )
@@ -409,7 +409,7 @@ class Embed(nnx.Module):
     keep_args(
       self,
       locals(),
-      dtype=self.embedding.value.dtype if dtype is None else dtype,
+      dtype=self.embedding[...].dtype if dtype is None else dtype,
     )
 
   def __call__(self, inputs: Array, out_sharding=None) -> Array:
@@ -425,7 +425,7 @@ class Embed(nnx.Module):
     if not jnp.issubdtype(inputs.dtype, jnp.integer):
       raise ValueError('Input type must be an integer or unsigned integer.')
     (table,) = self.promote_dtype(
-      (self.embedding.value,), dtype=self.dtype, inexact=False
+      (self.embedding[...],), dtype=self.dtype, inexact=False
     )
     if out_sharding is None:
       return _math.embed_lookup(table, inputs)
@@ -445,7 +445,7 @@ class Embed(nnx.Module):
       An array of shape ``query.shape[:-1] + (num_embeddings,)``.
     """
     query, table = self.promote_dtype(
-      (query, self.embedding.value), dtype=self.dtype
+      (query, self.embedding[...]), dtype=self.dtype
     )
     if out_sharding is None:
       return jnp.dot(query, table.T)

@@ -104,7 +104,7 @@ class LoRA(nnx.Module):
       ``(..., out_features)``.
     """
     x, lora_a, lora_b = self.promote_dtype(
-      (x, self.lora_a.value, self.lora_b.value), dtype=self.dtype
+      (x, self.lora_a[...], self.lora_b[...]), dtype=self.dtype
     )
     update = x @ lora_a @ lora_b
     if self.base_module is None:

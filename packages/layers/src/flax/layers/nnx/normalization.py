@@ -50,8 +50,8 @@ def _init_norm(module, args, skip=()):
 def _normalize(module, x, mean, var, reduction_axes, feature_axes, bias=True):
   """Normalizes with the module's ``scale`` and (unless ``bias`` is False)
   ``bias``."""
-  scale = module.scale.value if module.scale is not None else None
-  bias = module.bias.value if bias and module.bias is not None else None
+  scale = module.scale[...] if module.scale is not None else None
+  bias = module.bias[...] if bias and module.bias is not None else None
   return _math.normalize(
     x,
     mean,
@@ -78,7 +78,7 @@ class BatchNorm(nnx.Module):
   >>> import jax.numpy as jnp
   >>> layer = nnx.BatchNorm(3, rngs=nnx.Rngs(0))
   >>> y = layer(jnp.arange(6.0).reshape(2, 3))
-  >>> layer.mean.value
+  >>> layer.mean[...]
   Array([0.015, 0.025, 0.035], dtype=float32)
 
   Args:
@@ -165,7 +165,7 @@ class BatchNorm(nnx.Module):
     )
     feature_axes, reduction_axes = _math.batch_norm_axes(x.ndim, self.axis)
     if use_running_average:
-      mean, var = self.mean.value, self.var.value
+      mean, var = self.mean[...], self.var[...]
     else:
       mean, var = _math.compute_stats(
         x,
@@ -177,8 +177,8 @@ class BatchNorm(nnx.Module):
         mask=mask,
       )
       m = self.momentum
-      self.mean.value = m * self.mean.value + (1 - m) * mean
-      self.var.value = m * self.var.value + (1 - m) * var
+      self.mean[...] = m * self.mean[...] + (1 - m) * mean
+      self.var[...] = m * self.var[...] + (1 - m) * var
     return _normalize(self, x, mean, var, reduction_axes, feature_axes)
 
 
@@ -476,7 +476,7 @@ class SpectralNorm(nnx.Module):
   [('kernel', 'sigma'), ('kernel', 'u')]
   >>> layer(jnp.ones((2, 3))).shape
   (2, 4)
-  >>> round(float(layer.batch_stats['kernel', 'sigma'].value), 4)
+  >>> round(float(layer.batch_stats['kernel', 'sigma'][...]), 4)
   1.4269
 
   Args:
@@ -527,7 +527,7 @@ class SpectralNorm(nnx.Module):
     """``(path, Param)`` of the parameters with at least two dimensions."""
     found = []
     for path, param in _flat_variables(self.layer_instance, nnx.Param):
-      ndim = jnp.ndim(param.value)
+      ndim = jnp.ndim(param[...])
       if ndim <= 1:
         continue
       if ndim > 2 and self.error_on_non_matrix:
@@ -555,7 +555,7 @@ class SpectralNorm(nnx.Module):
     )
     if self.n_steps >= 1:
       for path, param in self._matrices():
-        param.value = self._normalize(path, param.value, update_stats)
+        param[...] = self._normalize(path, param[...], update_stats)
     return self.layer_instance(x)
 
   def _normalize(self, path, value, update_stats):
@@ -564,7 +564,7 @@ class SpectralNorm(nnx.Module):
     matrix = jnp.reshape(value, (-1, value.shape[-1]))
     # Power iteration in the promoted dtype of the parameter and ``u``; the
     # result is cast to ``dtype`` (when given), then to the parameter's.
-    matrix, u = dtypes.promote_dtype((matrix, u_stat.value))
+    matrix, u = dtypes.promote_dtype((matrix, u_stat[...]))
     for _ in range(self.n_steps):
       v = _l2_normalize(jnp.matmul(u, matrix.T), self.epsilon)
       u = _l2_normalize(jnp.matmul(v, matrix), self.epsilon)
@@ -575,8 +575,8 @@ class SpectralNorm(nnx.Module):
     if self.dtype is not None:
       normalized = normalized.astype(self.dtype)
     if update_stats:
-      u_stat.value = u.astype(u_stat.value.dtype)
-      sigma_stat.value = sigma.astype(sigma_stat.value.dtype)
+      u_stat[...] = u.astype(u_stat[...].dtype)
+      sigma_stat[...] = sigma.astype(sigma_stat[...].dtype)
     return jnp.reshape(normalized, value.shape).astype(value.dtype)
 
 
@@ -596,7 +596,7 @@ class WeightNorm(nnx.Module):
   >>> {path: v.shape for path, v in layer.scales.items()}
   {('kernel',): (4,)}
   >>> y = layer(jnp.ones((2, 3)))
-  >>> jnp.linalg.norm(layer.layer_instance.kernel.value, axis=0).round(4)
+  >>> jnp.linalg.norm(layer.layer_instance.kernel[...], axis=0).round(4)
   Array([1., 1., 1., 1.], dtype=float32)
 
   Args:
@@ -643,7 +643,7 @@ class WeightNorm(nnx.Module):
     if use_scale:
       scales = {}
       for path, variable in _flat_variables(layer_instance, variable_filter):
-        shape = jnp.shape(variable.value)
+        shape = jnp.shape(variable[...])
         kept = self._feature_axes(len(shape))
         scales[path] = scale_init(rngs.params, tuple(shape[a] for a in kept))
     self.scales = nnx.data(scales)
@@ -667,7 +667,7 @@ class WeightNorm(nnx.Module):
     for path, variable in _flat_variables(
       self.layer_instance, self.variable_filter
     ):
-      variable.value = self._normalize(path, variable.value)
+      variable.set_value(self._normalize(path, variable[...]))
     return self.layer_instance(x, *args, **kwargs)
 
   def _normalize(self, path, value):
