@@ -28,8 +28,8 @@ def test_optimizer_matches_plain_optax():
   optimizer = nnx.Optimizer(model, tx, wrt=nnx.Param)
   x, y = jnp.ones((4, 3)), jnp.zeros((4, 2))
   params = {
-    'kernel': jnp.array(model.linear.kernel.value),
-    'bias': jnp.array(model.linear.bias.value),
+    'kernel': jnp.array(model.linear.kernel[...]),
+    'bias': jnp.array(model.linear.bias[...]),
   }
   opt_state = tx.init(params)
 
@@ -47,11 +47,11 @@ def test_optimizer_matches_plain_optax():
     updates, opt_state = tx.update(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
   np.testing.assert_allclose(
-    model.linear.kernel.value, params['kernel'], rtol=1e-5
+    model.linear.kernel[...], params['kernel'], rtol=1e-5
   )
-  np.testing.assert_allclose(model.linear.bias.value, params['bias'], rtol=1e-5)
-  assert int(optimizer.step.value) == 3
-  assert optimizer.step.value.dtype == jnp.uint32
+  np.testing.assert_allclose(model.linear.bias[...], params['bias'], rtol=1e-5)
+  assert int(optimizer.step[...]) == 3
+  assert optimizer.step[...].dtype == jnp.uint32
   assert isinstance(optimizer.step, nnx.OptState)
   leaves = jax.tree.leaves(
     optimizer.opt_state, is_leaf=lambda v: isinstance(v, nnx.Variable)
@@ -62,7 +62,7 @@ def test_optimizer_matches_plain_optax():
     *['OptVariable'] * 4,
   ]
   # BatchStat is not a Param: untouched.
-  assert float(model.count.value) == 0.0
+  assert float(model.count[...]) == 0.0
 
 
 def test_optimizer_requires_wrt():
@@ -75,22 +75,22 @@ def test_wrt_filter_selects_variables():
   optimizer = nnx.Optimizer(model, optax.sgd(1.0), wrt=nnx.BatchStat)
   grads = nnx.state(model, nnx.BatchStat)
   grads = jax.tree.map(lambda v: jnp.ones_like(v), grads)
-  kernel = model.linear.kernel.value
+  kernel = model.linear.kernel[...]
   optimizer.update(model, grads)
-  assert float(model.count.value) == -1.0
-  np.testing.assert_array_equal(model.linear.kernel.value, kernel)
+  assert float(model.count[...]) == -1.0
+  np.testing.assert_array_equal(model.linear.kernel[...], kernel)
 
 
 def test_model_and_optimizer():
   model = Model(nnx.Rngs(1))
   optimizer = nnx.ModelAndOptimizer(model, optax.sgd(0.5))
   assert optimizer.model is model
-  before = model.linear.bias.value
+  before = model.linear.bias[...]
   grads = nnx.grad(loss_fn)(model, jnp.ones((2, 3)), jnp.ones((2, 2)))
   optimizer.update(grads)
   np.testing.assert_allclose(
-    model.linear.bias.value,
-    before - 0.5 * grads['linear']['bias'].value,
+    model.linear.bias[...],
+    before - 0.5 * grads['linear']['bias'][...],
     rtol=1e-6,
   )
 
@@ -113,7 +113,7 @@ def test_average_and_accuracy():
   with pytest.raises(TypeError, match="'loss'"):
     avg.update(values=1.0)
   avg.reset()
-  assert int(avg.count.value) == 0
+  assert int(avg.count[...]) == 0
 
   acc = nnx.metrics.Accuracy()
   logits = jnp.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]])
@@ -158,4 +158,4 @@ def test_multi_metric_under_jit():
   assert set(result) == {'accuracy', 'loss'}
   assert float(result['accuracy']) == 0.5 and float(result['loss']) == 3.0
   metrics.reset()
-  assert int(metrics.loss.count.value) == 0
+  assert int(metrics.loss.count[...]) == 0

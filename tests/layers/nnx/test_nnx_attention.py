@@ -81,14 +81,14 @@ def test_mha_numerics():
   assert y.shape == (3, 5, 6)
 
   def proj(m, x):
-    return np.einsum('...i,ihd->...hd', x, m.kernel.value) + np.asarray(
-      m.bias.value
+    return np.einsum('...i,ihd->...hd', x, m.kernel[...]) + np.asarray(
+      m.bias[...]
     )
 
   q, k, v = (proj(m, x) for m in (layer.query, layer.key, layer.value))
   h = _ref_attention(q, k, v)
-  out = np.einsum('...hd,hdo->...o', h, layer.out.kernel.value)
-  assert_close(y, out + np.asarray(layer.out.bias.value), atol=1e-4)
+  out = np.einsum('...hd,hdo->...o', h, layer.out.kernel[...])
+  assert_close(y, out + np.asarray(layer.out.bias[...]), atol=1e-4)
   # Cross-attention with separate key/value inputs.
   kv = jax.random.normal(jax.random.key(2), (3, 7, 6))
   assert layer(x, kv).shape == (3, 5, 6)
@@ -142,7 +142,7 @@ def test_mha_decode_matches_causal_attention():
   layer.init_cache(x.shape)
   steps = [layer(x[:, i : i + 1], decode=True) for i in range(5)]
   assert_close(jnp.concatenate(steps, axis=1), full, atol=1e-5)
-  assert int(layer.cache_index.value) == 5
+  assert int(layer.cache_index[...]) == 5
   with pytest.raises(ValueError, match='Autoregressive cache shape error'):
     layer(x[:, :2], decode=True)
 
@@ -160,7 +160,7 @@ def test_mha_dropout_and_sow():
   layer.eval()
   np.testing.assert_allclose(layer(x), layer(x))
   layer(x, sow_weights=True)
-  (weights,) = layer.attention_weights.value
+  (weights,) = layer.attention_weights.get_value()
   assert weights.shape == (1, 2, 3, 3)
 
 

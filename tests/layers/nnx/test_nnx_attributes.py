@@ -213,11 +213,11 @@ def test_kept_rngs_fork_the_carry_stream():
     rngs = nnx.Rngs(params=0, carry=5)
     cell = nnx.SimpleCell(3, 2, keep_rngs=True, rngs=rngs)
   assert cell.rngs.tag == 'carry'
-  assert kd(cell.rngs.key.value).tolist() == [2724472204, 3573582090]
+  assert kd(cell.rngs.key[...]).tolist() == [2724472204, 3573582090]
   with pytest.warns(UserWarning, match='keep_rngs'):
     cell = nnx.SimpleCell(3, 2, keep_rngs=True, rngs=nnx.Rngs(0))
   assert cell.rngs.tag == 'default'
-  assert kd(cell.rngs.key.value).tolist() == [1797259609, 2579123966]
+  assert kd(cell.rngs.key[...]).tolist() == [1797259609, 2579123966]
 
 
 class _KeyCell(nnx.RNNCellBase):
@@ -228,7 +228,7 @@ class _KeyCell(nnx.RNNCellBase):
     self.steps = nnx.BatchStat(jnp.array(0))
 
   def __call__(self, carry, x):
-    self.steps.value += 1
+    self.steps[...] += 1
     k = jax.random.key_data(self.drop.rngs())
     return carry, jnp.broadcast_to(k, x.shape[:-1] + (2,))
 
@@ -247,8 +247,8 @@ def test_rnn_default_carries_rng_state():
     [2705940334, 2639757084],
     [788428910, 4288801516],
   ]
-  assert int(cell.drop.rngs.count.value) == 3
-  assert int(cell.steps.value) == 3
+  assert int(cell.drop.rngs.count[...]) == 3
+  assert int(cell.steps[...]) == 3
 
 
 def test_rnn_broadcast_rngs_same_key_every_step():
@@ -258,8 +258,8 @@ def test_rnn_broadcast_rngs_same_key_every_step():
   y = rnn(jnp.ones((1, 3, 2)))
   assert y[0].tolist() == [[2783477504, 2669311029]] * 3
   # The stream is forked once per call; the step counter is carried.
-  assert int(cell.drop.rngs.count.value) == 1
-  assert int(cell.steps.value) == 3
+  assert int(cell.drop.rngs.count[...]) == 1
+  assert int(cell.steps[...]) == 3
 
 
 def test_rnn_state_axes_broadcast_state():
@@ -269,5 +269,5 @@ def test_rnn_state_axes_broadcast_state():
   assert rnn.state_axes is axes
   y = rnn(jnp.ones((1, 2, 2)), seq_lengths=jnp.array([1]), return_carry=True)
   assert y[1].shape == (1, 2, 2)
-  assert int(cell.steps.value) == 0
-  assert int(cell.drop.rngs.count.value) == 2
+  assert int(cell.steps[...]) == 0
+  assert int(cell.drop.rngs.count[...]) == 2

@@ -38,7 +38,7 @@ def test_conv_state_and_keys():
   }
   init = jax.nn.initializers.lecun_normal()
   assert_close(
-    layer.kernel.value, init(param_key(0, 0), (3, 3, 3, 4), jnp.float32), 0, 0
+    layer.kernel[...], init(param_key(0, 0), (3, 3, 3, 4), jnp.float32), 0, 0
   )
 
 
@@ -55,9 +55,9 @@ def test_conv_numerics_same_and_valid():
       rngs=nnx.Rngs(1),
     )
     lax_padding = padding.upper() if isinstance(padding, str) else padding
-    expected = _ref_conv(x, layer.kernel.value, (2, 1), lax_padding)
+    expected = _ref_conv(x, layer.kernel[...], (2, 1), lax_padding)
     assert_close(
-      layer(x), np.asarray(expected) + np.asarray(layer.bias.value), atol=1e-4
+      layer(x), np.asarray(expected) + np.asarray(layer.bias[...]), atol=1e-4
     )
 
 
@@ -87,7 +87,7 @@ def test_conv_groups_and_dilation():
   assert layer.bias is None
   x = jax.random.normal(jax.random.key(0), (1, 9, 4))
   expected = _ref_conv(
-    x, layer.kernel.value, (1,), 'SAME', groups=2, dilation=(2,)
+    x, layer.kernel[...], (1,), 'SAME', groups=2, dilation=(2,)
   )
   assert_close(layer(x), expected, atol=1e-4)
   with pytest.raises(ValueError):
@@ -100,12 +100,12 @@ def test_conv_circular_and_causal():
     1, 1, (3,), padding='CIRCULAR', use_bias=False, rngs=nnx.Rngs(0)
   )
   xp = jnp.concatenate([x[:, -1:], x, x[:, :1]], axis=1)
-  assert_close(layer(x), _ref_conv(xp, layer.kernel.value, (1,), 'VALID'))
+  assert_close(layer(x), _ref_conv(xp, layer.kernel[...], (1,), 'VALID'))
   causal = nnx.Conv(
     1, 1, (3,), padding='CAUSAL', use_bias=False, rngs=nnx.Rngs(0)
   )
   xp = jnp.pad(x, ((0, 0), (2, 0), (0, 0)))
-  assert_close(causal(x), _ref_conv(xp, causal.kernel.value, (1,), 'VALID'))
+  assert_close(causal(x), _ref_conv(xp, causal.kernel[...], (1,), 'VALID'))
   with pytest.raises(ValueError, match='Causal padding'):
     nnx.Conv(1, 1, (3, 3), padding='CAUSAL', rngs=nnx.Rngs(0))
 
@@ -114,7 +114,7 @@ def test_conv_mask():
   mask = jnp.zeros((3, 2, 4)).at[1].set(1.0)
   layer = nnx.Conv(2, 4, (3,), mask=mask, use_bias=False, rngs=nnx.Rngs(0))
   x = jax.random.normal(jax.random.key(0), (1, 5, 2))
-  expected = _ref_conv(x, layer.kernel.value * mask, (1,), 'SAME')
+  expected = _ref_conv(x, layer.kernel[...] * mask, (1,), 'SAME')
   assert_close(layer(x), expected)
   with pytest.raises(ValueError, match='Mask needs to have the same shape'):
     nnx.Conv(2, 4, (3,), mask=jnp.ones((2, 2)), rngs=nnx.Rngs(0))
@@ -123,7 +123,7 @@ def test_conv_mask():
 def test_conv_dtype():
   layer = nnx.Conv(2, 2, (1,), dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
   assert layer(jnp.ones((1, 3, 2))).dtype == jnp.bfloat16
-  assert layer.kernel.value.dtype == jnp.float32
+  assert layer.kernel[...].dtype == jnp.float32
 
 
 def test_conv_transpose():
@@ -139,14 +139,12 @@ def test_conv_transpose():
   assert y.shape == (1, 10, 10, 4)
   expected = lax.conv_transpose(
     x,
-    layer.kernel.value,
+    layer.kernel[...],
     (2, 2),
     'SAME',
     dimension_numbers=('NHWC', 'HWIO', 'NHWC'),
   )
-  assert_close(
-    y, np.asarray(expected) + np.asarray(layer.bias.value), atol=1e-4
-  )
+  assert_close(y, np.asarray(expected) + np.asarray(layer.bias[...]), atol=1e-4)
   t = nnx.ConvTranspose(3, 4, (2, 2), transpose_kernel=True, rngs=nnx.Rngs(0))
   assert t.kernel.shape == (2, 2, 4, 3)
   assert t(x).shape == (1, 5, 5, 4)

@@ -30,8 +30,8 @@ def test_linear_state_and_keys():
   # Keys: one rngs.params() per parameter, kernel first.
   init = jax.nn.initializers.lecun_normal()
   expected = init(param_key(0, 0), (2, 3), jnp.float32)
-  assert_close(layer.kernel.value, expected, rtol=0, atol=0)
-  np.testing.assert_array_equal(layer.bias.value, np.zeros(3))
+  assert_close(layer.kernel[...], expected, rtol=0, atol=0)
+  np.testing.assert_array_equal(layer.bias[...], np.zeros(3))
 
 
 def test_linear_draws_one_key_per_param():
@@ -40,13 +40,13 @@ def test_linear_draws_one_key_per_param():
   second = nnx.Linear(2, 3, rngs=rngs)
   init = jax.nn.initializers.lecun_normal()
   assert_close(
-    second.kernel.value, init(param_key(0, 2), (2, 3), jnp.float32), 0, 0
+    second.kernel[...], init(param_key(0, 2), (2, 3), jnp.float32), 0, 0
   )
   rngs = nnx.Rngs(0)
   nnx.Linear(2, 3, use_bias=False, rngs=rngs)
   third = nnx.Linear(2, 3, rngs=rngs)
   assert_close(
-    third.kernel.value, init(param_key(0, 1), (2, 3), jnp.float32), 0, 0
+    third.kernel[...], init(param_key(0, 1), (2, 3), jnp.float32), 0, 0
   )
 
 
@@ -56,8 +56,8 @@ def test_linear_numerics():
   )
   x = jax.random.normal(jax.random.key(3), (2, 7, 4))
   y = layer(x)
-  w = np.asarray(layer.kernel.value)
-  b = np.asarray(layer.bias.value)
+  w = np.asarray(layer.kernel[...])
+  b = np.asarray(layer.bias[...])
   assert y.shape == (2, 7, 5)
   assert_close(y, np.asarray(x) @ w + b)
 
@@ -67,7 +67,7 @@ def test_linear_no_bias():
   assert layer.bias is None
   assert set(shapes(layer)) == {'kernel'}
   x = jnp.ones((1, 3))
-  assert_close(layer(x), np.ones((1, 3)) @ np.asarray(layer.kernel.value))
+  assert_close(layer(x), np.ones((1, 3)) @ np.asarray(layer.kernel[...]))
 
 
 def test_linear_dtypes():
@@ -75,7 +75,7 @@ def test_linear_dtypes():
   assert layer(jnp.ones((1, 3), jnp.bfloat16)).dtype == jnp.float32
   assert layer(jnp.ones((1, 3), jnp.int32)).dtype == jnp.float32
   half = nnx.Linear(3, 2, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
-  assert half.kernel.value.dtype == jnp.float32
+  assert half.kernel[...].dtype == jnp.float32
   assert half(jnp.ones((1, 3))).dtype == jnp.bfloat16
   p16 = nnx.Linear(3, 2, param_dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
   assert shapes(p16)['kernel'] == ((3, 2), 'bfloat16')
@@ -97,7 +97,7 @@ def test_linear_custom_init_and_metadata():
       kernel_metadata={'sharding': ('a', 'b')},
       rngs=nnx.Rngs(0),
     )
-  np.testing.assert_array_equal(layer.kernel.value, np.ones((2, 3)))
+  np.testing.assert_array_equal(layer.kernel[...], np.ones((2, 3)))
   # ``sharding`` is an older name of the ``out_sharding`` metadata entry
   assert layer.kernel.get_metadata('out_sharding') == ('a', 'b')
   assert not layer.kernel.has_metadata('sharding')
@@ -111,11 +111,11 @@ def test_linear_under_jit_and_grad():
     return jnp.sum(m(x) ** 2)
 
   grads = nnx.grad(loss)(layer)
-  w = np.asarray(layer.kernel.value)
-  b = np.asarray(layer.bias.value)
+  w = np.asarray(layer.kernel[...])
+  b = np.asarray(layer.bias[...])
   y = np.ones((4, 3)) @ w + b
-  assert_close(grads['kernel'].value, np.ones((4, 3)).T @ (2 * y))
-  assert_close(grads['bias'].value, (2 * y).sum(0))
+  assert_close(grads['kernel'][...], np.ones((4, 3)).T @ (2 * y))
+  assert_close(grads['bias'][...], (2 * y).sum(0))
   assert_close(nnx.jit(lambda m, x: m(x))(layer, x), y)
 
 
@@ -126,14 +126,14 @@ def test_linear_general_shapes_and_numerics():
     'kernel': ((5, 3, 4), 'float32'),
   }
   x = jax.random.normal(jax.random.key(0), (2, 5))
-  expected = jnp.einsum('bi,ijk->bjk', x, layer.kernel.value)
-  assert_close(layer(x), np.asarray(expected) + np.asarray(layer.bias.value))
+  expected = jnp.einsum('bi,ijk->bjk', x, layer.kernel[...])
+  assert_close(layer(x), np.asarray(expected) + np.asarray(layer.bias[...]))
 
   layer = nnx.LinearGeneral((4, 5), 3, axis=(-2, -1), rngs=nnx.Rngs(0))
   assert layer.kernel.shape == (4, 5, 3)
   x = jax.random.normal(jax.random.key(1), (2, 4, 5))
   assert_close(
-    layer(x), jnp.einsum('bij,ijk->bk', x, layer.kernel.value), atol=1e-4
+    layer(x), jnp.einsum('bij,ijk->bk', x, layer.kernel[...]), atol=1e-4
   )
 
 
@@ -156,7 +156,7 @@ def test_linear_general_flat_kernel_init():
   assert seen == [(20, 6), (6,)]
   layer = nnx.LinearGeneral((4, 5), (2, 3), axis=(-2, -1), rngs=nnx.Rngs(0))
   flat = jax.nn.initializers.lecun_normal()(param_key(0, 0), (20, 6))
-  assert_close(layer.kernel.value, flat.reshape(4, 5, 2, 3), 0, 0)
+  assert_close(layer.kernel[...], flat.reshape(4, 5, 2, 3), 0, 0)
 
 
 def test_linear_general_batch_axis():
@@ -165,8 +165,8 @@ def test_linear_general_batch_axis():
   assert layer.bias.shape == (2, 3)
   x = jax.random.normal(jax.random.key(2), (2, 7, 5))
   y = layer(x)
-  expected = jnp.einsum('bti,bio->bto', x, layer.kernel.value)
-  expected = expected + layer.bias.value[:, None, :]
+  expected = jnp.einsum('bti,bio->bto', x, layer.kernel[...])
+  expected = expected + layer.bias[...][:, None, :]
   assert_close(y, expected, atol=1e-4)
 
 
@@ -184,14 +184,14 @@ def test_einsum():
   x = jax.random.normal(jax.random.key(0), (16, 11, 2))
   y = layer(x)
   assert y.shape == (16, 11, 8, 4)
-  expected = np.einsum('nta,hab->nthb', x, layer.kernel.value)
-  assert_close(y, expected + np.asarray(layer.bias.value), atol=1e-4)
+  expected = np.einsum('nta,hab->nthb', x, layer.kernel[...])
+  assert_close(y, expected + np.asarray(layer.bias[...]), atol=1e-4)
   # A different equation at call time.
   layer2 = nnx.Einsum('ab,bc->ac', (3, 2), rngs=nnx.Rngs(0))
   assert layer2.bias is None
   x = jnp.ones((4, 3))
-  assert_close(layer2(x), x @ layer2.kernel.value)
-  assert_close(layer2(x.T, 'ba,bc->ac'), x @ layer2.kernel.value)
+  assert_close(layer2(x), x @ layer2.kernel[...])
+  assert_close(layer2(x.T, 'ba,bc->ac'), x @ layer2.kernel[...])
 
 
 def test_einsum_errors():
@@ -208,14 +208,14 @@ def test_embed():
     1.0, 'fan_in', 'normal', out_axis=0
   )
   assert_close(
-    layer.embedding.value, init(param_key(0, 0), (5, 3), jnp.float32), 0, 0
+    layer.embedding[...], init(param_key(0, 0), (5, 3), jnp.float32), 0, 0
   )
   ids = jnp.array([[0, 4], [2, 2]])
   y = layer(ids)
   assert y.shape == (2, 2, 3)
-  assert_close(y, np.asarray(layer.embedding.value)[np.asarray(ids)])
+  assert_close(y, np.asarray(layer.embedding[...])[np.asarray(ids)])
   q = jnp.ones((2, 3))
-  assert_close(layer.attend(q), q @ layer.embedding.value.T)
+  assert_close(layer.attend(q), q @ layer.embedding[...].T)
   with pytest.raises(ValueError, match='integer'):
     layer(jnp.ones((2,)))
 
@@ -223,7 +223,7 @@ def test_embed():
 def test_embed_dtype():
   layer = nnx.Embed(4, 2, dtype=jnp.bfloat16, rngs=nnx.Rngs(0))
   assert layer(jnp.array([1])).dtype == jnp.bfloat16
-  assert layer.embedding.value.dtype == jnp.float32
+  assert layer.embedding[...].dtype == jnp.float32
 
 
 @pytest.mark.usefixtures('no_eager_sharding')
@@ -250,5 +250,5 @@ def test_tree_mode_pytree():
   layer = nnx.Linear(2, 3, use_bias=False, rngs=nnx.Rngs(0))
   zeros = jax.tree.map(jnp.zeros_like, layer)
   assert isinstance(zeros, nnx.Linear)
-  np.testing.assert_array_equal(zeros.kernel.value, np.zeros((2, 3)))
+  np.testing.assert_array_equal(zeros.kernel[...], np.zeros((2, 3)))
   assert zeros.bias is None

@@ -22,11 +22,11 @@ def test_lora():
   assert isinstance(layer.lora_a, nnx.LoRAParam)
   assert issubclass(nnx.LoRAParam, nnx.Param)
   he = jax.nn.initializers.he_uniform()
-  assert_close(layer.lora_a.value, he(param_key(0, 0), (3, 2)), 0, 0)
-  np.testing.assert_array_equal(layer.lora_b.value, np.zeros((2, 4)))
-  layer.lora_b.value = jnp.ones((2, 4))
+  assert_close(layer.lora_a[...], he(param_key(0, 0), (3, 2)), 0, 0)
+  np.testing.assert_array_equal(layer.lora_b[...], np.zeros((2, 4)))
+  layer.lora_b[...] = jnp.ones((2, 4))
   x = jax.random.normal(jax.random.key(1), (5, 3))
-  assert_close(layer(x), np.asarray(x) @ layer.lora_a.value @ np.ones((2, 4)))
+  assert_close(layer(x), np.asarray(x) @ layer.lora_a[...] @ np.ones((2, 4)))
 
 
 def test_lora_base_module():
@@ -46,11 +46,11 @@ def test_lora_linear():
     'lora/lora_b': ((2, 4), 'float32'),
   }
   x = jax.random.normal(jax.random.key(1), (2, 3))
-  layer.lora.lora_b.value = jnp.ones((2, 4))
+  layer.lora.lora_b[...] = jnp.ones((2, 4))
   expected = (
-    np.asarray(x) @ np.asarray(layer.kernel.value)
-    + np.asarray(layer.bias.value)
-    + np.asarray(x) @ layer.lora.lora_a.value @ np.ones((2, 4))
+    np.asarray(x) @ np.asarray(layer.kernel[...])
+    + np.asarray(layer.bias[...])
+    + np.asarray(x) @ layer.lora.lora_a[...] @ np.ones((2, 4))
   )
   assert_close(layer(x), expected)
   # Only the LoRA params are differentiated with a LoRAParam filter.

@@ -16,7 +16,7 @@ def _spectral(**kwargs):
 
 def _stats(module):
   return {
-    path: (type(v).__name__, v.value.shape, str(v.value.dtype))
+    path: (type(v).__name__, v[...].shape, str(v[...].dtype))
     for path, v in nnx.to_flat_state(nnx.state(module, nnx.BatchStat))
   }
 
@@ -29,11 +29,11 @@ def test_spectral_norm_state():
     ('batch_stats', ('kernel', 'u')): ('BatchStat', (1, 4), 'float32'),
   }
   assert_close(
-    sn.batch_stats['kernel', 'u'].value,
+    sn.batch_stats['kernel', 'u'][...],
     [[0.005319, -0.00723, 0.009073, -0.009505]],
     atol=1e-6,
   )
-  assert float(sn.batch_stats['kernel', 'sigma'].value) == 1.0
+  assert float(sn.batch_stats['kernel', 'sigma'][...]) == 1.0
   assert sn.use_running_average is False
   attrs = [k for k in vars(sn) if not k.startswith('_')]
   assert attrs == [
@@ -50,24 +50,24 @@ def test_spectral_norm_state():
 
 def test_spectral_norm_power_iteration_and_update_stats():
   lin, sn = _spectral()
-  w0 = np.asarray(lin.kernel.value)
+  w0 = np.asarray(lin.kernel[...])
   y = sn(jnp.eye(3))
   # The wrapped layer's kernel is replaced by the normalized one.
-  assert_close(lin.kernel.value, w0 * 0.700819, atol=1e-5)
+  assert_close(lin.kernel[...], w0 * 0.700819, atol=1e-5)
   assert_close(y, w0 * 0.700819, atol=1e-5)
-  assert_close(sn.batch_stats['kernel', 'sigma'].value, 1.4269013)
+  assert_close(sn.batch_stats['kernel', 'sigma'][...], 1.4269013)
   assert_close(
-    sn.batch_stats['kernel', 'u'].value,
+    sn.batch_stats['kernel', 'u'][...],
     [[0.50173, -0.54358, -0.37974, -0.5555]],
     atol=1e-5,
   )
-  u = np.asarray(sn.batch_stats['kernel', 'u'].value)
+  u = np.asarray(sn.batch_stats['kernel', 'u'][...])
   sn(jnp.eye(3), update_stats=False)
-  assert_close(lin.kernel.value, w0 * 0.503244, atol=1e-5)
-  assert_close(sn.batch_stats['kernel', 'sigma'].value, 1.4269013)
-  assert_close(sn.batch_stats['kernel', 'u'].value, u, 0, 0)
+  assert_close(lin.kernel[...], w0 * 0.503244, atol=1e-5)
+  assert_close(sn.batch_stats['kernel', 'sigma'][...], 1.4269013)
+  assert_close(sn.batch_stats['kernel', 'u'][...], u, 0, 0)
   sn(jnp.eye(3))
-  assert_close(sn.batch_stats['kernel', 'sigma'].value, 1.0)
+  assert_close(sn.batch_stats['kernel', 'sigma'][...], 1.0)
 
 
 def test_spectral_norm_options():
@@ -78,7 +78,7 @@ def test_spectral_norm_options():
   _, sn = _spectral(update_stats=False)
   assert sn.use_running_average is True
   assert_close(sn(jnp.ones((1, 3))), [[0.73821, -0.88863, -0.55786, -0.88439]])
-  assert float(sn.batch_stats['kernel', 'sigma'].value) == 1.0
+  assert float(sn.batch_stats['kernel', 'sigma'][...]) == 1.0
   _, sn = _spectral(epsilon=10.0)
   y = sn(jnp.ones((1, 3)))
   assert_close(y, [[112973.91, -135994.78, -85373.59, -135345.75]], rtol=1e-4)
@@ -89,14 +89,14 @@ def test_spectral_norm_options():
   assert _stats(sn)['batch_stats', ('kernel', 'u')][1] == (1, 4)
   y = sn(jnp.ones((1, 5, 5, 2)))
   assert_close(y[0, 0, 0], [-0.4936, -0.22492, -0.2573, 0.48646], atol=1e-4)
-  assert_close(sn.batch_stats['kernel', 'sigma'].value, 1.3854227)
+  assert_close(sn.batch_stats['kernel', 'sigma'][...], 1.3854227)
 
 
 def test_spectral_norm_dtypes():
   lin, sn = _spectral(dtype=jnp.bfloat16, param_dtype=jnp.float16)
   assert _stats(sn)['batch_stats', ('kernel', 'u')][2] == 'float16'
   y = sn(jnp.ones((1, 3)))
-  assert lin.kernel.value.dtype == jnp.float32 and y.dtype == jnp.float32
+  assert lin.kernel[...].dtype == jnp.float32 and y.dtype == jnp.float32
   assert_close(y, [[0.5605469, -0.671875, -0.42382812, -0.6723633]], 0, 1e-7)
   assert _stats(sn)['batch_stats', ('kernel', 'sigma')][2] == 'float16'
 
@@ -109,7 +109,7 @@ def test_spectral_norm_nested_paths_and_grad():
   # 2-D biases are normalized too; 1-D ones are not.
   assert ('query', 'bias', 'u') in sn.batch_stats
   assert ('out', 'bias', 'u') not in sn.batch_stats
-  assert sn.batch_stats['query', 'kernel', 'u'].value.shape == (1, 2)
+  assert sn.batch_stats['query', 'kernel', 'u'][...].shape == (1, 2)
   seq = nnx.Sequential(nnx.Linear(3, 4, rngs=nnx.Rngs(0)))
   sn = nnx.SpectralNorm(seq, rngs=nnx.Rngs(1))
   assert list(sn.batch_stats) == [
@@ -123,11 +123,11 @@ def test_spectral_norm_nested_paths_and_grad():
     [1.8255, 0.9424, 1.0808, 0.9324],
     [1.8737, 0.8902, 1.0443, 0.879],
   ]
-  assert_close(grads['layer_instance']['kernel'].value, expected, atol=2e-4)
+  assert_close(grads['layer_instance']['kernel'][...], expected, atol=2e-4)
   _, sn = _spectral()
   y = nnx.jit(lambda m, x: m(x))(sn, jnp.ones((1, 3)))
   assert_close(y, [[0.73821, -0.88863, -0.55786, -0.88439]])
-  assert_close(sn.batch_stats['kernel', 'sigma'].value, 1.4269015)
+  assert_close(sn.batch_stats['kernel', 'sigma'][...], 1.4269015)
 
 
 def _weight_norm(**kwargs):
@@ -139,7 +139,7 @@ def test_weight_norm_state_and_call():
   rngs = nnx.Rngs(1)
   lin = nnx.Linear(3, 4, rngs=nnx.Rngs(0))
   wn = nnx.WeightNorm(lin, rngs=rngs)
-  assert int(rngs.params.count.value) == 0
+  assert int(rngs.params.count[...]) == 0
   assert list(wn.scales) == [('kernel',)]
   assert wn.scales['kernel',].shape == (4,)
   state = nnx.to_flat_state(nnx.state(wn))
@@ -161,9 +161,9 @@ def test_weight_norm_state_and_call():
     'promote_dtype',
     'scales',
   ]
-  w0 = np.asarray(lin.kernel.value)
+  w0 = np.asarray(lin.kernel[...])
   y = wn(jnp.eye(3))
-  assert_close(lin.kernel.value, w0 / np.linalg.norm(w0, axis=0), atol=1e-6)
+  assert_close(lin.kernel[...], w0 / np.linalg.norm(w0, axis=0), atol=1e-6)
   assert_close(y[0], [0.48523, -0.442104, -0.458019, -0.747154], atol=1e-5)
   assert_close(wn(jnp.eye(3)), y, atol=1e-6)
   assert wn(jnp.ones((2, 3)), out_sharding=None).shape == (2, 4)
@@ -190,7 +190,7 @@ def test_weight_norm_options():
   lin, wn = _weight_norm(dtype=jnp.bfloat16, param_dtype=jnp.float16)
   assert wn.scales['kernel',].dtype == jnp.float32
   y = wn(x)
-  assert lin.kernel.value.dtype == jnp.bfloat16
+  assert lin.kernel[...].dtype == jnp.bfloat16
   assert_close(y[0], [0.82617, -1.0, -0.78516, -1.31885], atol=1e-5)
   with pytest.raises(TypeError):
     _weight_norm(scale_init=nnx.initializers.normal())
@@ -210,7 +210,7 @@ def test_weight_norm_conv_and_grad():
     [2.1205, 2.0374, 2.6589, 0.2742],
     [0.5765, 0.2369, 0.7795, 2.3307],
   ]
-  assert_close(grads['layer_instance']['kernel'].value, expected, atol=2e-4)
+  assert_close(grads['layer_instance']['kernel'][...], expected, atol=2e-4)
   y = nnx.jit(lambda m, x: m(x))(wn, jnp.ones((1, 3)))
   assert_close(y, [[0.82723, -1.00127, -0.78499, -1.31859]], atol=1e-5)
   assert isinstance(jax.tree.leaves(nnx.state(wn))[0], jax.Array)
