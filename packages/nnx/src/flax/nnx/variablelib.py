@@ -90,6 +90,22 @@ def _warn_set(message):
   warnings.warn(message, DeprecationWarning, stacklevel=2)
 
 
+# Types found to be ``jax.Array`` (arrays, tracers): ``isinstance`` against
+# the ``jax.Array`` ABC is slow next to a set lookup on the eager paths
+# ``variable[...]`` / ``variable[...] = x``.
+_ARRAY_TYPES: set = set()
+
+
+def _is_array(x) -> bool:
+  t = type(x)
+  if t in _ARRAY_TYPES:
+    return True
+  if isinstance(x, jax.Array):
+    _ARRAY_TYPES.add(t)
+    return True
+  return False
+
+
 @dataclasses.dataclass
 class VariableMetadata(tp.Generic[A]):
   """A value together with the hooks and metadata of the Variable it makes.
@@ -365,7 +381,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     if hooks:
       for hook in _hooks(hooks):
         v = hook(self, v)
-    if index is MISSING or (index is Ellipsis and isinstance(v, jax.Array)):
+    if index is MISSING or (index is Ellipsis and _is_array(v)):
       return v
     return v[index]
 
@@ -387,8 +403,8 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
         current = current[...]
       if (
         index is Ellipsis
-        and isinstance(value, jax.Array)
-        and isinstance(current, jax.Array)
+        and _is_array(value)
+        and _is_array(current)
         and value.shape == current.shape
         and value.dtype == current.dtype
       ):
