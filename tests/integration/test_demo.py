@@ -27,16 +27,18 @@ def run_demo(*args):
 @pytest.mark.parametrize('api', ['nnx', 'linen'])
 def test_demo_trains_and_resumes(tmp_path, api):
   flags = ['--linen'] if api == 'linen' else []
-  first = run_demo(*flags, '--epochs', '2', '--out', str(tmp_path))
+  # One epoch, then a resumed second: the demo's whole path at the least
+  # training (an epoch already reaches ~90%).
+  first = run_demo(*flags, '--epochs', '1', '--out', str(tmp_path))
   assert 'training from scratch' in first
   assert 'CNN parameters' in first
   accuracy = float(first.split('Test accuracy: ')[1].split('%')[0])
   assert accuracy > 60.0
   assert (tmp_path / f'learning_curve_{api}.png').stat().st_size > 1000
-  assert (tmp_path / f'checkpoints_{api}' / 'checkpoint_2').exists()
+  assert (tmp_path / f'checkpoints_{api}' / 'checkpoint_1').exists()
 
-  second = run_demo(*flags, '--epochs', '3', '--out', str(tmp_path))
+  second = run_demo(*flags, '--epochs', '2', '--out', str(tmp_path))
   assert 'Resuming from checkpoint' in second
-  assert 'epoch 2 done' in second
-  assert 'epoch  3:' in second and 'epoch  1:' not in second
-  assert (tmp_path / f'checkpoints_{api}' / 'checkpoint_3').exists()
+  assert 'epoch 1 done' in second
+  assert 'epoch  2:' in second and 'epoch  1:' not in second
+  assert (tmp_path / f'checkpoints_{api}' / 'checkpoint_2').exists()
