@@ -180,8 +180,9 @@ def test_pop_and_sow():
       return x
 
   m = M()
-  m(jnp.ones(2))
-  m(jnp.ones(2))
+  with pytest.warns(DeprecationWarning, match=r"outside of 'nnx.capture\(\)'"):
+    m(jnp.ones(2))
+    m(jnp.ones(2))
   assert len(m.h.get_value()) == 2
   popped = nnx.pop(m, nnx.Intermediate)
   assert 'h' in popped and not hasattr(m, 'h')

@@ -394,6 +394,26 @@ def test_capture():
   assert y2.tolist() == [3.0] and list(inter2.keys()) == ['h']
   assert nnx.capture(m)(x).tolist() == [3.0]
   assert nnx.module.tuple_init() == ()
+
+
+def test_capture_sets_aside_what_the_modules_held():
+  # values sown before the call stay on the module; only the call's own
+  # sows are captured (as in Flax 0.12.8)
+  class Model(nnx.Module):
+    def __call__(self, x):
+      self.sow(nnx.Intermediate, 'h', x)
+      self.sow(nnx.Intermediate, 'h', x * 2)
+      return x
+
+  m = Model()
+  with pytest.warns(DeprecationWarning, match="outside of 'nnx.capture"):
+    m(jnp.ones(1))
+  _, inter = nnx.capture(m, nnx.Intermediate)(jnp.full((1,), 3.0))
+  assert [a.tolist() for a in inter['h'].get_value()] == [[3.0], [6.0]]
+  assert [a.tolist() for a in m.h.get_value()] == [[1.0], [2.0]]
+  fresh = Model()
+  _, inter = nnx.capture(fresh, nnx.Intermediate)(jnp.ones(1))
+  assert len(inter['h'].get_value()) == 2 and not hasattr(fresh, 'h')
   assert nnx.module.tuple_reduce((1,), 2) == (1, 2)
 
 
@@ -408,8 +428,9 @@ def test_sow_perturb_train_eval():
       return self.perturb('p', x)
 
   m = M()
-  m(jnp.ones(2))
-  m(jnp.ones(2))
+  with pytest.warns(DeprecationWarning, match='Module.sow'):
+    m(jnp.ones(2))
+    m(jnp.ones(2))
   assert len(m.i.get_value()) == 2
   assert m.p[...].tolist() == [0.0, 0.0]
   m.eval()

@@ -116,6 +116,9 @@ def test_conv():
   )
 
 
+# Net sows outside nnx.capture: deprecated, and warned about, as in Flax
+# 0.12.8 (asserted in test_sow_inside_to_linen_warns).
+@pytest.mark.filterwarnings("ignore:Using 'Module.sow\\(\\)' outside")
 def test_collections_rngs_and_mutable_state():
   net = bridge.to_linen(Net)
   variables = net.init(
@@ -155,6 +158,9 @@ def test_collections_rngs_and_mutable_state():
   close(net.apply(variables, X, rngs={'dropout': jax.random.key(2)}), NET_Y)
 
 
+# Net sows outside nnx.capture: deprecated, and warned about, as in Flax
+# 0.12.8 (asserted in test_sow_inside_to_linen_warns).
+@pytest.mark.filterwarnings("ignore:Using 'Module.sow\\(\\)' outside")
 def test_under_jax_jit():
   net = bridge.to_linen(Net)
   variables = net.init(
@@ -331,3 +337,9 @@ def test_functional():
   y, (graphdef, new_state) = f.apply(state)(X)
   assert y.shape == (2, 2)
   assert graphdef == f.graphdef
+
+
+def test_sow_inside_to_linen_warns():
+  model = bridge.to_linen(Net)
+  with pytest.warns(DeprecationWarning, match="outside of 'nnx.capture"):
+    model.init({'params': jax.random.key(0), 'dropout': jax.random.key(1)}, X)

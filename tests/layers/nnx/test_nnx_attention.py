@@ -159,7 +159,8 @@ def test_mha_dropout_and_sow():
   assert not np.allclose(a, b)
   layer.eval()
   np.testing.assert_allclose(layer(x), layer(x))
-  layer(x, sow_weights=True)
+  with pytest.warns(DeprecationWarning, match='Module.sow'):
+    layer(x, sow_weights=True)  # outside nnx.capture: deprecated
   (weights,) = layer.attention_weights.get_value()
   assert weights.shape == (1, 2, 3, 3)
 

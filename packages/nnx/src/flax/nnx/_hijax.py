@@ -49,20 +49,11 @@ PyTreeDef = tp.Any
 
 # The slot holding a Variable's stored value, and the slots of the object
 # itself (never routed through the primitives).
-_SLOT = '_raw_value' if '_raw_value' in Variable.__slots__ else 'raw_value'
+_SLOT = '_raw_value'
 _OWN = frozenset({_SLOT, '_var_metadata', '_trace_state'})
-# ``.value`` is deprecated for every Variable.
-_VALUE_GET = getattr(
-  variablelib,
-  '_VALUE_GET_DEPRECATED',
-  "'.value' access is deprecated; use variable[...] or variable.get_value().",
-)
-_VALUE_SET = getattr(
-  variablelib,
-  '_VALUE_SET_DEPRECATED',
-  "'.value' setter is deprecated; use variable[...] = x or "
-  'variable.set_value(x).',
-)
+# ``.value`` is deprecated for every Variable (reading it on a hijax
+# Variable is refused).
+_VALUE_SET = variablelib._VALUE_SET_DEPRECATED
 
 
 # -- effect and quasi-dynamic data ---------------------------------------------
@@ -631,8 +622,13 @@ class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
 
   @property
   def value(self):
-    warnings.warn(_VALUE_GET, DeprecationWarning, stacklevel=2)
-    return _read(self).get_value()
+    # reading ``.value`` of a hijax Variable is refused outright (as in
+    # Flax 0.12.8), not merely deprecated
+    raise NotImplementedError(
+      'HijaxVariable.value property is not implemented. For Variable[Array] '
+      'instances use:\n\n  variable[...]\n\nFor other Variable types use:'
+      '\n\n  variable.get_value()\n'
+    )
 
   @value.setter
   def value(self, value):

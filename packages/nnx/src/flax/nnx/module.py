@@ -12,6 +12,7 @@
 """
 
 import typing as tp
+import warnings
 
 from flax.nnx import filterlib
 from flax.nnx._common import resolve_graph
@@ -46,6 +47,13 @@ def tuple_init():
 
 _append = tuple_reduce
 _empty = tuple_init
+# How many ``nnx.capture`` calls are running; ``sow`` outside all of them
+# is deprecated (as in Flax 0.12.8).
+_CAPTURING = [0]
+_SOW_OUTSIDE_CAPTURE = (
+  "Using 'Module.sow()' outside of 'nnx.capture()' is deprecated; wrap the "
+  'call in nnx.capture(fn, nnx.Intermediate) to collect the sown values.'
+)
 
 
 class ModuleMeta(PytreeMeta):
@@ -71,8 +79,12 @@ class Module(Pytree, metaclass=ModuleMeta):
     """Stores ``value`` in a Variable attribute ``name`` of ``variable_type``.
 
     The first call stores ``reduce_fn(init_fn(), value)``; later calls store
-    ``reduce_fn(previous, value)`` (by default a growing tuple).
+    ``reduce_fn(previous, value)`` (by default a growing tuple). Outside
+    :func:`nnx.capture <flax.nnx.capture>` it warns (deprecated, as in
+    Flax 0.12.8).
     """
+    if not _CAPTURING[0]:
+      warnings.warn(_SOW_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if isinstance(variable_type, str):
       variable_type = variable_type_from_name(
         variable_type, allow_register=True

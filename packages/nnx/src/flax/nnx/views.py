@@ -24,7 +24,7 @@ import inspect
 import typing as tp
 
 from flax.nnx import filterlib
-from flax.nnx.module import Module, iter_modules
+from flax.nnx.module import _CAPTURING, Module, iter_modules
 from flax.nnx.pytreelib import Pytree, _new_object, _sort_key
 
 A = tp.TypeVar('A')
@@ -246,7 +246,9 @@ def capture(
   """Wraps ``fn`` to return ``(output, intermediates)``.
 
   ``intermediates`` is a State of the Variables of ``var_types`` sown during
-  the call (they are removed from the Modules afterwards). ``init`` is a
+  the call (they are removed from the Modules afterwards; Variables of those
+  types the Modules held before the call are set aside during it and put
+  back after). ``init`` is a
   State of such Variables put in place before the call;
   ``method_outputs=SomeVariableType`` also sows the output of every
   Module's ``__call__`` as ``'__call__'``. ``fn`` may be a Module (called
@@ -272,7 +274,18 @@ def capture(
     )
   types = var_types + ((method_outputs,) if method_outputs else ())
   if not types:
-    return fn
+    # nothing to collect: the call only runs inside a capture (no
+    # deprecation warning from ``sow``), sown values stay on the Modules
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+      _CAPTURING[0] += 1
+      try:
+        return fn(*args, **kwargs)
+      finally:
+        _CAPTURING[0] -= 1
+
+    return call
 
   @functools.wraps(fn)
   def wrapper(*args, **kwargs):
@@ -288,6 +301,8 @@ def capture(
       )
       if isinstance(x, Pytree)
     ]
+    flt = filterlib.Any(*types)
+    held = [graphlib.pop(root, flt) for root in roots]
     if init is not None:
       for root in roots[:1]:
         _put_state(root, init)
@@ -300,13 +315,16 @@ def capture(
             object.__setattr__(
               module, '__class__', _capturing_type(type(module), method_outputs)
             )
+    _CAPTURING[0] += 1
     try:
       out = fn(*args, **kwargs)
     finally:
+      _CAPTURING[0] -= 1
       for module, cls in swapped:
         object.__setattr__(module, '__class__', cls)
-    flt = filterlib.Any(*types)
-    states = [graphlib.pop(root, flt) for root in roots]
+      states = [graphlib.pop(root, flt) for root in roots]
+      for root, state in zip(roots, held):
+        _put_state(root, state)
     if len(states) == 1:
       captured = states[0]
     else:
