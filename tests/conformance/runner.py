@@ -70,7 +70,14 @@ def _env(devices):
     JAX_PLATFORMS='cpu',
     JAX_NUMPY_RANK_PROMOTION='raise',
     TF_CPP_MIN_LOG_LEVEL='3',
-    XLA_FLAGS=f'--xla_force_host_platform_device_count={devices}',
+    # flags given to the runner (e.g. the nox session's optimization
+    # level) are kept; the device count is the scenario group's
+    XLA_FLAGS=' '.join(
+      [
+        *os.environ.get('XLA_FLAGS', '').split(),
+        f'--xla_force_host_platform_device_count={devices}',
+      ]
+    ),
     PYTHONPATH=str(HERE),
     PYTHONHASHSEED='0',
     PYTHONNOUSERSITE='1',
@@ -531,6 +538,10 @@ def _run_all(a):
         print(f'FAIL {out.scenario}')
         for p in out.problems:
           print(f'  - {p}')
+      elif out.reference == 'live':
+        # a stored result did not match (or none was stored): the
+        # reference, run here, decided
+        print(f'ok   {out.scenario} (reference run live)')
       elif a.verbose:
         print(f'ok   {out.scenario}')
   by_group = {}

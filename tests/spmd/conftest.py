@@ -12,7 +12,13 @@ import textwrap
 
 import pytest
 
-os.environ.setdefault('XLA_FLAGS', '--xla_force_host_platform_device_count=8')
+if 'device_count' not in os.environ.get('XLA_FLAGS', ''):
+  os.environ['XLA_FLAGS'] = ' '.join(
+    [
+      *os.environ.get('XLA_FLAGS', '').split(),
+      '--xla_force_host_platform_device_count=8',
+    ]
+  )
 os.environ.setdefault('JAX_PLATFORMS', 'cpu')
 
 PRELUDE = """
