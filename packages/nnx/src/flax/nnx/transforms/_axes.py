@@ -64,3 +64,25 @@ def _move(x, src, dst):
   if src == dst:
     return x
   return jnp.moveaxis(x, src, dst)
+
+
+def root_in_axes(in_axes, args, ga):
+  """The ``in_axes`` entry of the argument holding each graph node of
+  ``ga`` (None past the end of ``in_axes``)."""
+  from flax.nnx.transforms.autodiff import _arg_index_of_positions
+
+  arg_of = _arg_index_of_positions(args)
+  return [
+    in_axes[arg_of[pos]] if arg_of[pos] < len(in_axes) else None
+    for pos in ga.positions
+  ]
+
+
+def int_axis(axis):
+  """``axis`` as one int axis (a StateAxes giving every filter the same int
+  counts as that), or None if it is not one (None, Carry, mixed axes)."""
+  if isinstance(axis, StateAxes) and len(set(axis.axes)) == 1:
+    axis = axis.axes[0]
+  if isinstance(axis, int) and not isinstance(axis, bool):
+    return axis
+  return None

@@ -117,6 +117,20 @@ class Call:
   )
 
 
+def make_call(key, flat, targets, leaves, treedef, sig, views, is_leaf):
+  """The :class:`Call` of a structure seen for the first time."""
+  call = Call()
+  call.key = key
+  call.flat = flat
+  call.targets = targets
+  call.leaves = leaves
+  call.treedef = treedef
+  call.sig = sig
+  call.views = views
+  call.is_leaf = is_leaf
+  return call
+
+
 NOT_FAST = object()
 
 
@@ -211,16 +225,9 @@ def run(entries: dict, extra, tree, compile_entry, memo=None):
   key = (extra, treedef, sig, *key_part)
   entry = entries.get(key)
   if entry is None:
-    call = Call()
-    call.key = key
-    call.flat = flat
-    call.targets = targets
-    call.leaves = leaves
-    call.treedef = treedef
-    call.sig = sig
-    call.views = views
-    call.is_leaf = _is_node_leaf
-    entry = compile_entry(call)
+    entry = compile_entry(
+      make_call(key, flat, targets, leaves, treedef, sig, views, _is_node_leaf)
+    )
   if memo is not None:
     remember(memo, tree[0], leaves, sig, views, entry)
   return _finish(entry, flat, targets, leaves, sig, views)

@@ -38,6 +38,7 @@ from flax.nnx.transforms.scanning import SimpleScanFn as SimpleScanFn
 from flax.nnx.transforms.scanning import scan as scan
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
+from flax.nnx.transforms._axes import int_axis, root_in_axes
 
 
 def _fix_out(leaves, axes, size=None):
@@ -185,7 +186,7 @@ def _vmap_call(
   new_values = [
     _fix_out(vals, pos_axes[k])
     if changed is None or changed[k] is None
-    else _changed_node_values(vals, _root_axis(in_axes, args, ga, k), fn.name)
+    else _changed_node_values(vals, root_in_axes(in_axes, args, ga)[k], fn.name)
     for k, vals in enumerate(values)
   ]
   ga.write_back((changed, new_values))
@@ -212,21 +213,12 @@ def _vmap_call(
   return out
 
 
-def _root_axis(in_axes, args, ga, k):
-  """The ``in_axes`` entry of the argument holding graph node ``k``."""
-  from flax.nnx.transforms.autodiff import _arg_index_of_positions
-
-  arg = _arg_index_of_positions(args)[ga.positions[k]]
-  return in_axes[arg] if arg < len(in_axes) else None
-
-
 def _changed_node_values(values, axis, name):
   """Values of a mapped graph node that gained or lost attributes inside
   the function: every leaf, new ones included, is mapped over ``axis``
   (a StateAxes giving every filter the same int axis counts as that)."""
-  if isinstance(axis, StateAxes) and len(set(axis.axes)) == 1:
-    axis = axis.axes[0]
-  if not isinstance(axis, int) or isinstance(axis, bool):
+  mapped = int_axis(axis)
+  if mapped is None:
     raise ValueError(
       f'The graph structure of an input changed inside nnx.{name} (an '
       f'attribute was added or removed) but the input is mapped with '
@@ -234,7 +226,7 @@ def _changed_node_values(values, axis, name):
       'change structure (their new leaves are batched on that axis). '
       'Create the attributes before the call.'
     )
-  return [jax.tree.map(lambda v: _move(v, 0, axis), x) for x in values]
+  return [jax.tree.map(lambda v: _move(v, 0, mapped), x) for x in values]
 
 
 def _out_axes_per_leaf(out_axes, out):

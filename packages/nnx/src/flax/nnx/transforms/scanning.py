@@ -26,6 +26,7 @@ from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx.transforms import _axis_metadata, _fns, common
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
+from flax.nnx.transforms._axes import int_axis, root_in_axes
 from flax.nnx.transforms.general import graph_with_updates
 from flax.nnx.transforms.types import Carry
 
@@ -333,7 +334,7 @@ def scan(
       )
       plan.graph_args = ga
       plan.carry_roots = _roots_of_arg(args, ga, c_arg)
-      plan.root_axes = _root_axes(args, ga, ia)
+      plan.root_axes = [int_axis(a) for a in root_in_axes(ia, args, ga)]
       pure_args, _ = ga.pure()
       prefix = _state_axes_prefix(ia, pure_args, ga)
     else:
@@ -525,24 +526,6 @@ def _structure_changed(changed, plan):
         'nodes scanned over an int axis can change structure. Create the '
         'attributes before the call.'
       )
-
-
-def _root_axes(args, ga, in_axes):
-  """The int axis each graph node of the arguments is scanned over (a
-  StateAxes giving every filter the same int counts as that), else None."""
-  from flax.nnx.transforms.autodiff import _arg_index_of_positions
-  from flax.nnx.transforms.types import StateAxes
-
-  arg_of = _arg_index_of_positions(args)
-  out = []
-  for pos in ga.positions:
-    arg = arg_of[pos]
-    ax = in_axes[arg] if arg < len(in_axes) else None
-    if isinstance(ax, StateAxes) and len(set(ax.axes)) == 1:
-      ax = ax.axes[0]
-    ok = isinstance(ax, int) and not isinstance(ax, bool) and ax is not Carry
-    out.append(ax if ok else None)
-  return out
 
 
 def _interleave(axes, carry, scanned, broadcast, place=lambda x, a: x):

@@ -27,6 +27,7 @@ from flax.nnx.transforms.flatcall import (
   _set,
   _sig,
   _written,
+  make_call,
   read_leaves,
   recall,
   remember,
@@ -89,7 +90,7 @@ def run_tree(entries: dict, extra, tree, compile_entry, memo=None):
   entry = entries.get(key)
   if entry is None:
     entry = compile_entry(
-      _call(key, flat, targets, leaves, treedef, sig, views, _is_node_leaf)
+      make_call(key, flat, targets, leaves, treedef, sig, views, _is_node_leaf)
     )
   if memo is not None:
     remember(memo, tree[0], leaves, sig, views, entry)
@@ -121,22 +122,9 @@ def _run_flat(entries: dict, extra, tree, compile_entry):
   entry = entries.get(key)
   if entry is None:
     entry = compile_entry(
-      _call(key, flat, variables, leaves, treedef, sig, (), _is_variable)
+      make_call(key, flat, variables, leaves, treedef, sig, (), _is_variable)
     )
   return _finish(entry, variables, flat)
-
-
-def _call(key, flat, targets, leaves, treedef, sig, views, is_leaf) -> Call:
-  call = Call()
-  call.key = key
-  call.flat = flat
-  call.targets = targets
-  call.leaves = leaves
-  call.treedef = treedef
-  call.sig = sig
-  call.views = views
-  call.is_leaf = is_leaf
-  return call
 
 
 def _finish(entry, targets, flat):
