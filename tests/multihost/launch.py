@@ -60,7 +60,13 @@ def _env(process_id, processes, devices, coordinator):
   env.update(
     JAX_PLATFORMS='cpu',
     JAX_NUMPY_RANK_PROMOTION='raise',
-    XLA_FLAGS=f'--xla_force_host_platform_device_count={devices}',
+    # the session's own XLA flags (if any) plus this job's device count
+    XLA_FLAGS=' '.join(
+      f
+      for f in os.environ.get('XLA_FLAGS', '').split()
+      if not f.startswith('--xla_force_host_platform_device_count=')
+    )
+    + f' --xla_force_host_platform_device_count={devices}',
     MH_PROCESS_ID=str(process_id),
     MH_NUM_PROCESSES=str(processes),
     MH_COORDINATOR=coordinator,
