@@ -21,7 +21,8 @@ import typing as tp
 
 import jax
 
-from flax.nnx.transforms import common
+from flax.nnx import extract
+from flax.nnx.transforms import common, varflow
 
 
 @dataclasses.dataclass(eq=False)
@@ -62,29 +63,69 @@ def mode_text(graph: bool) -> str:
 class SimpleFn:
   """Pytree-mode callable run inside a JAX transform (see module doc).
 
-  ``graph`` tells which setting of the transform chose pytree mode
-  (``graph=True`` with ``graph_updates=False``, or ``graph=False``); errors
-  about shared Variables name it.
+  This is the one pytree mode of every NNX transform. ``graph`` tells
+  which setting chose it: with ``graph=True`` (and ``graph_updates=False``)
+  graph nodes cross the transform through :func:`~flax.nnx.to_tree`, so
+  objects shared among the inputs stay shared inside (unless the transform
+  sets ``shares = False``); with ``graph=False`` they cross as JAX pytrees
+  and a Variable reachable twice is an error. In both, the values of the
+  input Variables flow back and an input Variable may not be returned.
+
+  Outside the transform: :meth:`variables` (the Variables to update),
+  :meth:`pure` (what crosses) and :meth:`result` (the outputs back).
+  Inside: :meth:`fresh` (new objects), :meth:`outputs` (what leaves) and
+  :meth:`values` (the new values, in the order of :meth:`variables`).
   """
 
   f: tp.Callable[..., tp.Any]
   graph: bool
 
+  name: tp.ClassVar[str] = 'transform'
+  # whether graph mode keeps objects shared among the inputs shared
+  shares: tp.ClassVar[bool] = True
+
+  @property
+  def _via_graph(self) -> bool:
+    return bool(self.graph) and self.shares
+
   def variables(self, tree, where='arguments'):
-    """The Variables of ``tree`` (each once; sharing raises)."""
-    return common.tree_variables(tree, where, mode_text(self.graph))
+    """The Variables of ``tree``, in the order of :meth:`values`; in tree
+    mode (or where sharing is refused) one reachable twice raises."""
+    if self._via_graph:
+      return [v for _, v in varflow.variable_paths(tree, '')]
+    return common.tree_variables(tree, where, self._transform_text())
 
   def values(self, tree):
     return [v._raw_value for v in self.variables(tree)]
 
-  @staticmethod
-  def fresh(tree):
+  def pure(self, tree):
+    """``tree`` as it crosses the JAX transform (outside)."""
+    return extract.to_tree(tree) if self._via_graph else tree
+
+  def result(self, tree):
+    """Outputs that crossed the JAX transform, back outside."""
+    return extract.from_tree(tree) if self._via_graph else tree
+
+  def fresh(self, tree):
     """``tree`` with its graph nodes and Variables rebuilt (inside the
     trace of the transform, whatever the transform passed in)."""
+    if self._via_graph:
+      return extract.from_tree(tree)
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     return treedef.unflatten(leaves)
+
+  def outputs(self, inputs, out):
+    """``out`` as it leaves the function; an input Variable among the
+    outputs is the Duplicate error."""
+    varflow.check_no_aliases(
+      varflow.args_paths(inputs), out, self._transform_text()
+    )
+    return extract.to_tree(out) if self._via_graph else out
+
+  def _transform_text(self) -> str:
+    return f'nnx.{self.name}'
 
   def __call__(self, *args, **kwargs):
     args, kwargs = self.fresh((args, kwargs))
     out = self.f(*args, **kwargs)
-    return out, self.values((args, kwargs))
+    return self.outputs((args, kwargs), out), self.values((args, kwargs))

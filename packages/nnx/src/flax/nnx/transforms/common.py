@@ -411,24 +411,28 @@ def store_values(variables, values):
     store_raw_value(var, value)
 
 
-def tree_variables(tree, where='arguments', mode='tree mode (graph=False)'):
-  """Variables of a pytree (tree mode); shared references raise (the
-  message names ``mode``, the setting that lifts graph nodes as pytrees)."""
+_WHERE = {'arguments': '.args', 'operands': '.operands', 'carry': '.carry'}
+
+
+def tree_variables(tree, where='arguments', name='nnx transform'):
+  """Variables of a pytree (tree mode); one reachable twice is the
+  Duplicate error of ``name`` (paths start with ``where``'s label)."""
+  from flax.nnx.transforms import varflow
+
   paths_leaves, _ = jax.tree_util.tree_flatten_with_path(
     tree, is_leaf=lambda x: isinstance(x, Variable)
   )
+  label = _WHERE.get(where, '.' + where.replace(' ', '_'))
   seen = {}
   out = []
   for path, leaf in paths_leaves:
     if isinstance(leaf, Variable):
+      here = label + jax.tree_util.keystr(path)
       if id(leaf) in seen:
         raise ValueError(
-          f'Variable at {jax.tree_util.keystr(path)} in the {where} is also '
-          f'found at {jax.tree_util.keystr(seen[id(leaf)])}: {mode} '
-          'does not support shared Variable references. Use graph mode '
-          'with graph updates or remove the sharing.'
+          varflow.duplicate_message(leaf, [seen[id(leaf)], here], name)
         )
-      seen[id(leaf)] = path
+      seen[id(leaf)] = here
       out.append(leaf)
   return out
 

@@ -65,23 +65,28 @@ def lift_tree(transform, fn, args, kwargs, *, write_back=True):
   """Runs ``transform(fn)(*args, **kwargs)`` for a :class:`~._fns.SimpleFn`
   ``fn`` and writes the Variable values it returns back into the
   arguments."""
+  variables = fn.variables((args, kwargs))  # refuses sharing in tree mode
+  pure_args, pure_kwargs = fn.pure((args, kwargs))
   if not write_back:
-    return transform(fn)(*args, **kwargs)
-  variables = fn.variables((args, kwargs))
-  out, new = transform(fn)(*args, **kwargs)
+    return fn.result(transform(fn)(*pure_args, **pure_kwargs))
+  out, new = transform(fn)(*pure_args, **pure_kwargs)
   common.store_values(variables, new)
-  return out
+  return fn.result(out)
 
 
 @dataclasses.dataclass(eq=False)
 class SimpleEvalShapeFn(_fns.SimpleFn):
   """The function :func:`eval_shape` traces when graph nodes travel as
   pytrees (``graph=False`` or ``graph_updates=False``): ``f``'s output
-  only, as nothing is written back."""
+  only, as nothing is written back; shared Variables are refused, as in
+  tree mode."""
+
+  name: tp.ClassVar[str] = 'eval_shape'
+  shares: tp.ClassVar[bool] = False
 
   def __call__(self, *args, **kwargs):
     args, kwargs = self.fresh((args, kwargs))
-    return self.f(*args, **kwargs)
+    return self.outputs((args, kwargs), self.f(*args, **kwargs))
 
 
 def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
@@ -131,9 +136,9 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
   if not graph_with_updates(graph, graph_updates):
     fns = [SimpleCondFn(b, resolve_graph(graph)) for b in branches]
     variables = fns[0].variables(operands, 'operands')
-    out, new = jax.lax.switch(index, fns, *operands)
+    out, new = jax.lax.switch(index, fns, *fns[0].pure(operands))
     common.store_values(variables, new)
-    return out
+    return fns[0].result(out)
 
   ga = common.GraphArgs(operands)
   pure = ga.pure()
@@ -169,10 +174,12 @@ class SimpleCondFn(_fns.SimpleFn):
   it when graph nodes travel as pytrees: returns the branch's output and
   the values of the operands' Variables."""
 
+  name: tp.ClassVar[str] = 'cond'
+
   def __call__(self, *operands):
     operands = self.fresh(operands)
     out = self.f(*operands)
-    return out, self.values(operands)
+    return self.outputs((operands, {}), out), self.values(operands)
 
 
 @dataclasses.dataclass(eq=False)
@@ -235,7 +242,9 @@ class _SimpleLoopFn(_fns.SimpleFn):
   name: tp.ClassVar[str] = 'while_loop'
 
   def check(self, val, out):
-    """The carry must keep its pytree structure."""
+    """The carry must keep its pytree structure; returns it as it
+    crosses the loop."""
+    out = self.pure(out)
     before = jax.tree_util.tree_structure(val)
     after = jax.tree_util.tree_structure(out)
     if before != after:
@@ -253,7 +262,7 @@ class SimpleWhileLoopCondFn(_SimpleLoopFn):
   pytrees."""
 
   def __call__(self, val):
-    return self.f(val)
+    return self.f(self.fresh(val))
 
 
 @dataclasses.dataclass(eq=False)
@@ -262,7 +271,7 @@ class SimpleWhileLoopBodyFn(_SimpleLoopFn):
   (the carry keeps its structure)."""
 
   def __call__(self, val):
-    return self.check(val, self.f(val))
+    return self.check(val, self.f(self.fresh(val)))
 
 
 @dataclasses.dataclass(eq=False)
@@ -273,7 +282,7 @@ class SimpleForiLoopBodyFn(_SimpleLoopFn):
   name: tp.ClassVar[str] = 'fori_loop'
 
   def __call__(self, i, val):
-    return self.check(val, self.f(i, val))
+    return self.check(val, self.f(i, self.fresh(val)))
 
 
 def _finish_loop(ga, pure_out):
@@ -297,7 +306,11 @@ def while_loop(cond_fun, body_fun, init_val, *, graph=None, graph_updates=None):
     g = resolve_graph(graph)
     body = SimpleWhileLoopBodyFn(body_fun, g)
     variables = body.variables(init_val, 'carry')
-    out = jax.lax.while_loop(SimpleWhileLoopCondFn(cond_fun, g), body, init_val)
+    out = body.result(
+      jax.lax.while_loop(
+        SimpleWhileLoopCondFn(cond_fun, g), body, body.pure(init_val)
+      )
+    )
     common.store_values(variables, body.values(out))
     return out
   ga = common.GraphArgs(init_val)
@@ -324,7 +337,9 @@ def fori_loop(
   if not graph_with_updates(graph, graph_updates):
     body = SimpleForiLoopBodyFn(body_fun, resolve_graph(graph))
     variables = body.variables(init_val, 'carry')
-    out = jax.lax.fori_loop(lower, upper, body, init_val, unroll=unroll)
+    out = body.result(
+      jax.lax.fori_loop(lower, upper, body, body.pure(init_val), unroll=unroll)
+    )
     common.store_values(variables, body.values(out))
     return out
   ga = common.GraphArgs(init_val)

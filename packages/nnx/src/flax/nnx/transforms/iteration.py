@@ -116,9 +116,12 @@ class SimpleVmapFn(_fns.SimpleFn):
   out_axes: tp.Any
   update_axes: tuple[tp.Any, ...]
 
-  def __call__(self, *args, **kwargs):
-    out = self.f(*args, **kwargs)
-    return out, self.values(args)
+  name: tp.ClassVar[str] = 'vmap'
+
+  def __call__(self, *args):
+    args = self.fresh(args)
+    out = self.f(*args)
+    return self.outputs((args, {}), out), self.values(args)
 
   def write_back(self, variables, new) -> None:
     common.store_values(
@@ -136,6 +139,8 @@ class SimpleVmapFn(_fns.SimpleFn):
 class SimplePmapFn(SimpleVmapFn):
   """The function ``jax.pmap`` maps for :func:`pmap` when graph nodes
   travel as pytrees (as :class:`SimpleVmapFn`)."""
+
+  name: tp.ClassVar[str] = 'pmap'
 
 
 def _vmap_call(
@@ -281,14 +286,16 @@ def _tree_map_call(
   the arguments with their mapped axis restored."""
   common.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
   ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+  fn = fn_cls(f, resolve_graph(graph), ia, out_axes, ())
+  variables = fn.variables(args)
   var_axes = []
   for a, ax in zip(args, ia):
-    var_axes.extend([ax] * len(common.tree_variables(a)))
-  fn = fn_cls(f, resolve_graph(graph), ia, out_axes, tuple(var_axes))
-  variables = fn.variables(args)
-  out, new = jax_map(fn, in_axes=ia, out_axes=(out_axes, 0), **kw)(*args)
+    var_axes.extend([ax] * len(fn.variables((a,))))
+  fn.update_axes = tuple(var_axes)
+  pure = fn.pure(args)
+  out, new = jax_map(fn, in_axes=ia, out_axes=(out_axes, 0), **kw)(*pure)
   fn.write_back(variables, new)
-  return out
+  return fn.result(out)
 
 
 @common.options_first

@@ -225,6 +225,8 @@ class SimpleScanFn(_ScanStep, _fns.SimpleFn):
   )
 
   lifts_graph: tp.ClassVar[bool] = False
+  name: tp.ClassVar[str] = 'scan'
+  shares: tp.ClassVar[bool] = False
 
   def _mapped(self, args, in_axes):
     return [

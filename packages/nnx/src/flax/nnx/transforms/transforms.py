@@ -106,11 +106,15 @@ def _with_statics(f, statics):
 @dataclasses.dataclass(eq=False)
 class SimpleMakeJaxprFn(_fns.SimpleFn):
   """The function :func:`make_jaxpr` traces with ``graph=False``: the
-  function's output only (nothing is written back)."""
+  function's output only (nothing is written back); shared Variables are
+  refused, as in tree mode."""
+
+  name: tp.ClassVar[str] = 'make_jaxpr'
+  shares: tp.ClassVar[bool] = False
 
   def __call__(self, *args, **kwargs):
     args, kwargs = self.fresh((args, kwargs))
-    return self.f(*args, **kwargs)
+    return self.outputs((args, kwargs), self.f(*args, **kwargs))
 
 
 @dataclasses.dataclass(eq=False)
@@ -127,6 +131,8 @@ class CheckifyFn(_fns.InnerFn):
 class SimpleCheckifyFn(_fns.SimpleFn):
   """The function :func:`checkify` checks when graph nodes travel as
   pytrees (``graph=False`` or ``graph_updates=False``)."""
+
+  name: tp.ClassVar[str] = 'checkify'
 
   def __call__(self, *args, **kwargs):
     return super().__call__(*args, **kwargs)
@@ -175,15 +181,9 @@ def make_jaxpr(f=MISSING, *, graph=None, graph_updates=None, static_argnums=()):
     cell = {}
 
     def transform(fn):
-      if isinstance(fn, _fns.SimpleFn):  # returns the outputs only
-        outputs = fn
-      else:
-        outputs = lambda *a, **kw: fn(*a, **kw)[0]  # noqa: E731
-
+      # fn: a SimpleMakeJaxprFn (returns the outputs only)
       def run(*a, **kw):
-        cell['jaxpr'] = jax.make_jaxpr(lambda p: outputs(*p[0], **p[1]))(
-          (a, kw)
-        )
+        cell['jaxpr'] = jax.make_jaxpr(lambda p: fn(*p[0], **p[1]))((a, kw))
         return jax.eval_shape(fn, *a, **kw)
 
       return run
@@ -193,7 +193,7 @@ def make_jaxpr(f=MISSING, *, graph=None, graph_updates=None, static_argnums=()):
       g,
       dynamic,
       kwargs,
-      graph=graph_with_updates(graph, True),
+      graph=False,
       write_back=False,
       simple_fn=SimpleMakeJaxprFn,
       user_graph=graph,
