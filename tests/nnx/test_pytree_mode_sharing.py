@@ -90,3 +90,24 @@ def test_returning_an_input_variable_is_refused(graph):
   ):
     with pytest.raises(ValueError, match=r'Duplicate Param(.|\n)*\.out'):
       call(Shared(share=False))
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_custom_vjp_refuses_shared_references(graph):
+  @nnx.custom_vjp(graph=graph, graph_updates=False)
+  def f(m):
+    return jnp.sum(m.a[...] * m.b[...])
+
+  # the duplicate is reported first, even before defvjp
+  with pytest.raises(ValueError, match=r'Duplicate Param(.|\n)*\.args\[0\]\.b'):
+    f(Shared())
+  f.defvjp(lambda m: (f(m), None), lambda res, g: (nnx.state(Shared()),))
+  with pytest.raises(ValueError, match='Duplicate Param'):
+    f(Shared())
+
+  @nnx.custom_vjp(graph=graph, graph_updates=False)
+  def g(m):
+    return jnp.sum(m.a[...] * 3)
+
+  g.defvjp(lambda m: (g(m), None), lambda res, ct: (nnx.state(Shared(False)),))
+  assert g(Shared(share=False)) == 9.0

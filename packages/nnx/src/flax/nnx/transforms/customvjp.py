@@ -405,11 +405,13 @@ class SimpleCustomVjp:
     )
 
   def __call__(self, *args, **kwargs):
+    args = _positional(self.fun, args, kwargs)
+    # a Variable reachable twice is refused in both modes, as in Flax
+    common.tree_variables(args, 'arguments', 'nnx.custom_vjp')
     if self.fwd is None:
       raise ValueError(
         'nnx.custom_vjp function called before defvjp(fwd, bwd).'
       )
-    args = _positional(self.fun, args, kwargs)
     if self.graph:
       args = tuple(
         a if i in self.nondiff_argnums else extract.to_tree(a)
