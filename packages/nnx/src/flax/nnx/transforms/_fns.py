@@ -59,26 +59,23 @@ def mode_text(graph: bool) -> str:
   return 'graph_updates=False' if graph else 'tree mode (graph=False)'
 
 
-@dataclasses.dataclass(eq=False)
-class SimpleFn:
-  """Pytree-mode callable run inside a JAX transform (see module doc).
+class PytreeMode:
+  """The one pytree mode of the NNX transforms (see module doc), for a
+  callable with ``f`` and ``graph`` attributes.
 
-  This is the one pytree mode of every NNX transform. ``graph`` tells
-  which setting chose it: with ``graph=True`` (and ``graph_updates=False``)
-  graph nodes cross the transform through :func:`~flax.nnx.to_tree`, so
-  objects shared among the inputs stay shared inside (unless the transform
-  sets ``shares = False``); with ``graph=False`` they cross as JAX pytrees
-  and a Variable reachable twice is an error. In both, the values of the
-  input Variables flow back and an input Variable may not be returned.
+  ``graph`` tells which setting chose it: with ``graph=True`` (and
+  ``graph_updates=False``) graph nodes cross the transform through
+  :func:`~flax.nnx.to_tree`, so objects shared among the inputs stay shared
+  inside (unless the transform sets ``shares = False``); with
+  ``graph=False`` they cross as JAX pytrees and a Variable reachable twice
+  is an error. In both, the values of the input Variables flow back and an
+  input Variable may not be returned.
 
   Outside the transform: :meth:`variables` (the Variables to update),
-  :meth:`pure` (what crosses) and :meth:`result` (the outputs back).
+  :meth:`pure` (what crosses) and :meth:`result` (what comes back).
   Inside: :meth:`fresh` (new objects), :meth:`outputs` (what leaves) and
   :meth:`values` (the new values, in the order of :meth:`variables`).
   """
-
-  f: tp.Callable[..., tp.Any]
-  graph: bool
 
   name: tp.ClassVar[str] = 'transform'
   # whether graph mode keeps objects shared among the inputs shared
@@ -99,11 +96,11 @@ class SimpleFn:
     return [v._raw_value for v in self.variables(tree)]
 
   def pure(self, tree):
-    """``tree`` as it crosses the JAX transform (outside)."""
+    """``tree`` as it crosses the JAX transform."""
     return extract.to_tree(tree) if self._via_graph else tree
 
   def result(self, tree):
-    """Outputs that crossed the JAX transform, back outside."""
+    """A tree that crossed the JAX transform (:meth:`pure`), rebuilt."""
     return extract.from_tree(tree) if self._via_graph else tree
 
   def fresh(self, tree):
@@ -114,16 +111,30 @@ class SimpleFn:
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     return treedef.unflatten(leaves)
 
-  def outputs(self, inputs, out):
-    """``out`` as it leaves the function; an input Variable among the
-    outputs is the Duplicate error."""
+  def check_outputs(self, inputs, out) -> None:
+    """An input Variable (of the ``(args, kwargs)`` pair ``inputs``) among
+    the outputs ``out`` is the Duplicate error."""
     varflow.check_no_aliases(
       varflow.args_paths(inputs), out, self._transform_text()
     )
-    return extract.to_tree(out) if self._via_graph else out
+
+  def outputs(self, inputs, out):
+    """``out`` checked (:meth:`check_outputs`) as it leaves the function."""
+    self.check_outputs(inputs, out)
+    return self.pure(out)
 
   def _transform_text(self) -> str:
     return f'nnx.{self.name}'
+
+
+@dataclasses.dataclass(eq=False)
+class SimpleFn(PytreeMode):
+  """Pytree-mode callable run inside a JAX transform: calls ``f`` on fresh
+  objects and returns its output with the new values of the argument
+  Variables (see :class:`PytreeMode`)."""
+
+  f: tp.Callable[..., tp.Any]
+  graph: bool
 
   def __call__(self, *args, **kwargs):
     args, kwargs = self.fresh((args, kwargs))

@@ -1,17 +1,19 @@
 """grad, value_and_grad, vjp, jvp and custom_vjp over graph nodes."""
 
 import collections
+import dataclasses
 import functools
+import typing as tp
 
 import jax
 import jax.numpy as jnp
 
-from flax.nnx import extract, filterlib
+from flax.nnx import filterlib
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
 from flax.nnx.extract import labeled as labeled
-from flax.nnx.transforms import common, varflow
+from flax.nnx.transforms import _fns, common
 from flax.nnx.transforms.varflow import (
   arg_index_of_positions as _arg_index_of_positions,
 )
@@ -166,67 +168,38 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
 # -- without graph updates ------------------------------------------------------
 #
 # With graph=False, or graph=True and graph_updates=False, the arguments
-# cross the JAX transform as pytrees: tree mode flattens them as JAX does
-# (shared Variables are an error), graph mode goes through ``nnx.to_tree``
-# (shared references kept). Inside, the function gets fresh objects; the
-# final values of the input Variables flow back, structure changes stay
-# inside, and an input Variable may not be returned.
+# cross the JAX transform in the pytree mode shared by every transform
+# (:class:`_fns.PytreeMode`): tree mode flattens them as JAX does (shared
+# Variables are an error), graph mode goes through ``nnx.to_tree`` (shared
+# references kept). Inside, the function gets fresh objects; the final
+# values of the input Variables flow back, structure changes stay inside,
+# and an input Variable may not be returned.
 
 
-def _simple_pure(args: tuple, graph: bool, name: str):
-  """The arguments as a pytree, and the outer Variables to update."""
-  if graph:
-    outer = varflow.variable_paths(args, '.args')
-    return extract.to_tree(args), [v for _, v in outer]
-  varflow.check_unique((args, {}), name)
-  return args, [v for _, v in varflow.variable_paths(args, '.args')]
-
-
-def _simple_enter(pure: tuple, graph: bool):
-  """Inside: fresh objects for ``pure`` and their input Variables."""
-  if graph:
-    args = extract.from_tree(pure)
-  else:
-    args = jax.tree_util.tree_map(lambda x: x, pure)
-  return args, varflow.variable_paths(args, '.args')
-
-
-def _simple_leave(inputs, out, name: str) -> list:
-  varflow.check_no_aliases(inputs, out, name)
-  return [v._raw_value for _, v in inputs]
-
-
-def _simple_out(tree, graph: bool):
-  return extract.from_tree(tree) if graph else tree
-
-
-class _SimpleFn:
+@dataclasses.dataclass(eq=False)
+class _SimpleDiffFn(_fns.PytreeMode):
   """Runs the user function on fresh objects inside a JAX transform and
   returns ``(out, (aux, updates))`` (``has_aux`` splits ``out``)."""
 
-  name = 'nnx transform'
-
-  def __init__(self, f, has_aux: bool, graph: bool) -> None:
-    self.f = f
-    self.has_aux = has_aux
-    self.graph = graph
+  f: tp.Callable[..., tp.Any]
+  has_aux: bool
+  graph: bool
 
   def _run(self, pure):
-    args, inputs = _simple_enter(tuple(pure), self.graph)
+    args = self.fresh(tuple(pure))
     out = self.f(*args)
     main, aux = out if self.has_aux else (out, None)
-    updates = _simple_leave(inputs, out, self.name)
-    if self.graph:
-      aux = extract.to_tree(aux)
-    return main, (aux, updates)
+    self.check_outputs((args, {}), out)
+    return main, (self.pure(aux), self.values(args))
 
 
-class SimpleGradFn(_SimpleFn):
+@dataclasses.dataclass(eq=False)
+class SimpleGradFn(_SimpleDiffFn):
   """The function ``nnx.grad`` differentiates when it runs without graph
   updates: ``f`` on fresh copies of the arguments, returning ``(loss, (aux,
   variable_updates))``."""
 
-  name = 'nnx.grad'
+  name: tp.ClassVar[str] = 'grad'
 
   def __call__(self, *args, **kwargs):
     if kwargs:
@@ -260,16 +233,16 @@ def _grad_simple(
   )
 
   def wrapper(*args):
-    pure, outer = _simple_pure(args, graph, 'nnx.grad')
-    res = lifted(*pure)
+    outer = fn.variables(args)
+    res = lifted(*fn.pure(args))
     if with_value:
       (loss, (aux, updates)), grads = res
     else:
       grads, (aux, updates) = res
       loss = None
     common.store_values(outer, updates)
-    grads = _simple_out(grads, graph)
-    aux = _simple_out(aux, graph)
+    grads = fn.result(grads)
+    aux = fn.result(aux)
     if with_value:
       return ((loss, aux) if has_aux else loss), grads
     return (grads, aux) if has_aux else grads
@@ -393,21 +366,23 @@ def _refuse_graph_updates(name, graph, graph_updates) -> bool:
   return g
 
 
-class SimpleVjpFn(_SimpleFn):
+@dataclasses.dataclass(eq=False)
+class SimpleVjpFn(_SimpleDiffFn):
   """The function ``nnx.vjp`` linearizes: ``f`` on fresh copies of the
   primals, returning ``(out, (aux, variable_updates))``."""
 
-  name = 'nnx.vjp'
+  name: tp.ClassVar[str] = 'vjp'
 
   def __call__(self, *primals):
     return self._run(primals)
 
 
-class SimpleJvpFn(_SimpleFn):
+@dataclasses.dataclass(eq=False)
+class SimpleJvpFn(_SimpleDiffFn):
   """The function ``nnx.jvp`` pushes tangents through: ``f`` on fresh
   copies of the primals, returning ``(out, (aux, variable_updates))``."""
 
-  name = 'nnx.jvp'
+  name: tp.ClassVar[str] = 'jvp'
 
   def __call__(self, *primals):
     return self._run(primals)
@@ -454,17 +429,16 @@ def vjp(
     return functools.partial(
       vjp, f, has_aux=has_aux, graph=graph, graph_updates=graph_updates
     )
-  pure, outer = _simple_pure(primals, g, 'nnx.vjp')
-  out, vjp_fn, (aux, updates) = jax.vjp(
-    SimpleVjpFn(f, has_aux, g), *pure, has_aux=True
-  )
+  fn = SimpleVjpFn(f, has_aux, g)
+  outer = fn.variables(primals)
+  out, vjp_fn, (aux, updates) = jax.vjp(fn, *fn.pure(primals), has_aux=True)
   common.store_values(outer, updates)
 
   def user_vjp(ct):
-    return _simple_out(vjp_fn(ct), g)
+    return fn.result(vjp_fn(ct))
 
   if has_aux:
-    return out, user_vjp, _simple_out(aux, g)
+    return out, user_vjp, fn.result(aux)
   return out, user_vjp
 
 
@@ -493,38 +467,28 @@ def jvp(
   g = _refuse_graph_updates('jvp', graph, graph_updates)
   primals = tuple(primals)
   tangents = tuple(tangents)
-  pure, outer = _simple_pure(primals, g, 'nnx.jvp')
-  tpure = extract.to_tree(tangents) if g else tangents
+  fn = SimpleJvpFn(f, has_aux, g)
+  outer = fn.variables(primals)
   out, t_out, (aux, updates) = jax.jvp(
-    SimpleJvpFn(f, has_aux, g), pure, tpure, has_aux=True
+    fn, fn.pure(primals), fn.pure(tangents), has_aux=True
   )
   common.store_values(outer, updates)
   if has_aux:
-    return out, t_out, _simple_out(aux, g)
+    return out, t_out, fn.result(aux)
   return out, t_out
 
 
 # -- remat ------------------------------------------------------------------------
 
 
-class SimpleRematFn:
+@dataclasses.dataclass(eq=False)
+class SimpleRematFn(_fns.SimpleFn):
   """The function ``nnx.remat`` checkpoints without graph updates: ``f`` on
   fresh copies of the arguments (rebuilt with ``nnx.from_tree`` when
   ``graph``), returning ``(out, variable_updates)``; input Variables may
   not be returned."""
 
-  def __init__(self, f, graph: bool) -> None:
-    self.f = f
-    self.graph = graph
-
-  def __call__(self, *args, **kwargs):
-    (args, kwargs), _ = _simple_enter((args, kwargs), self.graph)
-    inputs = varflow.args_paths((args, kwargs))
-    out = self.f(*args, **kwargs)
-    updates = _simple_leave(inputs, out, 'nnx.remat')
-    if self.graph:
-      out = extract.to_tree(out)
-    return out, updates
+  name: tp.ClassVar[str] = 'remat'
 
 
 @common.options_first
@@ -566,20 +530,21 @@ def remat(
     g = resolve_graph(graph)
     if g and _updates(graph_updates):
       return _remat_graph(f, prevent_cse, static_argnums, policy, args, kwargs)
+    from flax.nnx.transforms.general import lift_tree
+
     statics = {i: args[i] for i in static_argnums if i < len(args)}
     dyn = tuple(None if i in statics else a for i, a in enumerate(args))
-    pure, outer = _simple_pure((dyn, kwargs), g, 'nnx.remat')
-    pure_args, pure_kwargs = pure
 
     def inner(*a, **kw):
       a = tuple(statics.get(i, x) for i, x in enumerate(a))
       return f(*a, **kw)
 
-    out, updates = jax.checkpoint(
-      SimpleRematFn(inner, g), prevent_cse=prevent_cse, policy=policy
-    )(*pure_args, **pure_kwargs)
-    common.store_values(outer, updates)
-    return _simple_out(out, g)
+    return lift_tree(
+      lambda pf: jax.checkpoint(pf, prevent_cse=prevent_cse, policy=policy),
+      SimpleRematFn(inner, g),
+      dyn,
+      kwargs,
+    )
 
   return wrapper
 

@@ -118,10 +118,10 @@ class SimpleVmapFn(_fns.SimpleFn):
 
   name: tp.ClassVar[str] = 'vmap'
 
-  def __call__(self, *args):
-    args = self.fresh(args)
-    out = self.f(*args)
-    return self.outputs((args, {}), out), self.values(args)
+  def __call__(self, *args, **kwargs):
+    args, kwargs = self.fresh((args, kwargs))
+    out = self.f(*args, **kwargs)
+    return self.outputs((args, kwargs), out), self.values(args)
 
   def write_back(self, variables, new) -> None:
     common.store_values(
