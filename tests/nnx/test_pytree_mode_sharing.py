@@ -111,3 +111,20 @@ def test_custom_vjp_refuses_shared_references(graph):
 
   g.defvjp(lambda m: (g(m), None), lambda res, ct: (nnx.state(Shared(False)),))
   assert g(Shared(share=False)) == 9.0
+
+
+def test_scan_carries_shared_references_without_graph_updates():
+  def step(m, x):
+    return m, bump(m) * x
+
+  m = Shared()
+  c, ys = nnx.scan(
+    step, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0), **NO_UPDATES
+  )(m, jnp.arange(2.0))
+  assert ys.tolist() == [0.0, 9.0]
+  assert c is not m and c.b is c.a
+  assert m.a[...].tolist() == [3.0, 3.0, 3.0] and m.b is m.a
+  with pytest.raises(ValueError, match=r'Duplicate Param(.|\n)*\.b'):
+    nnx.scan(
+      step, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0), graph=False
+    )(Shared(), jnp.arange(2.0))

@@ -1,6 +1,6 @@
 """Shared Variables in the pytree modes of the NNX transforms: with
 graph=True and graph_updates=False shared references cross vmap, cond,
-switch, while_loop, fori_loop and checkify as shared; eval_shape and
+switch, while_loop, fori_loop, scan and checkify as shared; eval_shape and
 make_jaxpr refuse them; graph=False refuses them; returning an
 input Variable is refused in both modes."""
 
@@ -42,6 +42,12 @@ calls = {
   'fori_loop': lambda m, g: nnx.fori_loop(
     0, 2, lambda i, m: bump_carry(m), m, **g
   ),
+  'scan': lambda m, g: nnx.scan(
+    lambda m, x: (m, bump(m) * x),
+    in_axes=(nnx.Carry, 0),
+    out_axes=(nnx.Carry, 0),
+    **g,
+  )(m, jnp.arange(2.0))[1],
   'eval_shape': lambda m, g: nnx.eval_shape(bump, m, **g),
   'make_jaxpr': lambda m, g: nnx.make_jaxpr(bump, **g)(m).jaxpr.invars,
 }

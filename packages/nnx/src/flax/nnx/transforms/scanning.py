@@ -102,9 +102,9 @@ class _ScanStep:
       )
       args = ig.args[0]
     else:
-      args = pure
+      args = self.fresh(pure)
     if not g and carry_arg is not None:
-      carry_vars = common.tree_variables(args[carry_arg])
+      carry_vars = self.variables((args[carry_arg],))
     meta = _axis_metadata.enabled(metadata)
     if meta:
       mapped = self._mapped(args, in_axes)
@@ -140,9 +140,11 @@ class _ScanStep:
       ]
     else:
       if carry_arg is not None:
-        _check_variable_identity(carry_vars, c_out)
-      new_leaves = jax.tree_util.tree_leaves(args)
-      new_carry = jax.tree_util.tree_leaves(c_out)
+        _check_variable_identity(
+          carry_vars, self.variables((c_out,), 'carry output')
+        )
+      new_leaves = jax.tree_util.tree_leaves(self.pure(args))
+      new_carry = jax.tree_util.tree_leaves(self.pure(c_out))
       grown = []
     scanned_updates = [
       leaf
@@ -226,7 +228,6 @@ class SimpleScanFn(_ScanStep, _fns.SimpleFn):
 
   lifts_graph: tp.ClassVar[bool] = False
   name: tp.ClassVar[str] = 'scan'
-  shares: tp.ClassVar[bool] = False
 
   def _mapped(self, args, in_axes):
     return [
@@ -341,7 +342,23 @@ def scan(
       prefix = _state_axes_prefix(ia, pure_args, ga)
     else:
       common.check_tree_mode_args(ia, name='nnx.scan')
-      pure_args, prefix = args, ia
+      fn = SimpleScanFn(
+        f,
+        resolve_graph(graph),
+        ia,
+        oa,
+        isinstance(oa, tuple),
+        c_arg,
+        None if c_out == 'all' else c_out,
+        (),
+        plan=plan,
+        transform_metadata=transform_metadata,
+      )
+      variables = fn.variables(args)
+      fn.update_axes = tuple(
+        ax for arg, ax in zip(args, ia) for _ in fn.variables((arg,))
+      )
+      pure_args, prefix = fn.pure(args), ia
     flat, plan.treedef = jax.tree_util.tree_flatten(pure_args)
     plan.axes = _broadcast(
       prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
@@ -357,20 +374,6 @@ def scan(
         transform_metadata,
         plan=plan,
       )
-    else:
-      fn = SimpleScanFn(
-        f,
-        resolve_graph(graph),
-        ia,
-        oa,
-        isinstance(oa, tuple),
-        c_arg,
-        None if c_out == 'all' else c_out,
-        tuple(_var_axes(args, ia)),
-        plan=plan,
-        transform_metadata=transform_metadata,
-      )
-      variables = fn.variables(args)
     axes = plan.axes
     carry0 = PytreeDeque(x for x, a in zip(flat, axes) if a is Carry)
     broadcast0 = Broadcasted([x for x, a in zip(flat, axes) if a is None])
@@ -415,8 +418,9 @@ def scan(
         _restore_nodes(final_pure[c_arg], ga) if c_arg is not None else None
       )
     else:
-      common.store_values(variables, fn.values(final_pure))
-      carry_obj = final_pure[c_arg] if c_arg is not None else None
+      final = fn.result(final_pure)
+      common.store_values(variables, fn.values(final))
+      carry_obj = final[c_arg] if c_arg is not None else None
     meta = _axis_metadata.enabled(transform_metadata)
     if oa is Carry:
       return carry_obj
@@ -438,14 +442,6 @@ def scan(
     return y
 
   return wrapper
-
-
-def _var_axes(args, in_axes):
-  """The axis of each Variable of ``args`` (pytree order)."""
-  out = []
-  for arg, ax in zip(args, in_axes):
-    out.extend([ax] * len(common.tree_variables(arg)))
-  return out
 
 
 def _roots_of_arg(args, ga, argnum):
@@ -490,10 +486,9 @@ def _check_carry_refs(c_in, c_out):
       )
 
 
-def _check_variable_identity(carry_vars, c_out):
+def _check_variable_identity(carry_vars, out_vars):
   """Pytree mode: the carry output must hold the carry input's Variables
   themselves, in the same places (no new or rearranged Variables)."""
-  out_vars = common.tree_variables(c_out, 'carry output')
   if len(out_vars) != len(carry_vars) or any(
     a is not b for a, b in zip(carry_vars, out_vars)
   ):
