@@ -9,8 +9,10 @@ Without graph updates (:class:`SimpleCustomVjp`) the arguments are pytrees
 (``nnx.to_tree`` in graph mode) and the rules run on rebuilt objects.
 """
 
+import dataclasses
 import functools
 import inspect
+import typing as tp
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +21,7 @@ import numpy as np
 from flax.nnx import extract, filterlib, graphlib
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx.statelib import State
-from flax.nnx.transforms import common
+from flax.nnx.transforms import _fns, common
 from flax.nnx.transforms.types import DiffState
 from flax.nnx.transforms.varflow import arg_index_of_positions
 from flax.nnx.transforms.varflow import resolved_updates as _updates
@@ -323,59 +325,49 @@ def custom_vjp(
   return SimpleCustomVjp(fun, nondiff_argnums, g)
 
 
-class _SimpleCall:
-  """Runs a user function of ``nnx.custom_vjp`` without graph updates on
-  the arguments rebuilt from their pytree form (``nnx.from_tree`` in
-  graph mode)."""
+@dataclasses.dataclass(eq=False)
+class SimpleCustomVjpFn(_fns.PytreeMode):
+  """The primal function of :class:`SimpleCustomVjp`: ``f`` on the
+  arguments rebuilt from their pytree form (the pytree mode of every
+  transform, :class:`_fns.PytreeMode`)."""
 
-  def __init__(self, fn, graph: bool) -> None:
-    self._fn = fn
-    self.graph = graph
+  f: tp.Callable[..., tp.Any]
+  graph: bool
 
-  def _args(self, args):
-    return extract.from_tree(args) if self.graph else args
-
-
-class SimpleCustomVjpFn(_SimpleCall):
-  """The primal function of :class:`SimpleCustomVjp`."""
-
-  def __init__(self, f, graph: bool) -> None:
-    super().__init__(f, graph)
-    self.f = f
+  name: tp.ClassVar[str] = 'custom_vjp'
 
   def __call__(self, *args):
-    return self.f(*self._args(args))
+    return self.f(*self.fresh(args))
 
 
-class SimpleFwdFn(_SimpleCall):
+@dataclasses.dataclass(eq=False)
+class SimpleFwdFn(_fns.PytreeMode):
   """The forward rule of :class:`SimpleCustomVjp`: ``fwd`` on the rebuilt
-  arguments, returning ``(out, residuals)``."""
+  arguments, returning ``(out, residuals)`` (residuals in pytree form)."""
 
-  def __init__(self, fwd, graph: bool) -> None:
-    super().__init__(fwd, graph)
-    self.fwd = fwd
+  fwd: tp.Callable[..., tp.Any]
+  graph: bool
+
+  name: tp.ClassVar[str] = 'custom_vjp'
 
   def __call__(self, *args):
-    out, res = self.fwd(*self._args(args))
-    if self.graph:
-      res = extract.to_tree(res)
-    return out, res
+    out, res = self.fwd(*self.fresh(args))
+    return out, self.pure(res)
 
 
-class SimpleBwdFn(_SimpleCall):
+@dataclasses.dataclass(eq=False)
+class SimpleBwdFn(_fns.PytreeMode):
   """The backward rule of :class:`SimpleCustomVjp`: ``bwd(*nondiff, res,
   g)`` with graph nodes rebuilt, its cotangents (Modules for Modules) put
   back in pytree form."""
 
-  def __init__(self, bwd, graph: bool) -> None:
-    super().__init__(bwd, graph)
-    self.bwd = bwd
+  bwd: tp.Callable[..., tp.Any]
+  graph: bool
+
+  name: tp.ClassVar[str] = 'custom_vjp'
 
   def __call__(self, *args):
-    if self.graph:
-      args = extract.from_tree(args)
-    cts = self.bwd(*args)
-    return extract.to_tree(cts) if self.graph else cts
+    return self.pure(self.bwd(*self.fresh(args)))
 
 
 class SimpleCustomVjp:
