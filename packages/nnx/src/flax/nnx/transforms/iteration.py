@@ -121,7 +121,7 @@ class SimpleVmapFn(_fns.SimpleFn):
   def __call__(self, *args, **kwargs):
     args, kwargs = self.fresh((args, kwargs))
     out = self.f(*args, **kwargs)
-    return self.outputs((args, kwargs), out), self.values(args)
+    return self.outputs((args, kwargs), out), self.values((args, kwargs))
 
   def write_back(self, variables, new) -> None:
     common.store_values(
@@ -280,20 +280,24 @@ def _add_axis_to_outputs(out, out_axes, metadata):
 
 
 def _tree_map_call(
-  jax_map, fn_cls, f, in_axes, out_axes, args, kw, name, graph
+  jax_map, fn_cls, f, in_axes, out_axes, args, kwargs, kw, name, graph
 ):
   """vmap / pmap over pytrees (tree mode): Variable values flow back to
-  the arguments with their mapped axis restored."""
+  the arguments with their mapped axis restored. Keyword arguments are
+  mapped over their axis 0, as in ``jax.vmap``."""
   common.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
   ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
   fn = fn_cls(f, resolve_graph(graph), ia, out_axes, ())
-  variables = fn.variables(args)
+  variables = fn.variables((args, kwargs))
   var_axes = []
   for a, ax in zip(args, ia):
     var_axes.extend([ax] * len(fn.variables((a,))))
+  var_axes.extend([0] * len(fn.variables(((), kwargs))))
   fn.update_axes = tuple(var_axes)
-  pure = fn.pure(args)
-  out, new = jax_map(fn, in_axes=ia, out_axes=(out_axes, 0), **kw)(*pure)
+  pure_args, pure_kwargs = fn.pure((args, kwargs))
+  out, new = jax_map(fn, in_axes=ia, out_axes=(out_axes, 0), **kw)(
+    *pure_args, **pure_kwargs
+  )
   fn.write_back(variables, new)
   return fn.result(out)
 
@@ -325,14 +329,25 @@ def vmap(
   """
 
   @functools.wraps(f)
-  def wrapper(*args):
+  def wrapper(*args, **kwargs):
     kw = dict(
       axis_name=axis_name, axis_size=axis_size, spmd_axis_name=spmd_axis_name
     )
     if not graph_with_updates(graph, graph_updates):
       return _tree_map_call(
-        jax.vmap, SimpleVmapFn, f, in_axes, out_axes, args, kw, 'vmap', graph
+        jax.vmap,
+        SimpleVmapFn,
+        f,
+        in_axes,
+        out_axes,
+        args,
+        kwargs,
+        kw,
+        'vmap',
+        graph,
       )
+    if kwargs:  # graph mode maps positional arguments only
+      args = resolve_kwargs(f, args, kwargs)
     return _vmap_call(
       jax.vmap, VmapFn, f, in_axes, out_axes, args, kw, transform_metadata
     )
@@ -373,7 +388,12 @@ def pmap(
     )
 
   @functools.wraps(f)
-  def wrapper(*args):
+  def wrapper(*args, **kwargs):
+    if kwargs and graph_with_updates(graph, graph_updates):
+      raise TypeError(
+        f'nnx.pmap in graph mode with graph updates takes positional '
+        f'arguments only; got keyword arguments {sorted(kwargs)}.'
+      )
     kw = dict(
       axis_name=axis_name,
       devices=devices,
@@ -395,13 +415,24 @@ def pmap(
         dynamic.index(i) for i in sorted(donate) if i in dynamic
       )
 
-      def g(*a):
+      def g(*a, **k):
         it = iter(a)
-        return f(*(statics[i] if i in statics else next(it) for i in range(n)))
+        return f(
+          *(statics[i] if i in statics else next(it) for i in range(n)), **k
+        )
 
     if not graph_with_updates(graph, graph_updates):
       return _tree_map_call(
-        jax.pmap, SimplePmapFn, g, axes, out_axes, args, kw, 'pmap', graph
+        jax.pmap,
+        SimplePmapFn,
+        g,
+        axes,
+        out_axes,
+        args,
+        kwargs,
+        kw,
+        'pmap',
+        graph,
       )
     return _vmap_call(
       jax.pmap, PmapFn, g, axes, out_axes, args, kw, transform_metadata

@@ -309,7 +309,17 @@ def scan(
   """
 
   @functools.wraps(f)
-  def wrapper(*args):
+  def wrapper(*args, **kwargs):
+    g = graph_with_updates(graph, graph_updates)
+    if kwargs:
+      if not g:
+        raise TypeError(
+          'nnx.scan without graph updates takes positional arguments only; '
+          f'got keyword arguments {sorted(kwargs)}.'
+        )
+      from flax.nnx.transforms.transforms import resolve_kwargs
+
+      args = resolve_kwargs(f, args, kwargs)
     ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
     if sum(a is Carry for a in ia) > 1:
       raise ValueError('nnx.scan: only one input can be marked nnx.Carry.')
@@ -321,7 +331,6 @@ def scan(
         'nnx.scan: if in_axes contains nnx.Carry, out_axes must contain '
         'nnx.Carry too (and the other way round).'
       )
-    g = graph_with_updates(graph, graph_updates)
     c_arg = ia.index(Carry) if Carry in ia else None
     c_out = (
       'all'

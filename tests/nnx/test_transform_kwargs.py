@@ -1,0 +1,57 @@
+"""Keyword arguments of the lifted vmap, pmap and scan."""
+
+import jax.numpy as jnp
+import pytest
+
+from flax import nnx
+
+NO_UPDATES = dict(graph=True, graph_updates=False)
+TREE = dict(graph=False)
+
+
+def add(x, y):
+  return x + y
+
+
+def add_kwonly(x, *, y):
+  return x + y
+
+
+@pytest.mark.parametrize('mode', [NO_UPDATES, TREE], ids=['no-updates', 'tree'])
+def test_pytree_modes_map_keyword_arguments_over_axis_0(mode):
+  assert nnx.vmap(add, **mode)(jnp.ones(2), y=jnp.arange(2.0)).tolist() == [
+    1.0,
+    2.0,
+  ]
+  out = nnx.vmap(add_kwonly, **mode)(jnp.ones(2), y=jnp.arange(2.0))
+  assert out.tolist() == [1.0, 2.0]
+  assert nnx.pmap(add, **mode)(jnp.ones(1), y=jnp.arange(1.0)).tolist() == [1.0]
+  with pytest.raises(TypeError, match='positional arguments only'):
+    nnx.scan(lambda c, x: (c + x, x), **mode)(jnp.zeros(()), x=jnp.ones(3))
+
+
+@pytest.mark.parametrize('mode', [NO_UPDATES, TREE], ids=['no-updates', 'tree'])
+def test_a_module_given_by_keyword_gets_its_updates(mode):
+  class Counter(nnx.Module):
+    def __init__(self):
+      self.n = nnx.BatchStat(jnp.zeros(2))
+
+  def bump(x, *, m):
+    m.n[...] = m.n[...] + x
+    return x * 2
+
+  m = Counter()
+  out = nnx.vmap(bump, **mode)(jnp.ones(2), m=m)
+  assert out.tolist() == [2.0, 2.0]
+  assert m.n[...].tolist() == [1.0, 1.0]
+
+
+def test_graph_mode_resolves_keyword_arguments_to_positions():
+  out = nnx.vmap(add, in_axes=(0, None))(jnp.ones(2), y=jnp.arange(3.0))
+  assert out.tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+  c, ys = nnx.scan(lambda c, x: (c + x, x))(jnp.zeros(()), x=jnp.arange(3.0))
+  assert float(c) == 3.0 and ys.tolist() == [0.0, 1.0, 2.0]
+  with pytest.raises(TypeError, match='could not be resolved to positions'):
+    nnx.vmap(add_kwonly)(jnp.ones(2), y=jnp.arange(2.0))
+  with pytest.raises(TypeError, match='positional arguments only'):
+    nnx.pmap(add)(jnp.ones(1), y=jnp.arange(1.0))
