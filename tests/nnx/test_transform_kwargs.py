@@ -55,3 +55,51 @@ def test_graph_mode_resolves_keyword_arguments_to_positions():
     nnx.vmap(add_kwonly)(jnp.ones(2), y=jnp.arange(2.0))
   with pytest.raises(TypeError, match='positional arguments only'):
     nnx.pmap(add)(jnp.ones(1), y=jnp.arange(1.0))
+
+
+class W(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.arange(3.0))
+
+
+def loss(m, x, scale=1.0):
+  return jnp.sum(m.w[...] * x) * scale
+
+
+def loss_kwonly(m, x, *, scale=1.0):
+  return jnp.sum(m.w[...] * x) * scale
+
+
+def test_graph_mode_grad_and_remat_resolve_keywords():
+  g = nnx.grad(loss)(W(), jnp.ones(3), scale=2.0)
+  assert g.w[...].tolist() == [2.0, 2.0, 2.0]
+  gx = nnx.grad(loss, argnums=1)(W(), x=jnp.ones(3))
+  assert gx.tolist() == [0.0, 1.0, 2.0]
+  assert float(nnx.remat(loss)(W(), jnp.ones(3), scale=2.0)) == 6.0
+  # a keyword-only parameter cannot be placed, keywords given or not
+  for call in (
+    lambda: nnx.grad(loss_kwonly)(W(), jnp.ones(3)),
+    lambda: nnx.grad(loss_kwonly)(W(), jnp.ones(3), scale=2.0),
+    lambda: nnx.remat(loss_kwonly)(W(), jnp.ones(3)),
+    lambda: nnx.vmap(lambda x, *, s=1: x * s)(jnp.ones(2)),
+  ):
+    with pytest.raises(TypeError, match='could not be resolved to positions'):
+      call()
+
+
+@pytest.mark.parametrize('mode', [NO_UPDATES, TREE], ids=['no-updates', 'tree'])
+def test_pytree_mode_grad_passes_keywords_through(mode):
+  for f in (loss, loss_kwonly):
+    g = nnx.grad(f, **mode)(W(), jnp.ones(3), scale=2.0)
+    assert g.w[...].tolist() == [2.0, 2.0, 2.0]
+    value, _ = nnx.value_and_grad(f, **mode)(W(), jnp.ones(3), scale=2.0)
+    assert float(value) == 6.0
+
+
+def test_resolve_kwargs():
+  from flax.nnx.transforms.transforms import resolve_kwargs
+
+  assert resolve_kwargs(loss, (1,), {'x': 2}) == (1, 2, 1.0)
+  assert resolve_kwargs(loss, (1, 2), {}) == (1, 2, 1.0)
+  with pytest.raises(TypeError, match='could not be resolved to positions'):
+    resolve_kwargs(loss_kwonly, (1, 2), {})

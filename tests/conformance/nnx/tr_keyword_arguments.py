@@ -60,3 +60,44 @@ for mode, g in [
   out = nnx.vmap(bump, **g)(jnp.ones(2), m=m)
   report.array(f'kw-module-{mode}-out', out)
   report.array(f'kw-module-{mode}-n', m.n[...])
+
+
+class W(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.arange(3.0))
+
+
+def loss(m, x, scale=1.0):
+  return jnp.sum(m.w[...] * x) * scale
+
+
+def loss_kwonly(m, x, *, scale=1.0):
+  return jnp.sum(m.w[...] * x) * scale
+
+
+for mode, g in [
+  ('no-updates', dict(graph=True, graph_updates=False)),
+  ('tree', dict(graph=False)),
+  ('graph', dict(graph=True)),
+]:
+  for fname, f in [('plain', loss), ('kwonly', loss_kwonly)]:
+    calls = {
+      'grad-kw': lambda: nnx.state(
+        nnx.grad(f, **g)(W(), jnp.ones(3), scale=2.0)
+      ),
+      'grad-nokw': lambda: nnx.state(nnx.grad(f, **g)(W(), jnp.ones(3))),
+      'value-and-grad-kw': lambda: nnx.value_and_grad(f, **g)(
+        W(), jnp.ones(3), scale=2.0
+      )[0],
+      'remat-kw': lambda: nnx.remat(f, **g)(W(), jnp.ones(3), scale=2.0),
+      'remat-nokw': lambda: nnx.remat(f, **g)(W(), jnp.ones(3)),
+    }
+    for name, call in calls.items():
+      label = f'{name}-{fname}-{mode}'
+      with report.raises(label):
+        report.tree(label + '-out', call())
+  with report.raises(f'grad-x-by-keyword-{mode}'):
+    report.array(
+      f'grad-x-by-keyword-{mode}-out',
+      nnx.grad(loss, argnums=1, **g)(W(), x=jnp.ones(3)),
+    )

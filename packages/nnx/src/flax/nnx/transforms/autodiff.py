@@ -13,7 +13,7 @@ from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
 from flax.nnx.extract import labeled as labeled
-from flax.nnx.transforms import _fns, common
+from flax.nnx.transforms import _fns, common, varflow
 from flax.nnx.transforms.varflow import (
   arg_index_of_positions as _arg_index_of_positions,
 )
@@ -185,12 +185,12 @@ class _SimpleDiffFn(_fns.PytreeMode):
   has_aux: bool
   graph: bool
 
-  def _run(self, pure):
-    args = self.fresh(tuple(pure))
-    out = self.f(*args)
+  def _run(self, pure, pure_kwargs=None):
+    args, kwargs = self.fresh((tuple(pure), dict(pure_kwargs or {})))
+    out = self.f(*args, **kwargs)
     main, aux = out if self.has_aux else (out, None)
-    self.check_outputs((args, {}), out)
-    return main, (self.pure(aux), self.values(args))
+    self.check_outputs((args, kwargs), out)
+    return main, (self.pure(aux), self.values((args, kwargs)))
 
 
 @dataclasses.dataclass(eq=False)
@@ -202,12 +202,8 @@ class SimpleGradFn(_SimpleDiffFn):
   name: tp.ClassVar[str] = 'grad'
 
   def __call__(self, *args, **kwargs):
-    if kwargs:
-      raise TypeError(
-        'nnx.grad passes the differentiated arguments positionally; got '
-        f'keyword arguments {sorted(kwargs)}.'
-      )
-    return self._run(args)
+    # keyword arguments are passed through, not differentiated
+    return self._run(args, kwargs)
 
 
 def _grad_simple(
@@ -232,9 +228,10 @@ def _grad_simple(
     allow_int=allow_int,
   )
 
-  def wrapper(*args):
-    outer = fn.variables(args)
-    res = lifted(*fn.pure(args))
+  def wrapper(*args, **kwargs):
+    outer = fn.variables((args, kwargs))
+    pure_args, pure_kwargs = fn.pure((args, kwargs))
+    res = lifted(*pure_args, **pure_kwargs)
     if with_value:
       (loss, (aux, updates)), grads = res
     else:
@@ -265,9 +262,12 @@ def _make_grad(
   common.check_not_bound_method(f, 'grad')
 
   @functools.wraps(f)
-  def wrapper(*args):
+  def wrapper(*args, **kwargs):
     g = resolve_graph(graph)
     if g and _updates(graph_updates):
+      # graph mode differentiates positional arguments only
+      args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
+      kwargs = {}
       inner = _grad_graph(
         f, argnums, has_aux, holomorphic, allow_int, with_value
       )
@@ -275,7 +275,7 @@ def _make_grad(
       inner = _grad_simple(
         f, argnums, has_aux, holomorphic, allow_int, g, with_value
       )
-    return inner(*args)
+    return inner(*args, **kwargs)
 
   return wrapper
 
@@ -529,7 +529,9 @@ def remat(
   def wrapper(*args, **kwargs):
     g = resolve_graph(graph)
     if g and _updates(graph_updates):
-      return _remat_graph(f, prevent_cse, static_argnums, policy, args, kwargs)
+      # graph mode passes positional arguments only
+      args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
+      return _remat_graph(f, prevent_cse, static_argnums, policy, args, {})
     from flax.nnx.transforms.general import lift_tree
 
     statics = {i: args[i] for i in static_argnums if i < len(args)}

@@ -416,18 +416,29 @@ _WHERE = {'arguments': '.args', 'operands': '.operands', 'carry': '.carry'}
 
 def tree_variables(tree, where='arguments', name='nnx transform'):
   """Variables of a pytree (tree mode); one reachable twice is the
-  Duplicate error of ``name`` (paths start with ``where``'s label)."""
+  Duplicate error of ``name`` (paths start with ``where``'s label; an
+  ``(args, kwargs)`` pair of arguments reads ``.args[i]`` / ``.kwargs[k]``)."""
   from flax.nnx.transforms import varflow
 
   paths_leaves, _ = jax.tree_util.tree_flatten_with_path(
     tree, is_leaf=lambda x: isinstance(x, Variable)
+  )
+  pair = (
+    where == 'arguments'
+    and type(tree) is tuple
+    and len(tree) == 2
+    and type(tree[0]) is tuple
+    and type(tree[1]) is dict
   )
   label = _WHERE.get(where, '.' + where.replace(' ', '_'))
   seen = {}
   out = []
   for path, leaf in paths_leaves:
     if isinstance(leaf, Variable):
-      here = label + jax.tree_util.keystr(path)
+      if pair:
+        here = varflow._arg_path(path)
+      else:
+        here = label + jax.tree_util.keystr(path)
       if id(leaf) in seen:
         raise ValueError(
           varflow.duplicate_message(leaf, [seen[id(leaf)], here], name)

@@ -11,7 +11,7 @@ from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
-from flax.nnx.transforms import _axis_metadata, _fns, common
+from flax.nnx.transforms import _axis_metadata, _fns, common, varflow
 from flax.nnx.extract import labeled as labeled
 from flax.nnx.transforms.general import ForiLoopBodyFn as ForiLoopBodyFn
 from flax.nnx.transforms.general import (
@@ -346,8 +346,8 @@ def vmap(
         'vmap',
         graph,
       )
-    if kwargs:  # graph mode maps positional arguments only
-      args = resolve_kwargs(f, args, kwargs)
+    # graph mode maps positional arguments only
+    args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
     return _vmap_call(
       jax.vmap, VmapFn, f, in_axes, out_axes, args, kw, transform_metadata
     )

@@ -23,7 +23,7 @@ import jax
 from flax import struct
 from flax.core.frozen_dict import FrozenDict
 from flax.nnx._common import MISSING, resolve_graph
-from flax.nnx.transforms import _axis_metadata, _fns, common
+from flax.nnx.transforms import _axis_metadata, _fns, common, varflow
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
@@ -311,15 +311,13 @@ def scan(
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     g = graph_with_updates(graph, graph_updates)
-    if kwargs:
-      if not g:
-        raise TypeError(
-          'nnx.scan without graph updates takes positional arguments only; '
-          f'got keyword arguments {sorted(kwargs)}.'
-        )
-      from flax.nnx.transforms.transforms import resolve_kwargs
-
-      args = resolve_kwargs(f, args, kwargs)
+    if g:  # graph mode scans positional arguments only
+      args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
+    elif kwargs:
+      raise TypeError(
+        'nnx.scan without graph updates takes positional arguments only; '
+        f'got keyword arguments {sorted(kwargs)}.'
+      )
     ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
     if sum(a is Carry for a in ia) > 1:
       raise ValueError('nnx.scan: only one input can be marked nnx.Carry.')

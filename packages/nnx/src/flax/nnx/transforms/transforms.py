@@ -5,7 +5,6 @@
 import abc
 import dataclasses
 import functools
-import inspect
 import typing as tp
 
 import jax
@@ -17,7 +16,7 @@ from flax.nnx.extract import labeled as labeled
 from flax.nnx.module import Module as Module
 from flax.nnx.proxy_caller import CallableProxy as CallableProxy
 from flax.nnx.proxy_caller import DelayedAccessor as DelayedAccessor
-from flax.nnx.transforms import _fns
+from flax.nnx.transforms import _fns, varflow
 from flax.nnx.transforms.general import SimpleCondFn as SimpleCondFn
 from flax.nnx.transforms.general import SimpleEvalShapeFn as SimpleEvalShapeFn
 from flax.nnx.transforms.general import cond as cond
@@ -76,18 +75,7 @@ def resolve_kwargs(fun=MISSING, args=MISSING, kwargs=MISSING):
     args = ()
   if isinstance(kwargs, Missing):
     kwargs = {}
-  signature = inspect.signature(fun)
-  for p in signature.parameters.values():
-    if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-      if kwargs:
-        raise TypeError(
-          'keyword arguments could not be resolved to positions: '
-          f'{fun!r} has a parameter {p.name!r} that cannot be given '
-          'positionally.'
-        )
-  bound = signature.bind(*args, **kwargs)
-  bound.apply_defaults()
-  return bound.args
+  return varflow.positional_args(fun, args, kwargs, defaults=True)
 
 
 def _split_static(args, static_argnums):

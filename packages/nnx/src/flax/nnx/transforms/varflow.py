@@ -12,6 +12,9 @@ both paths.
 Everything here runs while a transform traces its function.
 """
 
+import inspect
+import weakref
+
 import jax
 
 from flax.nnx._common import graph_updates_default, is_graph_node_leaf
@@ -173,3 +176,60 @@ def resolved_updates(graph_updates) -> bool:
   if graph_updates is None:
     return graph_updates_default()
   return bool(graph_updates)
+
+
+_SIGNATURES: 'weakref.WeakKeyDictionary' = weakref.WeakKeyDictionary()
+
+
+def _signature_of(fun):
+  """``(signature or None, name of a parameter that cannot be given
+  positionally or None)`` of ``fun``, cached per function."""
+  try:
+    return _SIGNATURES[fun]
+  except KeyError:
+    pass
+  except TypeError:  # not weakly referenceable
+    return _inspect_signature(fun)
+  info = _inspect_signature(fun)
+  try:
+    _SIGNATURES[fun] = info
+  except TypeError:
+    pass
+  return info
+
+
+def _inspect_signature(fun):
+  try:
+    sig = inspect.signature(fun)
+  except (TypeError, ValueError):
+    return None, None
+  for p in sig.parameters.values():
+    if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+      return sig, p.name
+  return sig, None
+
+
+def positional_args(fun, args, kwargs, *, defaults=False) -> tuple:
+  """``args`` with ``kwargs`` moved to their positions (``defaults``: the
+  defaults of the missing parameters filled in too). A function with a
+  parameter that cannot be given positionally (keyword-only, ``*args``,
+  ``**kwargs``) is a TypeError, whether or not keywords are given: graph
+  mode transforms map and differentiate positional arguments only."""
+  sig, bad = _signature_of(fun)
+  if bad is not None or (sig is None and kwargs):
+    what = (
+      f'has a parameter {bad!r} that cannot be given positionally'
+      if bad is not None
+      else 'has no signature to place them with'
+    )
+    raise TypeError(
+      f'keyword arguments could not be resolved to positions: {fun!r} '
+      f'{what}. Pass the arguments positionally to a function with '
+      'positional parameters only, or use graph_updates=False.'
+    )
+  if sig is None or (not kwargs and not defaults):
+    return tuple(args)
+  bound = sig.bind(*args, **kwargs)
+  if defaults:
+    bound.apply_defaults()
+  return tuple(bound.args)
