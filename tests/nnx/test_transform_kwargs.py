@@ -103,3 +103,14 @@ def test_resolve_kwargs():
   assert resolve_kwargs(loss, (1, 2), {}) == (1, 2, 1.0)
   with pytest.raises(TypeError, match='could not be resolved to positions'):
     resolve_kwargs(loss_kwonly, (1, 2), {})
+
+
+def test_graph_mode_vmap_over_a_module_class_resolves_keywords():
+  class Stack(nnx.Module):
+    def __init__(self, x, scale=1.0):
+      self.w = nnx.Param(x * scale)
+
+  m = nnx.vmap(Stack, in_axes=(0, None))(jnp.arange(2.0), scale=3.0)
+  assert m.w[...].tolist() == [0.0, 3.0]
+  m = nnx.vmap(Stack)(jnp.arange(2.0))
+  assert m.w[...].tolist() == [0.0, 1.0]

@@ -200,7 +200,13 @@ def _signature_of(fun):
 
 def _inspect_signature(fun):
   try:
-    sig = inspect.signature(fun)
+    if isinstance(fun, type):
+      # a class (a Module constructor): its __init__ without self, not the
+      # (*args, **kwargs) of its metaclass
+      sig = inspect.signature(fun.__init__)
+      sig = sig.replace(parameters=list(sig.parameters.values())[1:])
+    else:
+      sig = inspect.signature(fun)
   except (TypeError, ValueError):
     return None, None
   for p in sig.parameters.values():
