@@ -114,3 +114,18 @@ def test_graph_mode_vmap_over_a_module_class_resolves_keywords():
   assert m.w[...].tolist() == [0.0, 3.0]
   m = nnx.vmap(Stack)(jnp.arange(2.0))
   assert m.w[...].tolist() == [0.0, 1.0]
+
+
+def test_graph_mode_takes_functions_with_var_positional_parameters():
+  out = nnx.vmap(lambda *xs: xs[0] + xs[1])(jnp.ones(2), jnp.ones(2))
+  assert out.tolist() == [2.0, 2.0]
+  assert nnx.vmap(lambda x, **kw: x)(jnp.ones(2)).tolist() == [1.0, 1.0]
+  assert nnx.grad(lambda *xs: jnp.sum(xs[0]))(jnp.ones(2)).tolist() == [
+    1.0,
+    1.0,
+  ]
+  c, ys = nnx.scan(lambda *a: (a[0] + a[1], a[1]))(jnp.zeros(()), jnp.ones(2))
+  assert float(c) == 2.0 and ys.tolist() == [1.0, 1.0]
+  assert float(nnx.remat(lambda *xs: jnp.sum(xs[0]))(jnp.ones(2))) == 2.0
+  with pytest.raises(TypeError, match='could not be resolved to positions'):
+    nnx.vmap(lambda x, **kw: x)(jnp.ones(2), y=jnp.ones(2))

@@ -101,3 +101,14 @@ for mode, g in [
       f'grad-x-by-keyword-{mode}-out',
       nnx.grad(loss, argnums=1, **g)(W(), x=jnp.ones(3)),
     )
+
+# functions taking *args / **kwargs in graph mode
+report.array(
+  'vmap-varargs', nnx.vmap(lambda *xs: xs[0] + xs[1])(jnp.ones(2), jnp.ones(2))
+)
+report.array('vmap-varkw', nnx.vmap(lambda x, **kw: x)(jnp.ones(2)))
+report.array('grad-varargs', nnx.grad(lambda *xs: jnp.sum(xs[0]))(jnp.ones(2)))
+report.tree(
+  'scan-varargs',
+  nnx.scan(lambda *a: (a[0] + a[1], a[1]))(jnp.zeros(()), jnp.ones(2)),
+)

@@ -210,7 +210,7 @@ def _inspect_signature(fun):
   except (TypeError, ValueError):
     return None, None
   for p in sig.parameters.values():
-    if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+    if p.kind is p.KEYWORD_ONLY:
       return sig, p.name
   return sig, None
 
@@ -218,9 +218,9 @@ def _inspect_signature(fun):
 def positional_args(fun, args, kwargs, *, defaults=False) -> tuple:
   """``args`` with ``kwargs`` moved to their positions (``defaults``: the
   defaults of the missing parameters filled in too). A function with a
-  parameter that cannot be given positionally (keyword-only, ``*args``,
-  ``**kwargs``) is a TypeError, whether or not keywords are given: graph
-  mode transforms map and differentiate positional arguments only."""
+  keyword-only parameter is a TypeError, whether or not keywords are given,
+  and so is a keyword that only ``**kwargs`` would take: graph mode
+  transforms map and differentiate positional arguments only."""
   sig, bad = _signature_of(fun)
   if bad is not None or (sig is None and kwargs):
     what = (
@@ -238,4 +238,10 @@ def positional_args(fun, args, kwargs, *, defaults=False) -> tuple:
   bound = sig.bind(*args, **kwargs)
   if defaults:
     bound.apply_defaults()
+  if bound.kwargs:
+    raise TypeError(
+      'keyword arguments could not be resolved to positions: '
+      f'{sorted(bound.kwargs)} would reach the **kwargs of {fun!r}. Pass '
+      'them positionally, or use graph_updates=False.'
+    )
   return tuple(bound.args)
