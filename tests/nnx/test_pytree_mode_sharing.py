@@ -128,3 +128,15 @@ def test_scan_carries_shared_references_without_graph_updates():
     nnx.scan(
       step, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0), graph=False
     )(Shared(), jnp.arange(2.0))
+
+
+def test_duplicate_paths_name_positional_arguments():
+  # two positional arguments, a tuple and a dict: paths stay .args[i]
+  @nnx.custom_vjp(graph=False, graph_updates=False)
+  def f(ms, opts):
+    return jnp.sum(ms[0].a[...])
+
+  with pytest.raises(ValueError, match=r'\.args\[0\]\[0\]\.b'):
+    f((Shared(),), {'k': 1})
+  with pytest.raises(ValueError, match=r'\.args\[0\]\.b'):
+    nnx.vjp(bump, Shared(), graph=False)

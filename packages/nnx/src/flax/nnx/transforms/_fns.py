@@ -85,15 +85,17 @@ class PytreeMode:
   def _via_graph(self) -> bool:
     return bool(self.graph) and self.shares
 
-  def variables(self, tree, where='arguments'):
+  def variables(self, tree, where='call'):
     """The Variables of ``tree``, in the order of :meth:`values`; in tree
-    mode (or where sharing is refused) one reachable twice raises."""
+    mode (or where sharing is refused) one reachable twice raises (``where``
+    as in :func:`common.tree_variables`: by default an ``(args, kwargs)``
+    pair)."""
     if self._via_graph:
       return [v for _, v in varflow.variable_paths(tree, '')]
     return common.tree_variables(tree, where, self._transform_text())
 
-  def values(self, tree):
-    return [v._raw_value for v in self.variables(tree)]
+  def values(self, tree, where='call'):
+    return [v._raw_value for v in self.variables(tree, where)]
 
   def pure(self, tree):
     """``tree`` as it crosses the JAX transform."""

@@ -266,7 +266,7 @@ def _make_grad(
     g = resolve_graph(graph)
     if g and _updates(graph_updates):
       # graph mode differentiates positional arguments only
-      args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
+      args = varflow.positional_args(f, args, kwargs)
       kwargs = {}
       inner = _grad_graph(
         f, argnums, has_aux, holomorphic, allow_int, with_value
@@ -430,7 +430,7 @@ def vjp(
       vjp, f, has_aux=has_aux, graph=graph, graph_updates=graph_updates
     )
   fn = SimpleVjpFn(f, has_aux, g)
-  outer = fn.variables(primals)
+  outer = fn.variables((primals, {}))
   out, vjp_fn, (aux, updates) = jax.vjp(fn, *fn.pure(primals), has_aux=True)
   common.store_values(outer, updates)
 
@@ -468,7 +468,7 @@ def jvp(
   primals = tuple(primals)
   tangents = tuple(tangents)
   fn = SimpleJvpFn(f, has_aux, g)
-  outer = fn.variables(primals)
+  outer = fn.variables((primals, {}))
   out, t_out, (aux, updates) = jax.jvp(
     fn, fn.pure(primals), fn.pure(tangents), has_aux=True
   )
@@ -530,7 +530,7 @@ def remat(
     g = resolve_graph(graph)
     if g and _updates(graph_updates):
       # graph mode passes positional arguments only
-      args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
+      args = varflow.positional_args(f, args, kwargs)
       return _remat_graph(f, prevent_cse, static_argnums, policy, args, {})
     from flax.nnx.transforms.general import lift_tree
 

@@ -414,22 +414,18 @@ def store_values(variables, values):
 _WHERE = {'arguments': '.args', 'operands': '.operands', 'carry': '.carry'}
 
 
-def tree_variables(tree, where='arguments', name='nnx transform'):
+def tree_variables(tree, where='call', name='nnx transform'):
   """Variables of a pytree (tree mode); one reachable twice is the
-  Duplicate error of ``name`` (paths start with ``where``'s label; an
-  ``(args, kwargs)`` pair of arguments reads ``.args[i]`` / ``.kwargs[k]``)."""
+  Duplicate error of ``name``. ``where`` says what ``tree`` is, for the
+  paths: ``'call'`` an ``(args, kwargs)`` pair (``.args[i]`` /
+  ``.kwargs[k]``), else a label (``'arguments'``: a tuple of positional
+  arguments, ``.args[i]``; ``'operands'``, ``'carry'``, ...)."""
   from flax.nnx.transforms import varflow
 
   paths_leaves, _ = jax.tree_util.tree_flatten_with_path(
     tree, is_leaf=lambda x: isinstance(x, Variable)
   )
-  pair = (
-    where == 'arguments'
-    and type(tree) is tuple
-    and len(tree) == 2
-    and type(tree[0]) is tuple
-    and type(tree[1]) is dict
-  )
+  pair = where == 'call'
   label = _WHERE.get(where, '.' + where.replace(' ', '_'))
   seen = {}
   out = []

@@ -179,7 +179,7 @@ class SimpleCondFn(_fns.SimpleFn):
   def __call__(self, *operands):
     operands = self.fresh(operands)
     out = self.f(*operands)
-    return self.outputs((operands, {}), out), self.values(operands)
+    return self.outputs((operands, {}), out), self.values(operands, 'operands')
 
 
 @dataclasses.dataclass(eq=False)
@@ -311,7 +311,7 @@ def while_loop(cond_fun, body_fun, init_val, *, graph=None, graph_updates=None):
         SimpleWhileLoopCondFn(cond_fun, g), body, body.pure(init_val)
       )
     )
-    common.store_values(variables, body.values(out))
+    common.store_values(variables, body.values(out, 'carry'))
     return out
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.while_loop(
@@ -340,7 +340,7 @@ def fori_loop(
     out = body.result(
       jax.lax.fori_loop(lower, upper, body, body.pure(init_val), unroll=unroll)
     )
-    common.store_values(variables, body.values(out))
+    common.store_values(variables, body.values(out, 'carry'))
     return out
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.fori_loop(

@@ -291,7 +291,7 @@ def _tree_map_call(
   variables = fn.variables((args, kwargs))
   var_axes = []
   for a, ax in zip(args, ia):
-    var_axes.extend([ax] * len(fn.variables((a,))))
+    var_axes.extend([ax] * len(fn.variables(((a,), {}))))
   var_axes.extend([0] * len(fn.variables(((), kwargs))))
   fn.update_axes = tuple(var_axes)
   pure_args, pure_kwargs = fn.pure((args, kwargs))
@@ -347,7 +347,7 @@ def vmap(
         graph,
       )
     # graph mode maps positional arguments only
-    args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
+    args = varflow.positional_args(f, args, kwargs)
     return _vmap_call(
       jax.vmap, VmapFn, f, in_axes, out_axes, args, kw, transform_metadata
     )
@@ -466,7 +466,7 @@ def _each_variable(tree, graph):
   from flax.nnx.variablelib import Variable
 
   if not resolve_graph(graph):
-    for leaf in common.tree_variables(tree):
+    for leaf in common.tree_variables(tree, 'arguments'):
       yield leaf
     return
   seen = set()

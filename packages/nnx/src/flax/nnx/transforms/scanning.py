@@ -104,7 +104,7 @@ class _ScanStep:
     else:
       args = self.fresh(pure)
     if not g and carry_arg is not None:
-      carry_vars = self.variables((args[carry_arg],))
+      carry_vars = self.variables((args[carry_arg],), 'carry')
     meta = _axis_metadata.enabled(metadata)
     if meta:
       mapped = self._mapped(args, in_axes)
@@ -232,7 +232,7 @@ class SimpleScanFn(_ScanStep, _fns.SimpleFn):
   def _mapped(self, args, in_axes):
     return [
       (v, ax)
-      for v, ax in zip(self.variables(args), self.update_axes)
+      for v, ax in zip(self.variables(args, 'arguments'), self.update_axes)
       if isinstance(ax, int) and not isinstance(ax, bool)
     ]
 
@@ -312,7 +312,7 @@ def scan(
   def wrapper(*args, **kwargs):
     g = graph_with_updates(graph, graph_updates)
     if g:  # graph mode scans positional arguments only
-      args = varflow.positional_args(f, args, kwargs, defaults=bool(kwargs))
+      args = varflow.positional_args(f, args, kwargs)
     elif kwargs:
       raise TypeError(
         'nnx.scan without graph updates takes positional arguments only; '
@@ -361,9 +361,11 @@ def scan(
         plan=plan,
         transform_metadata=transform_metadata,
       )
-      variables = fn.variables(args)
+      variables = fn.variables(args, 'arguments')
       fn.update_axes = tuple(
-        ax for arg, ax in zip(args, ia) for _ in fn.variables((arg,))
+        ax
+        for arg, ax in zip(args, ia)
+        for _ in fn.variables((arg,), 'arguments')
       )
       pure_args, prefix = fn.pure(args), ia
     flat, plan.treedef = jax.tree_util.tree_flatten(pure_args)
@@ -426,7 +428,7 @@ def scan(
       )
     else:
       final = fn.result(final_pure)
-      common.store_values(variables, fn.values(final))
+      common.store_values(variables, fn.values(final, 'arguments'))
       carry_obj = final[c_arg] if c_arg is not None else None
     meta = _axis_metadata.enabled(transform_metadata)
     if oa is Carry:

@@ -215,11 +215,12 @@ def _inspect_signature(fun):
   return sig, None
 
 
-def positional_args(fun, args, kwargs, *, defaults=False) -> tuple:
+def positional_args(fun, args, kwargs, *, defaults=None) -> tuple:
   """``args`` with ``kwargs`` moved to their positions (``defaults``: the
-  defaults of the missing parameters filled in too). A function with a
-  keyword-only parameter is a TypeError, whether or not keywords are given,
-  and so is a keyword that only ``**kwargs`` would take: graph mode
+  defaults of the missing parameters filled in too; by default only when
+  keywords are given, so that positional calls pass through). A function
+  with a keyword-only parameter is a TypeError, whether or not keywords are
+  given, and so is a keyword that only ``**kwargs`` would take: graph mode
   transforms map and differentiate positional arguments only."""
   sig, bad = _signature_of(fun)
   if bad is not None or (sig is None and kwargs):
@@ -233,6 +234,8 @@ def positional_args(fun, args, kwargs, *, defaults=False) -> tuple:
       f'{what}. Pass the arguments positionally to a function with '
       'positional parameters only, or use graph_updates=False.'
     )
+  if defaults is None:
+    defaults = bool(kwargs)
   if sig is None or (not kwargs and not defaults):
     return tuple(args)
   bound = sig.bind(*args, **kwargs)
