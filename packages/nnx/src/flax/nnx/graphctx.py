@@ -149,7 +149,15 @@ class SplitContext:
     if filters:
       filterlib.filters_to_predicates(filters)
     graphdef, *flats = self.flatten(node, *filters)
-    return (graphdef, *(f.to_nested_state() for f in flats))
+    return (graphdef, *map(_nested, flats))
+
+
+def _nested(flat: FlatState):
+  """``flat`` as a State; a Variable root's state is the Variable itself
+  (as :func:`~flax.nnx.split` gives it)."""
+  if flat._paths == ((),):
+    return flat._leaves[0]
+  return flat.to_nested_state()
 
 
 @contextlib.contextmanager

@@ -394,11 +394,17 @@ def _states_from_view(view, filters, copy=True):
       else leaf._raw_value
       for leaf in leaves
     ]
+  root_variable = view.paths == [()]
   if not filters:
+    if root_variable:
+      # a Variable is its own state
+      return [values[0]]
     return [State._from_flat(view.paths, values)]
   predicates = filterlib.filters_to_predicates(filters)
   mask = view_mask(view, predicates)
   n = len(predicates)
+  if root_variable:
+    return [values[0] if m == mask[0] else State({}) for m in range(n)]
   buckets = [([], []) for _ in range(n)]
   for m, path, value in zip(mask, view.paths, values):
     if m == n:
@@ -498,6 +504,10 @@ def _leaves_for(graphdef: GraphDef, states) -> list:
   for s in states:
     if isinstance(s, (list, tuple)) and not isinstance(s, State):
       flats.append((None, list(s)))
+      continue
+    if isinstance(s, Variable):
+      # the state of a Variable root (see split)
+      flats.append(([()], [s]))
       continue
     if not isinstance(s, State):
       s = State(s) if not hasattr(s, 'paths') else s.to_nested_state()
@@ -648,6 +658,10 @@ def update(node, state, /, *states) -> None:
   """
   view = flat_view(node)
   for s in (state, *states):
+    if isinstance(s, Variable) and view.paths == [()]:
+      # a Variable's state is a Variable
+      _write(view.leaves[0], s)
+      continue
     if not isinstance(s, State):
       s = State(s)
     paths, leaves = s._flat_items()

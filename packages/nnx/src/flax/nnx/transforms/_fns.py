@@ -59,6 +59,23 @@ def mode_text(graph: bool) -> str:
   return 'graph_updates=False' if graph else 'tree mode (graph=False)'
 
 
+@dataclasses.dataclass(frozen=True)
+class Entered:
+  """The inputs of a function run inside a transform, read before it runs:
+  their Variables (``variables``, in the order of
+  :meth:`PytreeMode.variables`) and the paths of those (``paths``, for the
+  alias check of the outputs). A Variable the function adds to an input is
+  in neither: it is not written back (the structure stays inside) and may
+  be returned."""
+
+  variables: list
+  paths: list
+
+  def values(self) -> list:
+    """The raw values of the input Variables now (after the function)."""
+    return [v._raw_value for v in self.variables]
+
+
 class PytreeMode:
   """The one pytree mode of the NNX transforms (see module doc), for a
   callable with ``f`` and ``graph`` attributes.
@@ -73,8 +90,9 @@ class PytreeMode:
 
   Outside the transform: :meth:`variables` (the Variables to update),
   :meth:`pure` (what crosses) and :meth:`result` (what comes back).
-  Inside: :meth:`fresh` (new objects), :meth:`outputs` (what leaves) and
-  :meth:`values` (the new values, in the order of :meth:`variables`).
+  Inside: :meth:`enter` (new objects and their :class:`Entered` record,
+  whose ``values()`` are the new values in the order of :meth:`variables`)
+  and :meth:`outputs` (what leaves).
   """
 
   name: tp.ClassVar[str] = 'transform'
@@ -95,6 +113,8 @@ class PytreeMode:
     return common.tree_variables(tree, where, self._transform_text())
 
   def values(self, tree, where='call'):
+    """The raw values of :meth:`variables` (for a tree that crossed the
+    transform, e.g. a loop's final carry)."""
     return [v._raw_value for v in self.variables(tree, where)]
 
   def pure(self, tree):
@@ -113,16 +133,17 @@ class PytreeMode:
     leaves, treedef = jax.tree_util.tree_flatten(tree)
     return treedef.unflatten(leaves)
 
-  def check_outputs(self, inputs, out) -> None:
-    """An input Variable (of the ``(args, kwargs)`` pair ``inputs``) among
-    the outputs ``out`` is the Duplicate error."""
-    varflow.check_no_aliases(
-      varflow.args_paths(inputs), out, self._transform_text()
-    )
+  def enter(self, tree, where='call') -> tuple[tp.Any, 'Entered']:
+    """``tree`` rebuilt (:meth:`fresh`) and its :class:`Entered` record,
+    read before the function runs (``where`` as in :meth:`variables`)."""
+    tree = self.fresh(tree)
+    pair = tree if where == 'call' else (tree, {})
+    return tree, Entered(self.variables(tree, where), varflow.args_paths(pair))
 
-  def outputs(self, inputs, out):
-    """``out`` checked (:meth:`check_outputs`) as it leaves the function."""
-    self.check_outputs(inputs, out)
+  def outputs(self, entered: 'Entered', out):
+    """``out`` as it leaves the function: an input Variable among it is
+    the Duplicate error."""
+    varflow.check_no_aliases(entered.paths, out, self._transform_text())
     return self.pure(out)
 
   def _transform_text(self) -> str:
@@ -139,6 +160,6 @@ class SimpleFn(PytreeMode):
   graph: bool
 
   def __call__(self, *args, **kwargs):
-    args, kwargs = self.fresh((args, kwargs))
+    (args, kwargs), entered = self.enter((args, kwargs))
     out = self.f(*args, **kwargs)
-    return self.outputs((args, kwargs), out), self.values((args, kwargs))
+    return self.outputs(entered, out), entered.values()

@@ -186,11 +186,11 @@ class _SimpleDiffFn(_fns.PytreeMode):
   graph: bool
 
   def _run(self, pure, pure_kwargs=None):
-    args, kwargs = self.fresh((tuple(pure), dict(pure_kwargs or {})))
+    (args, kwargs), entered = self.enter((tuple(pure), dict(pure_kwargs or {})))
     out = self.f(*args, **kwargs)
     main, aux = out if self.has_aux else (out, None)
-    self.check_outputs((args, kwargs), out)
-    return main, (self.pure(aux), self.values((args, kwargs)))
+    self.outputs(entered, out)
+    return main, (self.pure(aux), entered.values())
 
 
 @dataclasses.dataclass(eq=False)

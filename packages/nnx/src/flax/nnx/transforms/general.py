@@ -85,8 +85,8 @@ class SimpleEvalShapeFn(_fns.SimpleFn):
   shares: tp.ClassVar[bool] = False
 
   def __call__(self, *args, **kwargs):
-    args, kwargs = self.fresh((args, kwargs))
-    return self.outputs((args, kwargs), self.f(*args, **kwargs))
+    (args, kwargs), entered = self.enter((args, kwargs))
+    return self.outputs(entered, self.f(*args, **kwargs))
 
 
 def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
@@ -177,9 +177,9 @@ class SimpleCondFn(_fns.SimpleFn):
   name: tp.ClassVar[str] = 'cond'
 
   def __call__(self, *operands):
-    operands = self.fresh(operands)
+    operands, entered = self.enter(operands, 'operands')
     out = self.f(*operands)
-    return self.outputs((operands, {}), out), self.values(operands, 'operands')
+    return self.outputs(entered, out), entered.values()
 
 
 @dataclasses.dataclass(eq=False)

@@ -119,9 +119,9 @@ class SimpleVmapFn(_fns.SimpleFn):
   name: tp.ClassVar[str] = 'vmap'
 
   def __call__(self, *args, **kwargs):
-    args, kwargs = self.fresh((args, kwargs))
+    (args, kwargs), entered = self.enter((args, kwargs))
     out = self.f(*args, **kwargs)
-    return self.outputs((args, kwargs), out), self.values((args, kwargs))
+    return self.outputs(entered, out), entered.values()
 
   def write_back(self, variables, new) -> None:
     common.store_values(

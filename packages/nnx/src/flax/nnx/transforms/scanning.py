@@ -29,6 +29,9 @@ from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
 from flax.nnx.transforms.general import graph_with_updates
 from flax.nnx.transforms.types import Carry
+from flax.nnx.variablelib import Variable
+
+_is_variable = Variable.__instancecheck__
 
 
 class Broadcasted(struct.PyTreeNode):
@@ -103,6 +106,11 @@ class _ScanStep:
       args = ig.args[0]
     else:
       args = self.fresh(pure)
+      # the arguments as they entered (Variables as leaves): a Variable
+      # the step adds to them is not an update
+      entered, entered_tree = jax.tree_util.tree_flatten(
+        args, is_leaf=_is_variable
+      )
     if not g and carry_arg is not None:
       carry_vars = self.variables((args[carry_arg],), 'carry')
     meta = _axis_metadata.enabled(metadata)
@@ -143,7 +151,9 @@ class _ScanStep:
         _check_variable_identity(
           carry_vars, self.variables((c_out,), 'carry output')
         )
-      new_leaves = jax.tree_util.tree_leaves(self.pure(args))
+      new_leaves = jax.tree_util.tree_leaves(
+        self.pure(entered_tree.unflatten(entered))
+      )
       new_carry = jax.tree_util.tree_leaves(self.pure(c_out))
       grown = []
     scanned_updates = [

@@ -101,8 +101,8 @@ class SimpleMakeJaxprFn(_fns.SimpleFn):
   shares: tp.ClassVar[bool] = False
 
   def __call__(self, *args, **kwargs):
-    args, kwargs = self.fresh((args, kwargs))
-    return self.outputs((args, kwargs), self.f(*args, **kwargs))
+    (args, kwargs), entered = self.enter((args, kwargs))
+    return self.outputs(entered, self.f(*args, **kwargs))
 
 
 @dataclasses.dataclass(eq=False)
