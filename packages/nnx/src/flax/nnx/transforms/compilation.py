@@ -294,7 +294,7 @@ class JitWrapped:
 
     if tree:
       entry = treecall.make_tree_entry(
-        call, body, self._fast_jit_kwargs, donate
+        call, body, fn, self._fast_jit_kwargs, donate
       )
     else:
       entry = flatcall.make_entry(
@@ -303,6 +303,7 @@ class JitWrapped:
         self._fast_jit_kwargs,
         donate,
         graph_updates=graph_updates,
+        name=fn.ctxtag,
       )
     entries = self._entries
     if len(entries) >= flatcall._MAX_ENTRIES:

@@ -408,7 +408,13 @@ def _written(node_in, new, donated) -> list | None:
 
 
 def make_entry(
-  call: Call, body, jit_kwargs, donate_args, *, graph_updates=True
+  call: Call,
+  body,
+  jit_kwargs,
+  donate_args,
+  *,
+  graph_updates=True,
+  name='nnx.jit',
 ) -> Entry:
   """Builds the compiled function of ``call``'s structure (graph mode).
 
@@ -419,6 +425,7 @@ def make_entry(
     jit_kwargs: keyword arguments of ``jax.jit``.
     donate_args: positions in ``call.leaves`` of donated leaves.
     graph_updates: whether the structure of the inputs may change.
+    name: the transform errors name.
   """
   entry = Entry()
   treedef = call.treedef
@@ -471,7 +478,7 @@ def make_entry(
       s, n = span[p]
       leaves[p] = common.NodeStates((list(flat[s : s + n]),), k_of[p])
     ig = common.InnerGraph(static, None, treedef.unflatten(leaves))
-    out, changed, values = varflow.run_inner(ig, body, graph_updates, 'nnx.jit')
+    out, changed, values = varflow.run_inner(ig, body, graph_updates, name)
     new = []
     for p in target_pos:
       new.extend(values[k_of[p]])

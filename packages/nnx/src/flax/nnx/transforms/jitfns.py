@@ -20,7 +20,7 @@ kwargs)`` pair; the compiled fast path (``flatcall``/``treecall``) calls it
 after rebuilding the arguments itself.
 """
 
-from flax.nnx.transforms import common, varflow
+from flax.nnx.transforms import _fns, common, varflow
 
 
 def join_static(args, kwargs, box):
@@ -79,12 +79,12 @@ class JitFn:
     return common.Result((out_leaves, values), (out_static, changed))
 
 
-class SimpleJitFn(JitFn):
+class SimpleJitFn(JitFn, _fns.PytreeMode):
   """The function ``nnx.jit`` compiles without graph updates.
 
   ``graph`` selects graph mode (graph nodes rebuilt from NodeStates,
   shared references kept, structure changes dropped) or tree mode
-  (pytrees, Variables returned by value); ``donate_argnums`` /
+  (:class:`~._fns.PytreeMode`: pytrees, Variables returned by value); ``donate_argnums`` /
   ``donate_argnames`` are the donated arguments; ``update_shardings``
   (tree mode) are the shardings of the Variable values leaving the
   function, one per Variable of the arguments (empty: unconstrained).
@@ -108,17 +108,17 @@ class SimpleJitFn(JitFn):
     self.graph = bool(graph)
     self.update_shardings = tuple(update_shardings or ())
 
+  def _transform_text(self) -> str:
+    return self.ctxtag
+
   def __call__(self, *args, **kwargs):
     if self.graph:
       return super().__call__(*args, **kwargs)
+    # tree mode: the pytree mode of every transform
     box, *args = args
-    args, kwargs = join_static(tuple(args), kwargs, box)
-    inputs = varflow.args_paths((args, kwargs))
-    # the input Variables, listed before the function may add attributes
-    variables = common.tree_variables((args, kwargs))
+    (args, kwargs), entered = self.enter(join_static(tuple(args), kwargs, box))
     out = self.f(*args, **kwargs)
-    varflow.check_no_aliases(inputs, out, self.ctxtag)
-    return out, [v._raw_value for v in variables]
+    return self.outputs(entered, out), entered.values()
 
 
 class SimpleJitPartialFn(SimpleJitFn):

@@ -14,7 +14,7 @@ import operator
 import jax
 
 from flax.nnx import graphlib, rebuildlib
-from flax.nnx.transforms import varflow
+from flax.nnx.transforms import _fns, varflow
 from flax.nnx.transforms.flatcall import (
   _SIGS,
   NOT_FAST,
@@ -139,11 +139,12 @@ def _finish(entry, targets, flat):
   return entry.out.unflatten(out_flat)
 
 
-def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
+def make_tree_entry(call: Call, body, mode, jit_kwargs, donate_args) -> Entry:
   """Compiles a tree-mode call: Variables (standalone or in Pytrees) are
   rebuilt fresh inside, their final values come back (arrays held by
   Pytrees do not), the outputs are plain pytrees (returned flat, with
-  their structure kept in ``entry.out``)."""
+  their structure kept in ``entry.out``) checked by ``mode`` (the
+  :class:`~._fns.PytreeMode` of the jitted function)."""
   entry = Entry()
   treedef = call.treedef
   sig = call.sig
@@ -189,9 +190,11 @@ def make_tree_entry(call: Call, body, jit_kwargs, donate_args) -> Entry:
       leaves[p] = obj
     node_in = flat[n_others:]
     args_tree = treedef.unflatten(leaves)
-    inputs = varflow.args_paths(args_tree)
-    out = body(args_tree)
-    varflow.check_no_aliases(inputs, out, 'nnx.jit')
+    entered = _fns.Entered(
+      [t for t in inner_targets if isinstance(t, Variable)],
+      varflow.args_paths(args_tree),
+    )
+    out = mode.outputs(entered, body(args_tree))
     new = [
       t._raw_value if isinstance(t, Variable) else node_in[i]
       for i, t in enumerate(inner_targets)
