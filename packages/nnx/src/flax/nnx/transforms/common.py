@@ -21,7 +21,7 @@ from flax.nnx._common import MISSING, is_graph_node_leaf
 from flax.nnx.graphlib import _Flattener, _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.variablelib import Variable, store_raw_value
+from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 
 def _is_node_or_registered(x) -> bool:
@@ -92,7 +92,6 @@ class _Root:
     'slots',
     'paths',
     'nodes',
-    'offset',
     'mask',
     'ngroups',
     'view',
@@ -127,33 +126,23 @@ class GraphArgs:
     views = None
     if fast:
       views = [graphlib.flat_view(o) for o in objs]
-      if len(views) > 1:
-        seen = set()
-        for v in views:
-          ids = graphlib.view_ids(v)
-          if not seen.isdisjoint(ids):
-            fast = False
-            break
-          seen |= ids
+      fast = len(views) < 2 or disjoint((), views)
     self.fast = fast
-    offset = 0
     if fast:
       for o, v in zip(objs, views):
         r = _Root()
         r.obj, r.node, r.slots, r.paths = o, v.graphdef.node, v.leaves, v.paths
-        r.nodes, r.offset, r.view = v.nodes, offset, v
-        offset += len(v.nodes)
+        r.nodes, r.view = v.nodes, v
         roots.append(r)
     else:
       f = _Flattener()
       for o in objs:
         start = len(f.leaves)
-        nstart = len(f.nodes)
         node = f.visit(o, ())
         r = _Root()
         r.obj, r.node = o, node
         r.slots, r.paths = f.leaves[start:], f.paths[start:]
-        r.nodes, r.offset, r.view = None, nstart, None
+        r.nodes, r.view = None, None
         roots.append(r)
       self._all_nodes = [obj for _, obj in f.nodes]
       for r in roots:
@@ -207,15 +196,43 @@ class GraphArgs:
     changed, values = update
     for k, (r, vals) in enumerate(zip(self.roots, values)):
       new_node = changed[k] if changed is not None else None
-      if new_node is None:
-        for slot, v in zip(r.slots, vals):
-          if type(slot) is graphlib._ArraySlot:
-            slot._raw_value = v
-          else:
-            store_raw_value(slot, v)
-      else:
-        reuse = _ReuseMap(r.nodes, r.offset if not self.fast else 0, self.fast)
-        _unflatten(new_node, iter(vals), _ReuseIndex(reuse), reuse, True)
+      write_root(r.slots, r.nodes, new_node, vals)
+
+
+def write_root(slots, nodes, new_node, values) -> None:
+  """Writes into one input root of a transform the values that came back
+  for it: the write-back of every NNX transform (``nnx.jit``'s fast path
+  included).
+
+  Args:
+    slots: where the root's values go, in order (Variables, or array
+      slots of its flat view).
+    nodes: the objects of the root (by graph index), reused when its
+      structure changed.
+    new_node: the root's new graph structure, or None if unchanged.
+    values: the new values, in the order of ``slots`` (of ``new_node``'s
+      leaves when the structure changed).
+  """
+  if new_node is None:
+    store_raw_values(slots, values)
+  else:
+    reuse = _ReuseMap(nodes)
+    _unflatten(new_node, iter(values), _ReuseIndex(reuse), reuse, True)
+
+
+def disjoint(variables, views) -> bool:
+  """Whether the standalone ``variables`` and the objects of the flat
+  ``views`` are all distinct (no object reachable from two roots): the
+  condition for the roots to cross a transform view by view."""
+  ids = set(map(id, variables))
+  if len(ids) != len(variables):
+    return False
+  for view in views:
+    view_ids = graphlib.view_ids(view)
+    if not ids.isdisjoint(view_ids):
+      return False
+    ids |= view_ids
+  return True
 
 
 def _mask(paths, slots, preds):
@@ -235,9 +252,8 @@ def _mask(paths, slots, preds):
 class _ReuseMap:
   """index -> existing outer object (for structural write-back)."""
 
-  def __init__(self, nodes, offset, fast):
+  def __init__(self, nodes):
     self.nodes = nodes
-    self.fast = fast
 
   def get(self, i):
     if 0 <= i < len(self.nodes):
@@ -361,12 +377,18 @@ class InnerGraph:
 
 
 class _OuterIndex(dict):
-  def __init__(self, nodes):
+  """Objects rebuilt from the outputs by index; a negative index is an
+  input object (``input_nodes()`` lists them, on first use)."""
+
+  def __init__(self, input_nodes):
     super().__init__()
-    self._nodes = nodes
+    self._input_nodes = input_nodes
+    self._nodes = None
 
   def __missing__(self, i):
     if i < 0:
+      if self._nodes is None:
+        self._nodes = self._input_nodes()
       return self._nodes[-i - 1]
     raise KeyError(i)
 
@@ -391,12 +413,46 @@ jax.tree_util.register_pytree_node(
 
 
 def unflatten_out(out_static, out_leaves, graph_args: GraphArgs | None):
+  """The outputs of a transform from what crossed it (``out_static`` from
+  :meth:`InnerGraph.flatten_out`); references to inputs resolve to the
+  objects of ``graph_args``."""
   treedef, nodes, positions = out_static
   leaves = list(out_leaves)
-  if positions:
-    index = _OuterIndex(graph_args.all_nodes() if graph_args else [])
-    for pos, node in zip(positions, nodes):
-      vals = leaves[pos].groups[0]
+  for pos in positions:
+    leaves[pos] = leaves[pos].groups[0]
+  return rebuild_out(
+    treedef,
+    nodes,
+    positions,
+    leaves,
+    graph_args.all_nodes if graph_args else list,
+  )
+
+
+def rebuild_out(treedef, nodes, positions, leaves, input_nodes):
+  """Rebuilds the outputs of a transform (of every NNX transform,
+  ``nnx.jit``'s fast path included).
+
+  Args:
+    treedef: the pytree structure of the outputs (graph nodes as leaves).
+    nodes: the graph structure of each output graph node.
+    positions: where the graph nodes sit among the leaves.
+    leaves: the output leaves, with the values of each graph node (a
+      list) at its position; replaced in place by the rebuilt objects.
+    input_nodes: ``input_nodes()`` lists the input objects by global
+      index (called only if an output refers to an input).
+  """
+  index = _OuterIndex(input_nodes)
+  for pos, node in zip(positions, nodes):
+    vals = leaves[pos]
+    if node[0] == 'v':
+      # a fresh Variable: made directly
+      var = object.__new__(node[1])
+      store_raw_value(var, vals[0])
+      object.__setattr__(var, '_var_metadata', dict(node[3].items))
+      index[node[2]] = var
+      leaves[pos] = var
+    else:
       leaves[pos] = _unflatten(node, iter(vals), index, None, True)
   return treedef.unflatten(leaves)
 
@@ -407,8 +463,7 @@ def unflatten_out(out_static, out_leaves, graph_args: GraphArgs | None):
 def store_values(variables, values):
   """Writes ``values`` into ``variables`` (one each, in order) as they come
   out of a transform: the tree-mode write-back of every NNX transform."""
-  for var, value in zip(variables, values):
-    store_raw_value(var, value)
+  store_raw_values(variables, values)
 
 
 _WHERE = {'arguments': '.args', 'operands': '.operands', 'carry': '.carry'}

@@ -22,7 +22,7 @@ import jax
 
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
-from flax.nnx.graphlib import _EMPTY_META, _Meta, _unflatten
+from flax.nnx.graphlib import _EMPTY_META, _Meta
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import common, varflow
@@ -261,7 +261,7 @@ def read_leaves(leaves, sig, views):
           return None
     else:
       graphdefs = tuple(v.graphdef for v in views)
-      if not _disjoint(variables, views):
+      if not common.disjoint(variables, views):
         return None
   else:
     targets = variables
@@ -296,18 +296,6 @@ def _finish(entry, flat, targets, leaves, sig, views):
   call.sig = sig
   call.views = views
   return _rebuild_out(call, entry.out, out)
-
-
-def _disjoint(variables, views) -> bool:
-  ids = set(map(id, variables))
-  if len(ids) != len(variables):
-    return False
-  for view in views:
-    view_ids = graphlib.view_ids(view)
-    if not ids.isdisjoint(view_ids):
-      return False
-    ids |= view_ids
-  return True
 
 
 def _roots(call) -> list:
@@ -526,50 +514,23 @@ def _write_changed(entry, call, new):
     start += size
     if isinstance(root, Variable):
       store_raw_value(root, vals[0])
-    elif node is None:
-      for target, value in zip(root.leaves, vals):
-        store_raw_value(target, value)
     else:
-      reuse = common._ReuseMap(root.nodes, 0, True)
-      _unflatten(node, iter(vals), common._ReuseIndex(reuse), reuse, True)
+      common.write_root(root.leaves, root.nodes, node, vals)
 
 
 def _rebuild_out(call, out, out_flat):
   out_treedef, out_nodes, out_positions, out_sizes = out
   leaves = []
   it = iter(out_flat)
-  node_k = 0
-  index = _InputIndex(call)
   for size in out_sizes:
     if size is None:
       leaves.append(next(it))
-      continue
-    node = out_nodes[node_k]
-    node_k += 1
-    vals = [next(it) for _ in range(size)]
-    if node[0] == 'v':
-      var = object.__new__(node[1])
-      store_raw_value(var, vals[0])
-      _set(var, '_var_metadata', dict(node[3].items))
-      index[node[2]] = var
-      leaves.append(var)
-      continue
-    leaves.append(_unflatten(node, iter(vals), index, None, True))
-  return out_treedef.unflatten(leaves)
-
-
-class _InputIndex(dict):
-  """Objects rebuilt from the outputs by index; negative indices are input
-  objects (listed on first use)."""
-
-  def __init__(self, call):
-    super().__init__()
-    self._call = call
-    self._nodes = None
-
-  def __missing__(self, i):
-    if i < 0:
-      if self._nodes is None:
-        self._nodes = _root_nodes(_roots(self._call))
-      return self._nodes[-i - 1]
-    raise KeyError(i)
+    else:
+      leaves.append([next(it) for _ in range(size)])
+  return common.rebuild_out(
+    out_treedef,
+    out_nodes,
+    out_positions,
+    leaves,
+    lambda: _root_nodes(_roots(call)),
+  )
