@@ -12,6 +12,8 @@ written into the original Variables in one pass.
 
 import functools
 import inspect
+import operator
+import typing as tp
 
 import jax
 
@@ -22,6 +24,10 @@ from flax.nnx.graphlib import _Flattener, _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
+
+
+_flatten = jax.tree_util.tree_flatten
+_flat_view = graphlib.flat_view
 
 
 def _is_node_or_registered(x) -> bool:
@@ -63,6 +69,89 @@ def options_first(transform=None, *, check=None):
     return transform(fn, *args[1:], **kwargs)
 
   return wrapper
+
+
+def _getter(positions):
+  """A function returning ``leaves[p]`` for every p, as a tuple."""
+  if not positions:
+    return lambda leaves: ()
+  if len(positions) == 1:
+    p = positions[0]
+    return lambda leaves: (leaves[p],)
+  return operator.itemgetter(*positions)
+
+
+class Sig:
+  """Positions of plain leaves, Variables and Pytrees (graph nodes) for
+  one tuple of leaf types; in tree mode every graph node but a Variable
+  is a plain leaf. Made once per tuple of types (:func:`sig_of`)."""
+
+  __slots__ = (
+    'types',
+    'others',
+    'variables',
+    'pytrees',
+    'get_others',
+    'get_vars',
+  )
+
+  def __init__(self, types, tree_mode):
+    self.types = types
+    others, variables, pytrees = [], [], []
+    for i, t in enumerate(types):
+      if issubclass(t, Variable):
+        variables.append(i)
+      elif not tree_mode and (issubclass(t, Pytree) or t in GRAPH_NODE_TYPES):
+        pytrees.append(i)
+      else:
+        others.append(i)
+    self.others = tuple(others)
+    self.variables = tuple(variables)
+    self.pytrees = tuple(pytrees)
+    self.get_others = _getter(others)
+    self.get_vars = _getter(variables)
+
+
+_SIGS: dict = {}
+
+
+def sig_of(types, tree_mode=False) -> Sig:
+  """The cached :class:`Sig` of ``types``."""
+  key = (types, tree_mode)
+  sig = _SIGS.get(key)
+  if sig is None:
+    if len(_SIGS) >= 4096:
+      _SIGS.clear()
+    sig = _SIGS[key] = Sig(types, tree_mode)
+  return sig
+
+
+class Roots(tp.NamedTuple):
+  """The arguments of a transform call with their graph roots found
+  (:func:`flatten_roots`): the pytree ``leaves`` (graph nodes as leaves)
+  and ``treedef``, their :class:`Sig` and the flat view of each Pytree
+  (in the order of ``sig.pytrees``)."""
+
+  leaves: list
+  treedef: tp.Any
+  sig: Sig
+  views: list
+
+
+def flatten_roots(tree, is_leaf, tree_mode=False) -> Roots:
+  """Finds the graph roots of ``tree``: the argument extraction every NNX
+  transform starts with (``nnx.jit``'s fast path included)."""
+  leaves, treedef = _flatten(tree, is_leaf)
+  types = tuple(map(type, leaves))
+  sig = _SIGS.get((types, tree_mode))
+  if sig is None:
+    sig = sig_of(types, tree_mode)
+  return Roots(
+    leaves,
+    treedef,
+    sig,
+    list(map(_flat_view, map(leaves.__getitem__, sig.pytrees))),
+  )
 
 
 class NodeStates:
@@ -114,19 +203,16 @@ class GraphArgs:
   """Graph nodes extracted from a pytree of arguments (outside)."""
 
   def __init__(self, tree, *, predicates_for=None, allow_tree_values=True):
-    is_node = node_leaf_predicate()
-    leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=is_node)
+    leaves, treedef, sig, views = flatten_roots(tree, node_leaf_predicate())
     self.treedef = treedef
     self.leaves = leaves
-    positions = [i for i, x in enumerate(leaves) if is_node(x)]
+    positions = sorted(sig.variables + sig.pytrees)
     self.positions = positions
     roots = []
     objs = [leaves[i] for i in positions]
-    fast = all(isinstance(o, Pytree) for o in objs)
-    views = None
-    if fast:
-      views = [graphlib.flat_view(o) for o in objs]
-      fast = len(views) < 2 or disjoint((), views)
+    # root by root through the flat views (as nnx.jit's fast path) when
+    # no Variable stands alone and no object is reachable from two roots
+    fast = not sig.variables and (len(views) < 2 or disjoint((), views))
     self.fast = fast
     if fast:
       for o, v in zip(objs, views):

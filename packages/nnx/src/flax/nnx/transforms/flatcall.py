@@ -23,8 +23,6 @@ import jax
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.graphlib import _EMPTY_META, _Meta
-from flax.nnx.graphnodes import GRAPH_NODE_TYPES
-from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import common, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
@@ -36,59 +34,6 @@ _is_node_leaf = is_graph_node_leaf
 _is_variable = Variable.__instancecheck__
 _MAX_ENTRIES = 512
 TreeDef = type(jax.tree_util.tree_structure(None))
-
-
-def _getter(positions):
-  """A function returning ``leaves[p]`` for every p, as a tuple."""
-  if not positions:
-    return lambda leaves: ()
-  if len(positions) == 1:
-    p = positions[0]
-    return lambda leaves: (leaves[p],)
-  return operator.itemgetter(*positions)
-
-
-class _Sig:
-  """Positions of plain leaves, Variables and Pytrees for one tuple of
-  leaf types."""
-
-  __slots__ = (
-    'types',
-    'others',
-    'variables',
-    'pytrees',
-    'get_others',
-    'get_vars',
-  )
-
-  def __init__(self, types, tree_mode):
-    self.types = types
-    others, variables, pytrees = [], [], []
-    for i, t in enumerate(types):
-      if issubclass(t, Variable):
-        variables.append(i)
-      elif not tree_mode and (issubclass(t, Pytree) or t in GRAPH_NODE_TYPES):
-        pytrees.append(i)
-      else:
-        others.append(i)
-    self.others = tuple(others)
-    self.variables = tuple(variables)
-    self.pytrees = tuple(pytrees)
-    self.get_others = _getter(others)
-    self.get_vars = _getter(variables)
-
-
-_SIGS: dict = {}
-
-
-def _sig(types, tree_mode) -> _Sig:
-  key = (types, tree_mode)
-  sig = _SIGS.get(key)
-  if sig is None:
-    if len(_SIGS) >= 4096:
-      _SIGS.clear()
-    sig = _SIGS[key] = _Sig(types, tree_mode)
-  return sig
 
 
 def _meta_key(variables):
@@ -212,12 +157,7 @@ def run(entries: dict, extra, tree, compile_entry, memo=None):
   Returns:
     The outputs, or :data:`NOT_FAST` if the general path must run.
   """
-  leaves, treedef = _flatten(tree, _is_node_leaf)
-  types = tuple(map(type, leaves))
-  sig = _SIGS.get((types, False))
-  if sig is None:
-    sig = _sig(types, False)
-  views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
+  leaves, treedef, sig, views = common.flatten_roots(tree, _is_node_leaf)
   read = read_leaves(leaves, sig, views)
   if read is None:
     return NOT_FAST

@@ -14,9 +14,8 @@ import operator
 import jax
 
 from flax.nnx import graphlib, rebuildlib
-from flax.nnx.transforms import _fns, varflow
+from flax.nnx.transforms import _fns, common, varflow
 from flax.nnx.transforms.flatcall import (
-  _SIGS,
   NOT_FAST,
   Call,
   Entry,
@@ -25,7 +24,6 @@ from flax.nnx.transforms.flatcall import (
   _is_node_leaf,
   _is_variable,
   _set,
-  _sig,
   _written,
   make_call,
   read_leaves,
@@ -69,14 +67,8 @@ def run_tree(entries: dict, extra, tree, compile_entry, memo=None):
   """One tree-mode call on the fast path; :data:`NOT_FAST` if a Variable
   appears twice (the general path then raises the error). ``memo`` is as
   in :func:`flatcall.run`."""
-  leaves, treedef = _flatten(tree, _is_node_leaf)
-  types = tuple(map(type, leaves))
-  sig = _SIGS.get((types, False))
-  if sig is None:
-    sig = _sig(types, False)
-  views = ()
-  if sig.pytrees:
-    views = [graphlib.flat_view(leaves[p]) for p in sig.pytrees]
+  leaves, treedef, sig, views = common.flatten_roots(tree, _is_node_leaf)
+  if views:
     for v in views:
       if v.tree_ok is not True and not _tree_ok(v):
         if memo is not None:
@@ -109,11 +101,7 @@ def run_tree_memo(m: Memo, args):
 
 def _run_flat(entries: dict, extra, tree, compile_entry):
   """Tree-mode call with JAX flattening the Pytrees."""
-  leaves, treedef = _flatten(tree, _is_variable)
-  types = tuple(map(type, leaves))
-  sig = _SIGS.get((types, True))
-  if sig is None:
-    sig = _sig(types, True)
+  leaves, treedef, sig, _ = common.flatten_roots(tree, _is_variable, True)
   read = read_leaves(leaves, sig, ())
   if read is None:
     return NOT_FAST
