@@ -1,13 +1,23 @@
-"""Moving graph nodes in and out of JAX transforms.
+"""Moving graph nodes in and out of JAX transforms: the one engine under
+every NNX transform in graph mode.
 
-Outside a transform, :class:`GraphArgs` replaces every graph node of the
-arguments by a :class:`NodeStates` pytree holding the raw values of its
-leaves (grouped by filters when asked); the structure (graphdefs) stays on
-the Python side. Inside, :class:`InnerGraph` rebuilds fresh objects, and
-after the user function it collects the new leaf values (and structure
-changes) of the inputs and flattens graph nodes found in the outputs, with
-references to input objects kept as references. Back outside, updates are
-written into the original Variables in one pass.
+Outside a transform, :func:`flatten_roots` finds the graph roots of the
+arguments (by leaf types, classified once per tuple of types) with their
+cached flat views, and :class:`GraphArgs` replaces every graph node by a
+:class:`NodeStates` pytree holding the raw values of its leaves (grouped
+by filters when asked); the structure (graphdefs) stays on the Python
+side. Inside, :class:`InnerGraph` rebuilds fresh objects, and after the
+user function it collects the new leaf values (and structure changes) of
+the inputs and flattens graph nodes found in the outputs, with references
+to input objects kept as references. Back outside, :func:`write_root`
+writes the updates into the original objects in one pass and
+:func:`rebuild_out` rebuilds the outputs.
+
+``nnx.jit``'s cached fast path (:mod:`.flatcall`) is a calling convention
+of this engine: the same extraction, :class:`InnerGraph` inside the trace,
+the same write-back and output rebuild, with the NodeStates laid out as
+one flat list of arrays. The pytree modes (``graph=False`` /
+``graph_updates=False``) are :class:`._fns.PytreeMode`.
 """
 
 import functools

@@ -1,15 +1,18 @@
 """The flat calling convention behind the ``nnx.jit`` fast path.
 
-A call flattens its arguments once (graph roots, i.e. Pytrees and
-Variables, as leaves) and sorts the leaves by their types, with a
-classification cached per tuple of types. The compiled function receives
-one flat list: the plain leaves, then the values of the standalone
-Variables, then the leaf values of each Pytree read from its cached flat
-view. The structural part of the call (pytree structure, leaf types,
-graphdefs, Variable metadata, static arguments) forms a key; each key owns
-one ``jax.jit``-compiled function. After the call the values that changed
-are written back in one pass, and outputs are rebuilt by JAX or from a
-structure recorded while tracing.
+A call finds its graph roots with the engine's extraction
+(:func:`common.flatten_roots`: Pytrees and Variables as leaves, sorted by
+their types with a classification cached per tuple of types). The
+compiled function receives one flat list (the plain leaves, then the
+values of the standalone Variables, then the leaf values of each Pytree
+read from its cached flat view) and rebuilds the objects with
+:class:`common.InnerGraph`. The structural part of the call (pytree
+structure, leaf types, graphdefs, Variable metadata, static arguments)
+forms a key; each key owns one ``jax.jit``-compiled function. After the
+call the values that changed are written back in one pass
+(:func:`common.write_root` where a structure changed), and outputs are
+rebuilt by JAX or from a structure recorded while tracing
+(:func:`common.rebuild_out`).
 
 Everything structural (rebuilding objects, detecting structure changes,
 flattening outputs) runs only while tracing.
