@@ -29,7 +29,7 @@ import jax
 from jax.sharding import PartitionSpec
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
-from flax.nnx.transforms import common, varflow
+from flax.nnx.transforms import _fns, common, varflow
 from flax.nnx.transforms.types import StateAxes, StateSharding
 from flax.nnx.variablelib import Variable
 
@@ -83,12 +83,14 @@ class ShardMapFn:
     return out_static[0].unflatten(out_leaves), values
 
 
-class SimpleShardMapFn:
+class SimpleShardMapFn(_fns.PytreeMode):
   """Runs the user function inside ``jax.shard_map`` without graph
   updates; returns ``(outputs, variable_values)``. In tree mode
   (``graph=False``) JAX rebuilt the arguments already; in graph mode
   ``graph_args`` rebuilds them. ``update_specs`` are the specs of the
   Variable values returned."""
+
+  name = 'shard_map'
 
   def __init__(
     self, f, graph, in_specs, out_specs, update_specs, *, graph_args=None
@@ -108,12 +110,10 @@ class SimpleShardMapFn:
         ig, lambda t: self.f(*t[0]), False, 'nnx.shard_map'
       )
       return out, values
-    inputs = varflow.args_paths((args, {}))
-    # the input Variables, listed before the function may add attributes
-    inner = varflow.check_unique((args, {}), 'nnx.shard_map')
+    # tree mode: the pytree mode of every transform
+    (args, _), entered = self.enter((args, {}))
     out = self.f(*args)
-    varflow.check_no_aliases(inputs, out, 'nnx.shard_map')
-    return out, [v._raw_value for v in inner]
+    return self.outputs(entered, out), entered.values()
 
 
 def _specs_per_arg(in_specs, n):
