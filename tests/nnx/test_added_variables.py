@@ -161,3 +161,29 @@ def test_to_tree_of_a_variable():
   back = nnx.from_tree(tree)
   assert type(back) is nnx.Param and back is not v
   np.testing.assert_array_equal(back[...], np.ones(3))
+
+
+def test_grad_of_a_variable_root_is_a_variable():
+  v = nnx.BatchStat(jnp.ones(2))
+  for kw in ({}, dict(graph=False)):
+    g = nnx.grad(lambda v: (v[...] * 3).sum(), **kw)(v)
+    assert type(g) is nnx.BatchStat
+    np.testing.assert_array_equal(g[...], np.full(2, 3.0))
+  # differentiated whatever the filter (only Modules are filtered)
+  g = nnx.grad(
+    lambda v: (v[...] * 3).sum(), argnums=nnx.DiffState(0, nnx.Param)
+  )(v)
+  assert type(g) is nnx.BatchStat
+
+
+def test_grad_of_a_state_or_list_of_variables():
+  s = nnx.State({'x': nnx.BatchStat(jnp.ones(2)), 'y': nnx.Param(jnp.ones(2))})
+  g = nnx.grad(lambda s: (s['x'][...] * 3).sum())(s)
+  assert type(g) is nnx.State
+  np.testing.assert_array_equal(g['x'][...], np.full(2, 3.0))
+  np.testing.assert_array_equal(g['y'][...], np.zeros(2))
+  v = nnx.BatchStat(jnp.ones(2))
+  first, second = nnx.grad(lambda vs: (vs[0][...] * vs[1][...]).sum())([v, v])
+  # the shared Variable gets the whole gradient at its first place
+  np.testing.assert_array_equal(first[...], np.full(2, 2.0))
+  assert type(second) is nnx.State and len(second) == 0

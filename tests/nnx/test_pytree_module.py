@@ -428,9 +428,17 @@ def test_sow_perturb_train_eval():
       return self.perturb('p', x)
 
   m = M()
-  with pytest.warns(DeprecationWarning, match='Module.sow'):
+  with pytest.warns(DeprecationWarning) as record:
     m(jnp.ones(2))
     m(jnp.ones(2))
+  # each call, outside nnx.capture: sow and perturb are deprecated there
+  assert [str(w.message).split("'")[1] for w in record] == [
+    'Module.sow()',
+    'Module.perturb()',
+  ] * 2
+  _, inter = nnx.capture(m, nnx.Perturbation)(jnp.ones(2))  # no warning
+  assert list(inter) == ['p']
+  # the Module is left as it is: the Intermediate it sows there is dropped
   assert len(m.i.get_value()) == 2
   assert m.p[...].tolist() == [0.0, 0.0]
   m.eval()

@@ -14,7 +14,7 @@
 import typing as tp
 import warnings
 
-from flax.nnx import filterlib
+from flax.nnx import _capture, filterlib
 from flax.nnx._common import resolve_graph
 from flax.nnx.pytreelib import Pytree, PytreeMeta
 from flax.nnx.statelib import State as State
@@ -47,12 +47,16 @@ def tuple_init():
 
 _append = tuple_reduce
 _empty = tuple_init
-# How many ``nnx.capture`` calls are running; ``sow`` outside all of them
-# is deprecated (as in Flax 0.12.8).
-_CAPTURING = [0]
+# ``sow`` / ``perturb`` on a Module no ``nnx.capture`` holds (see
+# :mod:`._capture`) set attributes: deprecated, as in Flax 0.12.8.
 _SOW_OUTSIDE_CAPTURE = (
   "Using 'Module.sow()' outside of 'nnx.capture()' is deprecated; wrap the "
   'call in nnx.capture(fn, nnx.Intermediate) to collect the sown values.'
+)
+_PERTURB_OUTSIDE_CAPTURE = (
+  "Using 'Module.perturb()' outside of 'nnx.capture()' is deprecated; wrap "
+  'the call in nnx.capture(fn, nnx.Perturbation) to collect the '
+  'perturbations.'
 )
 
 
@@ -79,16 +83,22 @@ class Module(Pytree, metaclass=ModuleMeta):
     """Stores ``value`` in a Variable attribute ``name`` of ``variable_type``.
 
     The first call stores ``reduce_fn(init_fn(), value)``; later calls store
-    ``reduce_fn(previous, value)`` (by default a growing tuple). Outside
-    :func:`nnx.capture <flax.nnx.capture>` it warns (deprecated, as in
-    Flax 0.12.8).
+    ``reduce_fn(previous, value)`` (by default a growing tuple). During an
+    :func:`nnx.capture <flax.nnx.capture>` call that holds this Module the
+    value goes to the capture (if it asks for ``variable_type``) and the
+    Module is left as it is; elsewhere it warns (deprecated, as in Flax
+    0.12.8).
     """
-    if not _CAPTURING[0]:
-      warnings.warn(_SOW_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if isinstance(variable_type, str):
       variable_type = variable_type_from_name(
         variable_type, allow_register=True
       )
+    hit = _capture.attached(self) if _capture.ATTACHED else None
+    if hit is not None:
+      cap, path = hit
+      cap.sow(path, variable_type, name, value, reduce_fn, init_fn)
+      return True
+    warnings.warn(_SOW_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if name in vars(self):
       var = vars(self)[name]
       if not isinstance(var, variable_type):
@@ -105,11 +115,22 @@ class Module(Pytree, metaclass=ModuleMeta):
 
   def perturb(self, name: str, value, variable_type=Perturbation):
     """Adds a zero-valued Variable ``name`` to ``value`` (created on the
-    first call) so that gradients w.r.t. it are those of ``value``."""
+    first call) so that gradients w.r.t. it are those of ``value``.
+
+    During an :func:`nnx.capture <flax.nnx.capture>` call that holds this
+    Module and asks for ``variable_type``, the perturbation (zeros, or the
+    value ``init`` gives) is recorded in the capture and the Module is left
+    as it is; a capture that does not ask for it leaves ``value`` as is.
+    Elsewhere it warns (deprecated, as in Flax 0.12.8)."""
     if isinstance(variable_type, str):
       variable_type = variable_type_from_name(
         variable_type, allow_register=True
       )
+    hit = _capture.attached(self) if _capture.ATTACHED else None
+    if hit is not None:
+      cap, path = hit
+      return cap.perturb(path, variable_type, name, value)
+    warnings.warn(_PERTURB_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if name not in vars(self):
       import jax
       import jax.numpy as jnp

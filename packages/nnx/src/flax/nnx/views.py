@@ -23,8 +23,8 @@ import functools
 import inspect
 import typing as tp
 
-from flax.nnx import filterlib
-from flax.nnx.module import _CAPTURING, Module, iter_modules
+from flax.nnx import _capture, filterlib
+from flax.nnx.module import Module, iter_modules
 from flax.nnx.pytreelib import Pytree, _new_object, _sort_key
 
 A = tp.TypeVar('A')
@@ -243,17 +243,21 @@ def capture(
   init=None,
   method_outputs=None,
 ):
-  """Wraps ``fn`` to return ``(output, intermediates)``.
+  """Wraps ``fn`` to return ``(output, *captured)``: one State per type of
+  ``var_types`` holding what :meth:`Module.sow` and
+  :meth:`Module.perturb` recorded during the call.
 
-  ``intermediates`` is a State of the Variables of ``var_types`` sown during
-  the call (they are removed from the Modules afterwards; Variables of those
-  types the Modules held before the call are set aside during it and put
-  back after). ``init`` is a
-  State of such Variables put in place before the call;
-  ``method_outputs=SomeVariableType`` also sows the output of every
-  Module's ``__call__`` as ``'__call__'``. ``fn`` may be a Module (called
-  directly) or a function whose arguments hold the Modules; with a Variable
-  type as first argument, ``capture`` returns a decorator.
+  The Modules captured are those reachable from ``fn`` when it is a
+  Module, else from its first positional argument; paths in the States are
+  relative to it. While the call runs, their ``sow`` / ``perturb`` record
+  into the capture (a value goes to the first of ``var_types`` it is an
+  instance of, and is dropped if none) and the Modules are left as they
+  are. ``init`` is a State of starting values (a ``sow`` reduces onto
+  them; a ``perturb`` adds them instead of zeros, which is how gradients
+  w.r.t. perturbations are taken). ``method_outputs=SomeVariableType``
+  also sows the output of every captured Module's ``__call__`` as
+  ``'__call__'``. Without ``var_types`` the call returns only the output.
+  With a Variable type as first argument, ``capture`` returns a decorator.
 
   >>> from flax import nnx
   >>> import jax.numpy as jnp
@@ -272,77 +276,71 @@ def capture(
     return lambda f: capture(
       f, *types, init=init, method_outputs=method_outputs
     )
-  types = var_types + ((method_outputs,) if method_outputs else ())
-  if not types:
-    # nothing to collect: the call only runs inside a capture (no
-    # deprecation warning from ``sow``), sown values stay on the Modules
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-      _CAPTURING[0] += 1
-      try:
-        return fn(*args, **kwargs)
-      finally:
-        _CAPTURING[0] -= 1
-
-    return call
 
   @functools.wraps(fn)
   def wrapper(*args, **kwargs):
-    import jax
-
-    from flax.nnx import graphlib, statelib
-
-    roots = [fn] if isinstance(fn, Pytree) else []
-    roots += [
-      x
-      for x in jax.tree_util.tree_leaves(
-        (args, kwargs), is_leaf=lambda x: isinstance(x, Pytree)
-      )
-      if isinstance(x, Pytree)
-    ]
-    flt = filterlib.Any(*types)
-    held = [graphlib.pop(root, flt) for root in roots]
-    if init is not None:
-      for root in roots[:1]:
-        _put_state(root, init)
+    if isinstance(fn, Pytree):
+      root = fn
+    elif args:
+      root = args[0]
+    else:
+      root = None
+    cap = _capture.Capture(tuple(var_types), _flat_values(init))
+    modules = _modules_of(root)
+    attached = _capture.ATTACHED
+    for path, module in modules:
+      attached[id(module)] = (module, cap, path)
     swapped = []
     if method_outputs is not None:
-      for root in roots:
-        for _, module in iter_modules(root, graph=True):
-          if type(module).__call__ is not object.__call__ and callable(module):
-            swapped.append((module, type(module)))
-            object.__setattr__(
-              module, '__class__', _capturing_type(type(module), method_outputs)
-            )
-    _CAPTURING[0] += 1
+      for _, module in modules:
+        if type(module).__call__ is not object.__call__ and callable(module):
+          swapped.append((module, type(module)))
+          object.__setattr__(
+            module, '__class__', _capturing_type(type(module), method_outputs)
+          )
     try:
       out = fn(*args, **kwargs)
     finally:
-      _CAPTURING[0] -= 1
       for module, cls in swapped:
         object.__setattr__(module, '__class__', cls)
-      states = [graphlib.pop(root, flt) for root in roots]
-      for root, state in zip(roots, held):
-        _put_state(root, state)
-    if len(states) == 1:
-      captured = states[0]
-    else:
-      captured = statelib.State({i: s for i, s in enumerate(states)})
-    return out, captured
+      for _, module in modules:
+        attached.pop(id(module), None)
+    if not var_types:
+      return out
+    return (out, *map(_state_of, cap.stores))
 
   return wrapper
 
 
-def _put_state(root, state):
+def _modules_of(root) -> list:
+  """``(path, module)`` for every Module reachable from ``root`` (its first
+  path when reachable twice)."""
+  if root is None:
+    return []
+  from flax.nnx import graphlib
+
+  first = {}
+  for path, node in graphlib.iter_graph(root, graph=True):
+    if isinstance(node, Module):
+      first.setdefault(id(node), (tuple(path), node))
+  return list(first.values())
+
+
+def _flat_values(state) -> dict:
+  """``{path: raw value}`` of a State (``init`` of :func:`capture`)."""
+  if state is None:
+    return {}
   from flax.nnx import variablelib
 
   flat = state.flat_state() if hasattr(state, 'flat_state') else state
-  for path, value in flat:
-    obj = root
-    for key in path[:-1]:
-      obj = obj[key] if not isinstance(obj, Pytree) else vars(obj)[key]
-    if isinstance(value, variablelib.Variable):
-      setattr(obj, path[-1], value.copy())
-    else:
-      setattr(obj, path[-1], value)
+  return {
+    tuple(path): v.get_value() if isinstance(v, variablelib.Variable) else v
+    for path, v in flat
+  }
+
+
+def _state_of(store: dict):
+  from flax.nnx import statelib
+
+  paths = sorted(store, key=lambda path: tuple(map(_sort_key, path)))
+  return statelib.State._from_flat(paths, [store[p] for p in paths])

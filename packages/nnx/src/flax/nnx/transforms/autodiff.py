@@ -92,7 +92,10 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
     def predicates_for(k, pos):
       i = arg_of[pos]
       if i in filters:
-        return (filterlib.to_predicate(filters[i]),)
+        pred = filterlib.to_predicate(filters[i])
+        # a Variable root (path ()) is differentiated whatever the filter,
+        # as in Flax 0.12.8
+        return (lambda path, x: not path or pred(path, x),)
       return None
 
     ga = common.GraphArgs((args, {}), predicates_for=predicates_for)
@@ -149,6 +152,9 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
         s.copy(g) if isinstance(s, Variable) else g
         for s, g in zip(slots, x.groups[0])
       ]
+      if paths == [()]:
+        # a Variable's gradient is a Variable (as its state is)
+        return leaves[0]
       return State._from_flat(paths, leaves)
 
     grads = tuple(
