@@ -628,3 +628,40 @@ def test_jvp_rejects_modules_bound_elsewhere():
 
   with pytest.raises(TypeError, match='lift one Module only.*2 bound Modules'):
     Outer().init(jax.random.key(0), jnp.ones(3))
+
+
+def test_cond_initializes_with_the_keys_of_the_branch_taken():
+  # the true branch takes the keys a plain call would use, the false
+  # branch the next ones (values as in Flax 0.12.8)
+  class P(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return x * self.param('k', nn.initializers.normal(1.0), (2,))
+
+  class C(nn.Module):
+    @nn.compact
+    def __call__(self, x, flag):
+      def t(mdl, x):
+        return P(name='a')(x)
+
+      def f(mdl, x):
+        return P(name='a')(x) * 2
+
+      return nn.cond(flag, t, f, self, x)
+
+  class Plain(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return P(name='a')(x)
+
+  key, x = jax.random.key(0), jnp.ones(2)
+  plain = Plain().init(key, x)['params']['a']['k']
+  np.testing.assert_allclose(
+    plain, [1.041992425918579, -0.701136589050293], rtol=1e-6
+  )
+  taken = C().init(key, x, True)['params']['a']['k']
+  np.testing.assert_array_equal(taken, plain)
+  other = C().init(key, x, False)['params']['a']['k']
+  np.testing.assert_allclose(
+    other, [-0.02078329212963581, -0.3215259611606598], rtol=1e-6
+  )

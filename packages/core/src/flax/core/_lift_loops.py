@@ -249,9 +249,12 @@ def cond(
 
   Both branches must create and update the same variables.
   """
+  # the true branch first: branches are traced in order and each takes
+  # its RNG keys as it is traced (the true branch initializes with the
+  # keys a plain call would use)
   return switch(
-    jax.numpy.asarray(pred).astype('int32'),
-    (false_fun, true_fun),
+    jax.numpy.logical_not(pred).astype('int32'),
+    (true_fun, false_fun),
     scope,
     *operands,
     variables=variables,
