@@ -262,6 +262,12 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     for alias in ('sharding_names', 'sharding'):
       if alias in meta:  # older names of ``out_sharding``
         meta['out_sharding'] = meta.pop(alias)
+    # ``ref`` / ``eager_sharding`` may also come with the value's metadata
+    # (``nnx.with_metadata(init, eager_sharding=False)``)
+    if ref is None and 'ref' in meta:
+      ref = meta.pop('ref')
+    if eager_sharding is None and 'eager_sharding' in meta:
+      eager_sharding = meta.pop('eager_sharding')
     if self._has_hook_methods or any(name in meta for name in _HOOK_NAMES):
       warnings.warn(_HOOKS_DEPRECATED, UserWarning, stacklevel=2)
     if hijax:
