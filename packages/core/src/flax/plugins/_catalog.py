@@ -308,7 +308,7 @@ _SUBPACKAGES = {
   'flax-linen': ('linen',),
   'flax-nnx': ('nnx', 'experimental'),
   'flax-layers': ('layers',),
-  'flax-training': ('training', 'jax_utils'),
+  'flax-training': ('training', 'jax_utils', 'metrics'),
 }
 
 
