@@ -200,10 +200,12 @@ class _Flattener:
       i = self._index(x)
       self.versions.append(x)
       d = vars(x)
+      data = x._pytree__m.data
       attrs = tuple(
-        (k, self.visit(v, path + (k,), x, (k,))) for k, v in _sorted_items(d)
+        (k, self._attribute(x, k, v, path + (k,), data))
+        for k, v in _sorted_items(d)
       )
-      return ('n', type(x), i, attrs, frozenset(x._pytree__m.data))
+      return ('n', type(x), i, attrs, frozenset(data))
     if isinstance(x, _ARRAY_TYPES):
       self.leaves.append(_ArraySlot(owner, okeys, osnaps))
       self.paths.append(path)
@@ -286,6 +288,22 @@ class _Flattener:
           ),
         )
     return ('s', _Static(x))
+
+  def _attribute(self, owner, key, value, path, data):
+    """One attribute of a Pytree: a value of a data attribute that is
+    neither a node, a container nor None (a number, a string, any other
+    object marked ``nnx.data``) is a leaf of the state, as an array is."""
+    node = self.visit(value, path, owner, (key,))
+    if (
+      node[0] == 's'
+      and key in data
+      and value is not None
+      and not isinstance(value, type)
+    ):
+      self.leaves.append(_ArraySlot(owner, (key,)))
+      self.paths.append(path)
+      return ('a',)
+    return node
 
   def _visit_graph_node(self, x, impl, path):
     """A node of a type registered with ``register_graph_node_type``:

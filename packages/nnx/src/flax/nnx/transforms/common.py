@@ -37,6 +37,7 @@ from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 
 _flatten = jax.tree_util.tree_flatten
+_is_variable = Variable.__instancecheck__
 _flat_view = graphlib.flat_view
 
 
@@ -287,12 +288,18 @@ class GraphArgs:
   def masks(self):
     return [r.mask for r in self.roots]
 
-  def write_back(self, update):
-    """Applies ``(changed_nodes, values_per_root)`` from InnerGraph."""
+  def write_back(self, update, *, variables_only=False):
+    """Applies ``(changed_nodes, values_per_root)`` from InnerGraph;
+    ``variables_only``: leave the arrays of plain attributes as they are
+    (only Variables get new values, as without graph updates)."""
     changed, values = update
     for k, (r, vals) in enumerate(zip(self.roots, values)):
       new_node = changed[k] if changed is not None else None
-      write_root(r.slots, r.nodes, new_node, vals)
+      if variables_only and new_node is None:
+        pairs = [(s, v) for s, v in zip(r.slots, vals) if _is_variable(s)]
+        write_root([s for s, _ in pairs], r.nodes, None, [v for _, v in pairs])
+      else:
+        write_root(r.slots, r.nodes, new_node, vals)
 
 
 def write_root(slots, nodes, new_node, values) -> None:

@@ -266,7 +266,7 @@ class JitWrapped:
     result = self._jitted(key, *pure_args, **pure_kwargs)
     out_leaves, values = result.leaves
     out_static, changed = result.static
-    ga.write_back((changed, values))
+    ga.write_back((changed, values), variables_only=not self.graph_updates)
     return common.unflatten_out(out_static, out_leaves, ga)
 
   def _new_entry(self, call, args, kwargs, box, graph_updates):
@@ -423,7 +423,7 @@ class JitWrapped:
     result = compiled(*pure_args, **pure_kwargs)
     out_leaves, values = result.leaves
     out_static, changed = result.static
-    ga.write_back((changed, values))
+    ga.write_back((changed, values), variables_only=not self.graph_updates)
     return common.unflatten_out(out_static, out_leaves, ga)
 
   def eval_shape(self, *args, **kwargs):

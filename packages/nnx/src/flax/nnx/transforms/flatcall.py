@@ -330,6 +330,8 @@ def _avals(flat) -> tuple:
 
 
 def _written(node_in, new, donated) -> list | None:
+  """Indices of the values that get written back: the changed ones and
+  those in ``donated`` (donated, or to be written anyway)."""
   written = [
     i
     for i, (a, b) in enumerate(zip(node_in, new))
@@ -399,6 +401,18 @@ def make_entry(
       s, n = span[p]
       donate.extend(range(s, s + n))
       donated.update(range(s - n_others, s - n_others + n))
+  # values that are no arrays yet (numbers held by data attributes) are
+  # written back too: they come out of the call as arrays
+  donated.update(
+    i
+    for i, v in enumerate(call.flat[n_others:])
+    if not isinstance(v, jax.Array)
+  )
+  # without graph updates only Variables get their new values (arrays and
+  # numbers held by plain attributes keep theirs), as Flax 0.12.8
+  only = None
+  if not graph_updates:
+    only = [i for i, t in enumerate(call.targets) if isinstance(t, Variable)]
 
   def inner(*flat):
     before = entry._facts()
@@ -415,7 +429,13 @@ def make_entry(
       new.extend(values[k_of[p]])
     if changed is None:
       entry.changed = None
-      entry.written = _written(flat[n_others:], new, donated)
+      written = _written(flat[n_others:], new, donated)
+      if only is not None:
+        kept = range(len(new)) if written is None else set(written)
+        written = [i for i in only if i in kept]
+        if len(written) == len(new):
+          written = None
+      entry.written = written
       if entry.written is not None:
         new = [new[i] for i in entry.written]
     else:
