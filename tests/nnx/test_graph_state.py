@@ -253,3 +253,22 @@ def test_state_saves_through_flax_serialization_keeping_variable_types():
     assert 'bias' in str(e)
   else:
     raise AssertionError('a missing key restored')
+
+
+def test_update_with_a_mapped_state_keeps_metadata_rules():
+  class M(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(2), tag='a')
+      self.b = nnx.BatchStat(jnp.zeros(2))
+
+  m = M()
+  nnx.update(m, jax.tree.map(lambda x: x + 1, nnx.state(m)))
+  assert m.w[...].tolist() == [2.0, 2.0] and m.b[...].tolist() == [1.0, 1.0]
+  state = nnx.state(m)
+  state['w'] = nnx.Param(jnp.full(2, 9.0), tag='z')
+  nnx.update(m, state)  # a Variable with other metadata brings it along
+  assert m.w.tag == 'z' and m.w[...].tolist() == [9.0, 9.0]
+  pure = nnx.to_pure_dict(nnx.state(m))
+  pure['b'] = pure['b'] * 0
+  nnx.update(m, pure)
+  assert m.b[...].tolist() == [0.0, 0.0] and m.w.tag == 'z'

@@ -665,9 +665,12 @@ def update(node, state, /, *states) -> None:
     if not isinstance(s, State):
       s = State(s)
     paths, leaves = s._flat_items()
-    if paths is view.paths and len(leaves) == len(view.leaves):
-      for target, leaf in zip(view.leaves, leaves):
-        _write(target, leaf)
+    if len(leaves) == len(view.leaves) and (
+      paths is view.paths or paths == view.paths
+    ):
+      # the same paths in the same order (a state of this node, possibly
+      # mapped over): position by position
+      _write_aligned(view, leaves)
       continue
     index = view.path_index
     if index is None:
@@ -680,6 +683,24 @@ def update(node, state, /, *states) -> None:
         index = view.path_index = dict(zip(view.paths, view.leaves))
       else:
         _write(target, leaf)
+
+
+def _write_aligned(view, leaves):
+  """``_write`` of each leaf into the slot of ``view`` at its position, in
+  C-level passes when the slots are Variables and the leaves all raw
+  values, or all Variables with the slots' metadata."""
+  targets = view.leaves
+  if view.all_variables:
+    if not any(map(_is_variable, leaves)):
+      store_raw_values(targets, leaves)
+      return
+    if all(map(_is_variable, leaves)) and all(
+      map(operator.eq, map(_meta, leaves), map(_meta, targets))
+    ):
+      store_raw_values(targets, map(_raw, leaves))
+      return
+  for target, leaf in zip(targets, leaves):
+    _write(target, leaf)
 
 
 def _write(target, leaf):
