@@ -636,7 +636,7 @@ def test_cond_initializes_with_the_keys_of_the_branch_taken():
   class P(nn.Module):
     @nn.compact
     def __call__(self, x):
-      return x * self.param('k', nn.initializers.normal(1.0), (2,))
+      return x * self.param('k', jax.nn.initializers.normal(1.0), (2,))
 
   class C(nn.Module):
     @nn.compact

@@ -49,13 +49,17 @@ def test_eager_sharding_and_ref_from_the_value_metadata():
   # nnx.with_metadata(init, eager_sharding=False): no mesh needed for the
   # sharding names, as with the keyword
   init = nnx.with_metadata(
-    nnx.initializers.ones, out_sharding=(None, 'm'), eager_sharding=False
+    lambda key, shape: jnp.ones(shape),
+    out_sharding=(None, 'm'),
+    eager_sharding=False,
   )
   p = nnx.Param(init(jax.random.key(0), (2, 2)))
   assert p.get_metadata('eager_sharding') is False
   assert p.get_metadata('out_sharding') == (None, 'm')
   assert p[...].tolist() == [[1.0, 1.0], [1.0, 1.0]]
   q = nnx.Param(
-    nnx.with_metadata(nnx.initializers.zeros, ref=True)(jax.random.key(0), (2,))
+    nnx.with_metadata(lambda key, shape: jnp.zeros(shape), ref=True)(
+      jax.random.key(0), (2,)
+    )
   )
   assert q.get_metadata('ref') is True
