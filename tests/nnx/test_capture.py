@@ -170,3 +170,19 @@ def test_inside_jit_and_decorator_form():
   assert sorted(inter) == ['i', 's', 'sub']
   _, inter = nnx.capture(nnx.Intermediate)(lambda m, x: m(x))(m, jnp.ones(2))
   assert sorted(inter) == ['i', 's', 'sub']
+
+
+def test_through_a_jitted_function(jit_path):
+  m = Model()
+  forward = nnx.jit(lambda m, x: m(x))
+  out, inter = nnx.capture(forward, nnx.Intermediate)(m, jnp.ones(2))
+  np.testing.assert_array_equal(out, np.ones(2))
+  assert _values(inter) == {
+    'i': ([1.0, 1.0], [2.0, 2.0]),
+    's': [1.0, 1.0],
+    'sub': {'h': ([3.0, 3.0],)},
+  }
+  assert not hasattr(m, 'i') and not hasattr(m, '__captures__')
+  # a second call with the same structure reuses the compiled function
+  _, again = nnx.capture(forward, nnx.Intermediate)(m, jnp.full(2, 2.0))
+  assert _values(again)['i'] == ([2.0, 2.0], [3.0, 3.0])

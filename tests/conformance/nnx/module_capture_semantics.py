@@ -118,3 +118,8 @@ report.tree(
     lambda a: a, nnx.grad(lambda d: (d['x'][...] * 3).sum())({'x': v})
   ),
 )
+
+forward = nnx.jit(lambda m, x: m(x))
+report.tree(
+  'through-jit', nnx.capture(forward, nnx.Intermediate)(Model(), x)[1]
+)

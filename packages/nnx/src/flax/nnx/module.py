@@ -93,10 +93,9 @@ class Module(Pytree, metaclass=ModuleMeta):
       variable_type = variable_type_from_name(
         variable_type, allow_register=True
       )
-    hit = _capture.attached(self) if _capture.ATTACHED else None
-    if hit is not None:
-      cap, path = hit
-      cap.sow(path, variable_type, name, value, reduce_fn, init_fn)
+    captures = _capture.of(self)
+    if captures is not None:
+      _capture.sow(captures, variable_type, name, value, reduce_fn, init_fn)
       return True
     warnings.warn(_SOW_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if name in vars(self):
@@ -126,10 +125,9 @@ class Module(Pytree, metaclass=ModuleMeta):
       variable_type = variable_type_from_name(
         variable_type, allow_register=True
       )
-    hit = _capture.attached(self) if _capture.ATTACHED else None
-    if hit is not None:
-      cap, path = hit
-      return cap.perturb(path, variable_type, name, value)
+    captures = _capture.of(self)
+    if captures is not None:
+      return _capture.perturb(captures, variable_type, name, value)
     warnings.warn(_PERTURB_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if name not in vars(self):
       import jax

@@ -285,11 +285,11 @@ def capture(
       root = args[0]
     else:
       root = None
-    cap = _capture.Capture(tuple(var_types), _flat_values(init))
+    init_values = _flat_values(init)
     modules = _modules_of(root)
-    attached = _capture.ATTACHED
     for path, module in modules:
-      attached[id(module)] = (module, cap, path)
+      own = {p[-1]: v for p, v in init_values.items() if p[:-1] == path and p}
+      setattr(module, _capture.ATTRIBUTE, _capture.new(var_types, own))
     swapped = []
     if method_outputs is not None:
       for _, module in modules:
@@ -298,16 +298,24 @@ def capture(
           object.__setattr__(
             module, '__class__', _capturing_type(type(module), method_outputs)
           )
+    stores = [{} for _ in var_types]
     try:
       out = fn(*args, **kwargs)
     finally:
       for module, cls in swapped:
         object.__setattr__(module, '__class__', cls)
-      for _, module in modules:
-        attached.pop(id(module), None)
+      for path, module in modules:
+        captures = _capture.of(module)
+        if captures is None:  # a nested capture took it
+          continue
+        delattr(module, _capture.ATTRIBUTE)
+        records = captures.get_raw_value()['records']
+        for store, recorded in zip(stores, records):
+          for name, var in recorded.items():
+            store[(*path, name)] = var
     if not var_types:
       return out
-    return (out, *map(_state_of, cap.stores))
+    return (out, *map(_state_of, stores))
 
   return wrapper
 
