@@ -199,8 +199,13 @@ def test_iter_modules_and_set_attributes():
       self.a = Leaf()
 
   r = Root()
-  assert [p for p, _ in r.iter_modules()] == [('a',), ('b',), ()]
-  assert [k for k, _ in r.iter_children()] == ['a', 'b']
+  assert [p for p, _ in nnx.iter_modules(r)] == [('a',), ('b',), ()]
+  assert [k for k, _ in nnx.iter_children(r)] == ['a', 'b']
+  # the methods are deprecated, as in Flax 0.12.8
+  with pytest.warns(DeprecationWarning, match='iter_modules'):
+    assert [p for p, _ in r.iter_modules()] == [('a',), ('b',), ()]
+  with pytest.warns(DeprecationWarning, match='iter_children'):
+    assert [k for k, _ in r.iter_children()] == ['a', 'b']
   r.eval()
   assert r.a.deterministic and r.b.deterministic
   with pytest.raises(ValueError, match='missing_attr'):

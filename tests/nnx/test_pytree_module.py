@@ -332,7 +332,7 @@ class _Top(nnx.Module):
 
 def test_iter_modules_and_children():
   top = _Top()
-  assert [p for p, _ in top.iter_modules()] == [('a',), ('b',), ()]
+  assert [p for p, _ in nnx.iter_modules(top)] == [('a',), ('b',), ()]
   assert [k for k, _ in nnx.iter_children(top)] == ['a', 'b']
   assert [k for k, _ in nnx.iter_module_children(top)] == ['a', 'b']
   assert [p for p, _ in nnx.iter_modules(top, graph=False)] == [
@@ -469,3 +469,26 @@ def test_tree_map_keeps_attribute_order():
   d = jax.tree.map(lambda x: x * 2, nnx.Dict(a=jnp.ones(1), b=3))
   assert list(d) == ['a', 'b']
   assert d['a'].tolist() == [2.0] and d['b'] == 3
+
+
+def test_iter_children_yields_every_graph_node_child():
+  class P(nnx.Pytree):
+    def __init__(self):
+      self.x = nnx.Param(jnp.ones(1))
+
+  class M(nnx.Module):
+    def __init__(self):
+      self.r = nnx.Rngs(0)
+      self.p = P()
+      self.v = nnx.Variable(jnp.ones(1))
+      self.lst = nnx.data([nnx.Param(jnp.ones(1))])  # containers: not
+      self.n = 3
+
+  got = [(k, type(c).__name__) for k, c in nnx.iter_children(M())]
+  assert got == [('p', 'P'), ('r', 'Rngs'), ('v', 'Variable')]
+  assert [k for k, _ in nnx.iter_children(P())] == ['x']
+  seq = [nnx.Param(jnp.ones(1)), 2, P()]
+  assert [k for k, _ in nnx.iter_children(seq)] == [0, 2]
+  assert [k for k, _ in nnx.iter_children({'b': P(), 'a': 1})] == ['b']
+  with pytest.raises(ValueError, match='graph node'):
+    list(nnx.iter_children(3))

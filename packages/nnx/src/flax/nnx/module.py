@@ -145,11 +145,25 @@ class Module(Pytree, metaclass=ModuleMeta):
 
   def iter_modules(self) -> tp.Iterator[tuple[tuple, 'Module']]:
     """Yields ``(path, module)`` for every nested Module including this one,
-    children first, attribute names sorted."""
+    children first, attribute names sorted (deprecated: use
+    :func:`nnx.iter_modules <flax.nnx.iter_modules>`)."""
+    warnings.warn(
+      "The 'm.iter_modules()' method is deprecated; call the function "
+      "'nnx.iter_modules(m)' instead.",
+      DeprecationWarning,
+      stacklevel=2,
+    )
     return iter_modules(self)
 
   def iter_children(self) -> tp.Iterator[tuple[str, 'Module']]:
-    """Yields ``(name, module)`` for the direct child Modules, sorted."""
+    """Yields ``(name, child)`` for the direct child graph nodes, sorted
+    (deprecated: use :func:`nnx.iter_children <flax.nnx.iter_children>`)."""
+    warnings.warn(
+      "The 'm.iter_children()' method is deprecated; call the function "
+      "'nnx.iter_children(m)' instead.",
+      DeprecationWarning,
+      stacklevel=2,
+    )
     return iter_children(self)
 
   def set_attributes(
@@ -225,10 +239,24 @@ def iter_modules(
 def iter_children(
   node, /, *, graph: bool | None = None
 ) -> tp.Iterator[tuple[Key, tp.Any]]:
-  """Yields ``(key, child)`` for the direct child Modules of ``node``,
-  keys sorted."""
-  for key, value in _children(node, resolve_graph(graph)):
-    if isinstance(value, Module):
+  """Yields ``(key, child)`` for the direct children of ``node`` that are
+  graph nodes (Modules and other Pytrees, Variables), keys sorted;
+  ``node`` may also be a list, tuple or dict."""
+  from flax.nnx.pytreelib import _sort_key
+
+  if isinstance(node, Pytree):
+    items = _children(node, resolve_graph(graph))
+  elif isinstance(node, dict):
+    items = sorted(node.items(), key=lambda kv: _sort_key(kv[0]))
+  elif isinstance(node, (list, tuple)):
+    items = enumerate(node)
+  else:
+    raise ValueError(
+      f'iter_children expects a graph node (a Module, Pytree, list, tuple '
+      f'or dict), got {type(node).__name__}.'
+    )
+  for key, value in items:
+    if isinstance(value, (Pytree, Variable)):
       yield key, value
 
 
