@@ -486,6 +486,7 @@ def test_iter_children_yields_every_graph_node_child():
 
   got = [(k, type(c).__name__) for k, c in nnx.iter_children(M())]
   assert got == [('p', 'P'), ('r', 'Rngs'), ('v', 'Variable')]
+  assert [k for k, _ in nnx.iter_module_children(M())] == ['p', 'r']
   assert [k for k, _ in nnx.iter_children(P())] == ['x']
   seq = [nnx.Param(jnp.ones(1)), 2, P()]
   assert [k for k, _ in nnx.iter_children(seq)] == [0, 2]

@@ -260,7 +260,14 @@ def iter_children(
       yield key, value
 
 
-iter_module_children = iter_children
+def iter_module_children(
+  node, /, *, graph: bool | None = None
+) -> tp.Iterator[tuple[Key, tp.Any]]:
+  """:func:`iter_children` without the Variables: the direct children that
+  are Modules or other Pytrees."""
+  for key, value in iter_children(node, graph=graph):
+    if isinstance(value, Pytree):
+      yield key, value
 
 
 def set_attributes(
