@@ -493,3 +493,15 @@ def test_iter_children_yields_every_graph_node_child():
   assert [k for k, _ in nnx.iter_children({'b': P(), 'a': 1})] == ['b']
   with pytest.raises(ValueError, match='graph node'):
     list(nnx.iter_children(3))
+  # one function under both names; a shared child comes under each key,
+  # in tree mode too
+  from flax.nnx import graphlib
+
+  assert graphlib.iter_children is nnx.iter_children
+
+  class Shared(nnx.Module):
+    def __init__(self):
+      self.a = P()
+      self.b = self.a
+
+  assert [k for k, _ in nnx.iter_children(Shared(), graph=False)] == ['a', 'b']

@@ -17,7 +17,7 @@ import jax
 
 from flax.nnx.flattenlib import _ARRAY_TYPES, _key_of, _sorted_items
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES, get_child
-from flax.nnx.pytreelib import Pytree
+from flax.nnx.pytreelib import Pytree, _sort_key, data_names
 from flax.nnx.variablelib import Variable
 
 
@@ -88,15 +88,30 @@ def iter_graph(node, /, *, graph=None):
 
 
 def iter_children(node, /, *, graph=None):
-  """Yields ``(key, child)`` for the direct graph-node children of
-  ``node`` (Pytrees and Variables held in its attributes), keys sorted."""
+  """Yields ``(key, child)`` for the direct children of ``node`` that are
+  graph nodes (Modules and other Pytrees, Variables), keys sorted;
+  ``node`` may also be a list, tuple or dict. With ``graph=False`` only
+  the data attributes of a Pytree are looked at (as JAX sees it); shared
+  children are yielded under each key, as in Flax 0.12.8."""
   if graph is None:
     graph = graph_mode_default()
-  if not graph and find_duplicates(node):
-    raise ValueError(_duplicates_message(node, 'iter_children'))
-  for k, v in _sorted_items(vars(node)):
-    if isinstance(v, (Pytree, Variable)):
-      yield k, v
+  if isinstance(node, Pytree):
+    d = vars(node)
+    if not graph:
+      d = {k: d[k] for k in data_names(node)}
+    items = sorted(d.items(), key=lambda kv: _sort_key(kv[0]))
+  elif isinstance(node, dict):
+    items = sorted(node.items(), key=lambda kv: _sort_key(kv[0]))
+  elif isinstance(node, (list, tuple)):
+    items = enumerate(node)
+  else:
+    raise ValueError(
+      f'iter_children expects a graph node (a Module, Pytree, list, tuple '
+      f'or dict), got {type(node).__name__}.'
+    )
+  for key, value in items:
+    if isinstance(value, (Pytree, Variable)):
+      yield key, value
 
 
 def iter_module_children(node, /, *, graph=None):

@@ -16,6 +16,7 @@ import warnings
 
 from flax.nnx import _capture, filterlib
 from flax.nnx._common import resolve_graph
+from flax.nnx.graphwalk import iter_children as iter_children
 from flax.nnx.pytreelib import Pytree, PytreeMeta
 from flax.nnx.statelib import State as State
 from flax.nnx.variablelib import (
@@ -234,30 +235,6 @@ def iter_modules(
   first, keys sorted, each Module once (``graph=False``: only through data
   attributes, as JAX sees the tree)."""
   yield from _walk_modules(module, resolve_graph(graph), (), set())
-
-
-def iter_children(
-  node, /, *, graph: bool | None = None
-) -> tp.Iterator[tuple[Key, tp.Any]]:
-  """Yields ``(key, child)`` for the direct children of ``node`` that are
-  graph nodes (Modules and other Pytrees, Variables), keys sorted;
-  ``node`` may also be a list, tuple or dict."""
-  from flax.nnx.pytreelib import _sort_key
-
-  if isinstance(node, Pytree):
-    items = _children(node, resolve_graph(graph))
-  elif isinstance(node, dict):
-    items = sorted(node.items(), key=lambda kv: _sort_key(kv[0]))
-  elif isinstance(node, (list, tuple)):
-    items = enumerate(node)
-  else:
-    raise ValueError(
-      f'iter_children expects a graph node (a Module, Pytree, list, tuple '
-      f'or dict), got {type(node).__name__}.'
-    )
-  for key, value in items:
-    if isinstance(value, (Pytree, Variable)):
-      yield key, value
 
 
 def iter_module_children(
