@@ -37,7 +37,7 @@ import typing as tp
 from flax.nnx import filterlib
 from flax.nnx._common import _CONTEXT
 from flax.nnx.graphops import IndexMap, RefMap, flatten, unflatten
-from flax.nnx.statelib import FlatState, State
+from flax.nnx.statelib import FlatState, State, node_state
 
 
 class GraphContext(threading.local):
@@ -149,15 +149,10 @@ class SplitContext:
     if filters:
       filterlib.filters_to_predicates(filters)
     graphdef, *flats = self.flatten(node, *filters)
-    return (graphdef, *map(_nested, flats))
-
-
-def _nested(flat: FlatState):
-  """``flat`` as a State; a Variable root's state is the Variable itself
-  (as :func:`~flax.nnx.split` gives it)."""
-  if flat._paths == ((),):
-    return flat._leaves[0]
-  return flat.to_nested_state()
+    return (
+      graphdef,
+      *(node_state(list(f._paths), list(f._leaves)) for f in flats),
+    )
 
 
 @contextlib.contextmanager

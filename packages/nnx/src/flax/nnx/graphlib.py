@@ -52,7 +52,7 @@ from flax.nnx.graphnodes import (
   set_child,
 )
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.statelib import State
+from flax.nnx.statelib import State, node_state
 from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_value, store_raw_values
 
@@ -394,24 +394,18 @@ def _states_from_view(view, filters, copy=True):
       else leaf._raw_value
       for leaf in leaves
     ]
-  root_variable = view.paths == [()]
   if not filters:
-    if root_variable:
-      # a Variable is its own state
-      return [values[0]]
-    return [State._from_flat(view.paths, values)]
+    return [node_state(view.paths, values)]
   predicates = filterlib.filters_to_predicates(filters)
   mask = view_mask(view, predicates)
   n = len(predicates)
-  if root_variable:
-    return [values[0] if m == mask[0] else State({}) for m in range(n)]
   buckets = [([], []) for _ in range(n)]
   for m, path, value in zip(mask, view.paths, values):
     if m == n:
       continue
     buckets[m][0].append(path)
     buckets[m][1].append(value)
-  return [State._from_flat(p, v) for p, v in buckets]
+  return [node_state(p, v) for p, v in buckets]
 
 
 def _check_exhaustive(view, filters):

@@ -266,6 +266,15 @@ class State(MutableMapping):
     return State.from_flat_path(flat)
 
 
+def node_state(paths: list, leaves: list):
+  """The state of a graph node from its flat ``paths`` and ``leaves``: a
+  State, or for a Variable root (one leaf at the empty path) the Variable
+  itself, as :func:`~flax.nnx.split` gives it."""
+  if len(paths) == 1 and paths[0] == ():
+    return leaves[0]
+  return State._from_flat(paths, leaves)
+
+
 def _as_dict(x):
   return x._mapping if isinstance(x, State) else x
 

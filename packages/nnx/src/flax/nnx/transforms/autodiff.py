@@ -12,6 +12,7 @@ from flax.nnx import filterlib
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
+from flax.nnx.statelib import node_state
 from flax.nnx.extract import labeled as labeled
 from flax.nnx.transforms import _fns, common, varflow
 from flax.nnx.transforms.varflow import (
@@ -152,10 +153,8 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
         s.copy(g) if isinstance(s, Variable) else g
         for s, g in zip(slots, x.groups[0])
       ]
-      if paths == [()]:
-        # a Variable's gradient is a Variable (as its state is)
-        return leaves[0]
-      return State._from_flat(paths, leaves)
+      # a Variable's gradient is a Variable (as its state is)
+      return node_state(paths, leaves)
 
     grads = tuple(
       jax.tree.map(
