@@ -285,10 +285,10 @@ def capture(
       root = args[0]
     else:
       root = None
-    init_values = _flat_values(init)
+    init_values = _init_by_module(init)
     modules = _modules_of(root)
     for path, module in modules:
-      own = {p[-1]: v for p, v in init_values.items() if p[:-1] == path and p}
+      own = init_values.get(path, {})
       setattr(module, _capture.ATTRIBUTE, _capture.new(var_types, own))
     swapped = []
     if method_outputs is not None:
@@ -334,17 +334,21 @@ def _modules_of(root) -> list:
   return list(first.values())
 
 
-def _flat_values(state) -> dict:
-  """``{path: raw value}`` of a State (``init`` of :func:`capture`)."""
+def _init_by_module(state) -> dict:
+  """``{module path: {name: raw value}}`` of a State (``init`` of
+  :func:`capture`)."""
   if state is None:
     return {}
   from flax.nnx import variablelib
 
   flat = state.flat_state() if hasattr(state, 'flat_state') else state
-  return {
-    tuple(path): v.get_value() if isinstance(v, variablelib.Variable) else v
-    for path, v in flat
-  }
+  out: dict = {}
+  for path, v in flat:
+    if not path:
+      continue
+    value = v.get_value() if isinstance(v, variablelib.Variable) else v
+    out.setdefault(tuple(path[:-1]), {})[path[-1]] = value
+  return out
 
 
 def _state_of(store: dict):
