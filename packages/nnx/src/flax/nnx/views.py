@@ -327,11 +327,12 @@ def _modules_of(root) -> list:
     return []
   from flax.nnx import graphlib
 
-  first = {}
-  for path, node in graphlib.iter_graph(root, graph=True):
-    if isinstance(node, Module):
-      first.setdefault(id(node), (tuple(path), node))
-  return list(first.values())
+  # iter_graph yields each object once, under the first path it meets
+  return [
+    (tuple(path), node)
+    for path, node in graphlib.iter_graph(root, graph=True)
+    if isinstance(node, Module)
+  ]
 
 
 def _init_by_module(state) -> dict:
