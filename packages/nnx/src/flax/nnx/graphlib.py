@@ -47,14 +47,11 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
 )
 from flax.nnx.graphnodes import (
   GRAPH_NODE_TYPES,
-  del_child,
-  get_child,
-  set_child,
 )
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State, node_state
 from flax.nnx.variablelib import Variable
-from flax.nnx.variablelib import store_raw_value, store_raw_values
+from flax.nnx.variablelib import store_raw_values
 
 _is_variable = Variable.__instancecheck__
 _raw = operator.attrgetter('_raw_value')
@@ -637,104 +634,10 @@ def merge(
   return _rebuild(graphdef, leaves, raw=False, wrap=recreate_variables)
 
 
-def update(node, state, /, *states) -> None:
-  """Writes the values of the states into the Variables of ``node``.
-
-  >>> from flax import nnx
-  >>> import jax, jax.numpy as jnp
-  >>> class M(nnx.Module):
-  ...   def __init__(self):
-  ...     self.w = nnx.Param(jnp.zeros(2))
-  >>> m = M()
-  >>> nnx.update(m, jax.tree.map(lambda x: x + 1, nnx.state(m)))
-  >>> m.w[...].tolist()
-  [1.0, 1.0]
-  """
-  view = flat_view(node)
-  for s in (state, *states):
-    if isinstance(s, Variable) and view.paths == [()]:
-      # a Variable's state is a Variable
-      _write(view.leaves[0], s)
-      continue
-    if not isinstance(s, State):
-      s = State(s)
-    paths, leaves = s._flat_items()
-    if len(leaves) == len(view.leaves) and (
-      paths is view.paths or paths == view.paths
-    ):
-      # the same paths in the same order (a state of this node, possibly
-      # mapped over): position by position
-      _write_aligned(view, leaves)
-      continue
-    index = view.path_index
-    if index is None:
-      index = view.path_index = dict(zip(view.paths, view.leaves))
-    for path, leaf in zip(paths, leaves):
-      target = index.get(path)
-      if target is None:
-        _set_path(node, path, leaf)
-        view = flat_view(node)
-        index = view.path_index = dict(zip(view.paths, view.leaves))
-      else:
-        _write(target, leaf)
-
-
-def _write_aligned(view, leaves):
-  """``_write`` of each leaf into the slot of ``view`` at its position, in
-  C-level passes when the slots are Variables and the leaves all raw
-  values, or all Variables with the slots' metadata."""
-  targets = view.leaves
-  if view.all_variables:
-    if not any(map(_is_variable, leaves)):
-      store_raw_values(targets, leaves)
-      return
-    if all(map(_is_variable, leaves)) and all(
-      map(operator.eq, map(_meta, leaves), map(_meta, targets))
-    ):
-      store_raw_values(targets, map(_raw, leaves))
-      return
-  for target, leaf in zip(targets, leaves):
-    _write(target, leaf)
-
-
-def _write(target, leaf):
-  if isinstance(target, Variable):
-    if isinstance(leaf, Variable):
-      meta = leaf._var_metadata
-      if meta and meta != target._var_metadata:
-        META_EPOCH.value += 1
-        target._var_metadata.update(meta)
-      store_raw_value(target, leaf._raw_value)
-    else:
-      store_raw_value(target, leaf)
-  else:
-    target._raw_value = leaf._raw_value if isinstance(leaf, Variable) else leaf
-
-
-def _set_path(node, path, leaf):
-  obj = node
-  for key in path[:-1]:
-    obj = get_child(obj, key)
-  set_child(obj, path[-1], leaf.copy() if isinstance(leaf, Variable) else leaf)
-
-
-def pop(node, *filters):
-  """Removes the Variables matching ``filters`` from ``node`` and returns
-  them as State(s)."""
-  if not filters:
-    raise ValueError('pop expects at least one filter.')
-  view = flat_view(node)
-  states = _states_from_view(view, filters, copy=False)
-  for s in states:
-    for path in s._flat_items()[0]:
-      obj = node
-      for key in path[:-1]:
-        obj = get_child(obj, key)
-      del_child(obj, path[-1])
-  return states[0] if len(states) == 1 else tuple(states)
-
-
 # Operations built on this module (imported last: they import it).
+from flax.nnx.graphwrite import graph_pop as graph_pop  # noqa: E402
+from flax.nnx.graphwrite import pop as pop  # noqa: E402
+from flax.nnx.graphwrite import update as update  # noqa: E402
 from flax.nnx.graphops import GraphState as GraphState  # noqa: E402
 from flax.nnx.graphops import IndexMap as IndexMap  # noqa: E402
 from flax.nnx.graphops import PythonRefMap as PythonRefMap  # noqa: E402
@@ -819,10 +722,3 @@ def __getattr__(name):
 
 def __dir__():
   return sorted(set(globals()) | set(_ELSEWHERE) | {'config'})
-
-
-def graph_pop(node, filters: tuple) -> tuple:
-  """Removes the Variables matching each filter from ``node``; one State
-  per filter."""
-  out = pop(node, *filters)
-  return out if isinstance(out, tuple) else (out,)
