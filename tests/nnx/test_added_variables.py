@@ -61,14 +61,15 @@ def test_eval_shape_leaves_inputs(mode):
   assert not hasattr(m, 'a')
 
 
+def grow_step(m, x):
+  grow(m)
+  return x
+
+
 @pytest.mark.parametrize('mode', sorted(MODES))
 def test_scan_broadcast_module_keeps_its_updates(mode):
-  def step(m, x):
-    grow(m)
-    return x
-
   m = M()
-  y = nnx.scan(step, in_axes=(None, 0), out_axes=0, **MODES[mode])(
+  y = nnx.scan(grow_step, in_axes=(None, 0), out_axes=0, **MODES[mode])(
     m, jnp.arange(2.0)
   )
   np.testing.assert_array_equal(y, np.arange(2.0))
@@ -80,12 +81,10 @@ def test_scan_broadcast_module_keeps_its_updates(mode):
 
 @pytest.mark.parametrize('mode', sorted(MODES))
 def test_scan_scanned_module(mode):
-  def step(m, x):
-    grow(m)
-    return x
-
   m = nnx.vmap(lambda _: M(), in_axes=0)(jnp.arange(2))
-  nnx.scan(step, in_axes=(0, 0), out_axes=0, **MODES[mode])(m, jnp.arange(2.0))
+  nnx.scan(grow_step, in_axes=(0, 0), out_axes=0, **MODES[mode])(
+    m, jnp.arange(2.0)
+  )
   np.testing.assert_array_equal(m.b[...], np.full((2, 3), 2.0))
   np.testing.assert_array_equal(m.c[...], np.full((2, 3), 2.0))
 
