@@ -213,7 +213,7 @@ def _ungroup(groups, mask):
 class GraphArgs:
   """Graph nodes extracted from a pytree of arguments (outside)."""
 
-  def __init__(self, tree, *, predicates_for=None, allow_tree_values=True):
+  def __init__(self, tree, *, predicates_for=None):
     leaves, treedef, sig, views = flatten_roots(tree, node_leaf_predicate())
     self.treedef = treedef
     self.leaves = leaves
