@@ -428,7 +428,7 @@ def plugins(session):
 # Top-level files a package may ship besides its own flax/<package>/.
 EXTRA_FILES = {
   'core': None,  # core owns the flax root; checked separately below.
-  'training': ('flax/jax_utils.py',),
+  'training': ('flax/jax_utils.py', 'flax/metrics/'),
   # flax.experimental.nnx: the NNX API under its older path.
   'nnx': ('flax/experimental/__init__.py', 'flax/experimental/nnx.py'),
 }
@@ -459,9 +459,13 @@ def wheels(session):
           name == f'flax/_plugins/{p}.py' for p in others
         )
       else:
-        allowed = name.startswith(f'flax/{package}/') or name in (
-          f'flax/_plugins/{package}.py',
-          *EXTRA_FILES.get(package, ()),
+        # A path ending in '/' allows the whole folder.
+        allowed = name.startswith(
+          (
+            f'flax/{package}/',
+            f'flax/_plugins/{package}.py',
+            *EXTRA_FILES.get(package, ()),
+          )
         )
         bad = not allowed
       if bad:
