@@ -41,7 +41,7 @@ def _clear(obj, keys):
   m = obj._pytree__m
   for k in keys:
     del d[k]
-    m.data.discard(k)
+    m.drop_data(k)
   m.version += 1
   EPOCH.value += 1
 

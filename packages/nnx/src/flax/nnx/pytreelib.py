@@ -390,7 +390,7 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     _check_trace(self)
     del d[name]
     m = self._pytree__m
-    m.data.discard(name)
+    m.drop_data(name)
     m.version += 1
     EPOCH.value += 1
 
@@ -460,9 +460,9 @@ def _set_attribute(obj, name, value):
           f"'{type(obj)}'; a static value may not hold arrays, Variables or "
           'Pytrees.'
         )
-      data_set.discard(name)
+      m.drop_data(name)
     else:
-      data_set.add(name)
+      m.add_data(name)
   elif name in data_set:
     pass
   elif name in d:
@@ -482,13 +482,13 @@ def _set_attribute(obj, name, value):
     status = _class_status(type(obj)).get(name)
     if status is None:
       if is_data(value):
-        data_set.add(name)
+        m.add_data(name)
       elif check and not isinstance(value, _SCALARS):
         found = has_data(value)
         if found:
           raise _data_on_static_error(obj, name, value, found)
     elif status:
-      data_set.add(name)
+      m.add_data(name)
   d[name] = value
   m.version += 1
   EPOCH.value += 1
@@ -502,7 +502,8 @@ class PytreeRecord:
   """NNX's bookkeeping for one Pytree object (its ``_pytree__m`` slot).
 
   Attributes:
-    data: the names of the data attributes (a set).
+    data: the names of the data attributes (a frozenset; see add_data,
+      drop_data).
     version: bumped on every attribute set or delete.
     view: the cached flat view of the object's graph (graph mode).
     aux: the cached pytree aux data (tree mode).
@@ -512,12 +513,22 @@ class PytreeRecord:
 
   __slots__ = ('data', 'version', 'view', 'aux', 'trace')
 
-  def __init__(self, data=()):
-    self.data = set(data)
+  def __init__(self, data=frozenset()):
+    # A frozenset, replaced (never mutated) when the names change, so that
+    # objects built from one GraphDef node share one set.
+    self.data = frozenset(data)
     self.version = 0
     self.view = None
     self.aux = None
     self.trace = None
+
+  def add_data(self, name):
+    if name not in self.data:
+      self.data = self.data | {name}
+
+  def drop_data(self, name):
+    if name in self.data:
+      self.data = self.data - {name}
 
   def __repr__(self):
     return (
@@ -526,14 +537,12 @@ class PytreeRecord:
     )
 
 
-def fresh_meta(data=()) -> PytreeRecord:
-  """The ``_pytree__m`` record of an object that has just been built: its
-  data attribute names, version 0, no cached view or aux data, no trace
-  level."""
-  return PytreeRecord(data)
+# The ``_pytree__m`` record of an object that has just been built: its data
+# attribute names, version 0, no cached view or aux data, no trace level.
+fresh_meta = PytreeRecord
 
 
-def _new_object(cls, data=()):
+def _new_object(cls, data=frozenset()):
   obj = object.__new__(cls)
   object.__setattr__(obj, '_pytree__m', fresh_meta(data))
   return obj

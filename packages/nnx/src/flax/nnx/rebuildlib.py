@@ -14,7 +14,7 @@ import operator
 
 from flax.nnx._common import EPOCH
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
-from flax.nnx.pytreelib import _new_object, fresh_meta
+from flax.nnx.pytreelib import PytreeRecord, _new_object
 from flax.nnx.variablelib import Variable, store_raw_value
 
 _set = object.__setattr__
@@ -75,7 +75,7 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
       ):
         od.clear()
         od.update(d)
-        m.data = set(node[4])
+        m.data = frozenset(node[4])
         m.version += 1
         EPOCH.value += 1
     else:
@@ -284,7 +284,7 @@ class Plan:
     put = objs.__setitem__
     new = list(map(_new, self.create_cls))
     _consume(
-      map(_set, new, _repeat('_pytree__m'), map(fresh_meta, self.create_data))
+      map(_set, new, _repeat('_pytree__m'), map(PytreeRecord, self.create_data))
     )
     _consume(map(put, self.create_idx, new))
     var_leaves = list(self.get_var_leaves(leaves))
