@@ -166,6 +166,15 @@ class _ObjsIndex(dict):
     self.objs[i] = obj
 
 
+def _getter(positions):
+  """A callable returning the sequence of ``seq[p]`` for ``positions`` (a
+  C-level ``itemgetter`` when there are several)."""
+  if len(positions) > 1:
+    return operator.itemgetter(*positions)
+  positions = tuple(positions)
+  return lambda seq: [seq[p] for p in positions]
+
+
 class Plan:
   """How to build fresh objects for one graphdef node (root ``'n'``).
 
@@ -185,9 +194,10 @@ class Plan:
     fills: ``(index, key, kind, payload)`` per attribute holding an array
       (``_ARRAY``, leaf position) or a container (``_SUBTREE``, subtree
       number), set one by one.
-    simple_keys, simple_sources: per plain Pytree (in creation order), the
-      keys and object indices of its attributes that reference objects,
-      filled with C-level loops.
+    ref_owners, ref_keys, ref_sources: one entry per attribute (of any
+      plain Pytree) that references an object: the getters of its owner's
+      dict (by creation order) and of the object (by index), and the key;
+      all are filled in one C-level pass.
   """
 
   __slots__ = (
@@ -202,8 +212,9 @@ class Plan:
     'template_dicts',
     'fills',
     'get_var_leaves',
-    'simple_keys',
-    'simple_sources',
+    'ref_owners',
+    'ref_keys',
+    'ref_sources',
     'num_index',
     'root',
   )
@@ -216,31 +227,27 @@ class Plan:
     self.subtrees = []
     self.template_dicts = []
     self.fills = []
-    self.simple_keys, self.simple_sources = [], []
-    self._build(node, 0)
-    pos = self.var_pos
-    self.get_var_leaves = (
-      operator.itemgetter(*pos)
-      if len(pos) > 1
-      else lambda ls: [ls[p] for p in pos]
-    )
+    self.ref_keys = []
+    owners, sources = [], []
+    self._build(node, 0, owners, sources)
+    self.ref_owners = _getter(owners)
+    self.ref_sources = _getter(sources)
+    self.get_var_leaves = _getter(self.var_pos)
 
-  def _build(self, node, pos) -> int:
+  def _build(self, node, pos, owners, ref_sources) -> int:
     idx, cls, attrs, data = node[2], node[1], node[3], node[4]
     j = len(self.create_idx)
     self.create_idx.append(idx)
     self.create_cls.append(cls)
     self.create_data.append(data)
     self.template_dicts.append(None)
-    self.simple_keys.append(None)
-    self.simple_sources.append(None)
     keys = []
     sources = []
     for k, c in attrs:
       kind = c[0]
       keys.append(k)
       if kind == 'n':
-        pos = self._build(c, pos)
+        pos = self._build(c, pos, owners, ref_sources)
         sources.append((_OBJ, c[2]))
       elif kind == 'v':
         self.var_idx.append(c[2])
@@ -272,10 +279,11 @@ class Plan:
       for k, src in zip(keys, sources)
       if src[0] in (_ARRAY, _SUBTREE)
     )
-    self.simple_keys[j] = tuple(
-      k for k, src in zip(keys, sources) if src[0] == _OBJ
-    )
-    self.simple_sources[j] = tuple(src[1] for src in sources if src[0] == _OBJ)
+    for k, src in zip(keys, sources):
+      if src[0] == _OBJ:
+        owners.append(j)
+        self.ref_keys.append(k)
+        ref_sources.append(src[1])
     return pos
 
   def run(self, leaves, raw, index=None, wrap=True):
@@ -308,7 +316,6 @@ class Plan:
             node, iter(leaves[start:stop]), sub_index, None, raw, wrap
           )
         )
-    get = objs.__getitem__
     dicts = list(map(dict.copy, self.template_dicts))
     _consume(map(_set, new, _repeat('__dict__'), dicts))
     for idx, key, kind, payload in self.fills:
@@ -321,9 +328,10 @@ class Plan:
       vars(objs[idx])[key] = value
     _consume(
       map(
-        dict.update,
-        dicts,
-        map(zip, self.simple_keys, map(map, _repeat(get), self.simple_sources)),
+        dict.__setitem__,
+        self.ref_owners(dicts),
+        self.ref_keys,
+        self.ref_sources(objs),
       )
     )
     if index is not None:
