@@ -176,6 +176,20 @@ def test_common_utils():
   )
 
 
+def test_stacked_metrics_are_jax_arrays():
+  stacked = common_utils.stack_forest([{'a': np.ones(2)}, {'a': np.zeros(2)}])
+  assert isinstance(stacked['a'], jax.Array)
+  assert stacked['a'].dtype == jnp.float32  # float64 input, x64 off
+  got = common_utils.get_metrics(
+    [{'l': jnp.ones((1,))}, {'l': jnp.zeros((1,))}]
+  )
+  assert isinstance(got['l'], jax.Array)
+  np.testing.assert_array_equal(got['l'], [1.0, 0.0])
+  # Metrics without a replica axis are an error.
+  with pytest.raises(ValueError, match='axis 0 is out of bounds'):
+    common_utils.get_metrics([{'l': jnp.ones(())}])
+
+
 def test_dynamic_scale_backs_off_and_grows():
   ds = dynamic_scale.DynamicScale(growth_interval=2, scale=4.0)
   fn = ds.value_and_grad(lambda w: jnp.sum(w**2))

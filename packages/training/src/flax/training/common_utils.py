@@ -9,7 +9,6 @@ Array([[1., 0., 0.],
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 __all__ = ['get_metrics', 'onehot', 'shard', 'shard_prng_key', 'stack_forest']
@@ -27,8 +26,9 @@ def shard_prng_key(prng_key):
 
 
 def stack_forest(forest):
-  """Stacks a list of trees of the same structure leaf by leaf."""
-  return jax.tree.map(lambda *xs: np.stack(xs), *forest)
+  """Stacks a list of trees of the same structure leaf by leaf (into JAX
+  arrays, on the default device)."""
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *forest)
 
 
 def get_metrics(device_metrics):
@@ -38,9 +38,10 @@ def get_metrics(device_metrics):
     device_metrics: a list of replicated metric trees (one per step).
 
   Returns:
-    One tree whose leaves are NumPy arrays with a leading step axis.
+    One tree whose leaves are arrays with a leading step axis.
   """
-  first = jax.tree.map(lambda x: x[0], device_metrics)
+  # A leaf without a replica axis is a ValueError ("axis 0 is out of bounds").
+  first = jax.tree.map(lambda x: jnp.take(x, 0, axis=0), device_metrics)
   return stack_forest(jax.device_get(first))
 
 
