@@ -50,6 +50,13 @@ BACKENDS = {
 }
 
 
+def _refused(backend):
+  """What a save without overwrite raises when the backend refuses it."""
+  if backend.allows_older_steps:
+    return pytest.raises(ValueError, match='already exists')
+  return pytest.raises(errors.InvalidCheckpointError, match='outdated')
+
+
 class TestCheckpointBackends(CheckpointBackendContract):
   @pytest.fixture(params=sorted(BACKENDS))
   def backend(self, request):
@@ -85,14 +92,35 @@ class TestCheckpointBackends(CheckpointBackendContract):
       checkpoints.save_checkpoint(
         tmp_path, {'v': np.array(step)}, step, keep=5, backend=backend
       )
-    with pytest.raises(errors.InvalidCheckpointError, match='outdated'):
+    if backend.allows_older_steps:
+      # Orbax's rule: an existing step is refused, an older one is added.
+      with pytest.raises(ValueError, match='checkpoint_2 already exists'):
+        checkpoints.save_checkpoint(
+          tmp_path, {'v': np.array(0)}, 2, backend=backend
+        )
       checkpoints.save_checkpoint(
-        tmp_path, {'v': np.array(0)}, 2, backend=backend
+        tmp_path, {'v': np.array(0)}, 0, keep=5, backend=backend
       )
+      assert backend.steps(tmp_path) == [0, 1, 2, 3]
+      # keep prunes by step, oldest first
+      checkpoints.save_checkpoint(
+        tmp_path, {'v': np.array(4)}, 4, keep=3, backend=backend
+      )
+      assert backend.steps(tmp_path) == [2, 3, 4]
+    else:
+      with pytest.raises(errors.InvalidCheckpointError, match='outdated'):
+        checkpoints.save_checkpoint(
+          tmp_path, {'v': np.array(0)}, 2, backend=backend
+        )
+      with pytest.raises(errors.InvalidCheckpointError, match='outdated'):
+        checkpoints.save_checkpoint(
+          tmp_path, {'v': np.array(0)}, 0, backend=backend
+        )
     checkpoints.save_checkpoint(
       tmp_path, {'v': np.array(9)}, 2, keep=5, overwrite=True, backend=backend
     )
-    assert backend.steps(tmp_path) == [1, 2]
+    older = [s for s in backend.steps(tmp_path) if s < 2]
+    assert backend.steps(tmp_path) == older + [2]
     assert int(backend.restore(tmp_path, 2, {'v': np.array(0)})['v']) == 9
 
   def test_checkpoints_module_restores_by_detection(self, backend, tmp_path):
@@ -121,7 +149,7 @@ class TestCheckpointBackends(CheckpointBackendContract):
     manager.wait_previous_save()
     restored = backend.restore(tmp_path, target={'w': np.zeros(4, int)})
     np.testing.assert_array_equal(restored['w'], np.arange(4))
-    with pytest.raises(errors.InvalidCheckpointError):
+    with _refused(backend):
       checkpoints.save_checkpoint(
         tmp_path, tree, 0, async_manager=manager, backend=backend
       )
@@ -152,26 +180,28 @@ class TestCheckpointBackends(CheckpointBackendContract):
     monkeypatch.undo()
     assert int(backend.restore(tmp_path, target={'v': np.array(0)})['v']) == 1
 
-  def test_loser_of_a_race_gets_invalid_checkpoint_error(
-    self, backend, tmp_path, monkeypatch
-  ):
+  def test_loser_of_a_race_is_refused(self, backend, tmp_path, monkeypatch):
     real_write = type(backend).write
     raced = []
+    # While step 1 is being written, another save publishes a step that
+    # refuses it: step 2 (msgpack: outdated), or step 1 itself (Orbax:
+    # older steps are fine, an existing one is not).
+    winner = 1 if backend.allows_older_steps else 2
 
     def write_while_another_saves(self, path, payload):
       real_write(self, path, payload)
-      if not raced:  # while step 1 is being written, step 2 is published
+      if not raced:
         raced.append(True)
         checkpoints.save_checkpoint(
-          tmp_path, {'v': np.array(2)}, 2, keep=5, backend=self
+          tmp_path, {'v': np.array(2)}, winner, keep=5, backend=self
         )
 
     monkeypatch.setattr(type(backend), 'write', write_while_another_saves)
-    with pytest.raises(errors.InvalidCheckpointError, match='outdated'):
+    with _refused(backend):
       checkpoints.save_checkpoint(
         tmp_path, {'v': np.array(1)}, 1, keep=5, backend=backend
       )
     monkeypatch.undo()
     # The winner is whole; the loser left nothing behind.
-    assert os.listdir(tmp_path) == ['checkpoint_2']
+    assert os.listdir(tmp_path) == [f'checkpoint_{winner}']
     assert int(backend.restore(tmp_path, target={'v': np.array(0)})['v']) == 2

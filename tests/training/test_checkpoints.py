@@ -322,8 +322,11 @@ def test_orbax_backend_by_config(tmp_path, monkeypatch):
     assert restored['config']['name'] == 'dense'
     raw = checkpoints.restore_checkpoint('rel', target=None)
     assert set(raw['data']) == {'0'}
-    with pytest.raises(errors.InvalidCheckpointError):
+    # As Orbax: an existing step is refused, an older one is added.
+    with pytest.raises(ValueError, match='rel/checkpoint_2 already exists'):
       checkpoints.save_checkpoint('rel', ckpt, step=2)
+    checkpoints.save_checkpoint('rel', ckpt, step=0, keep=3)
+    assert checkpoints.available_steps('rel') == [0, 1, 2]
     with pytest.raises(ValueError, match='pytree'):
       checkpoints.save_checkpoint('rel', jnp.ones(2), step=3)
 

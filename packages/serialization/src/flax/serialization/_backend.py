@@ -319,10 +319,15 @@ class CheckpointBackend(abc.ABC):
     multiprocess: True if every process of a multi-process job takes part
       in a save (the backend coordinates them and handles arrays spread
       over processes); False if process 0 alone writes.
+    allows_older_steps: True if ``flax.training.checkpoints`` may save a
+      step older than the latest one (only an existing step is refused, with
+      ``ValueError``, as Orbax does); False if each save must be newer than
+      the latest (``InvalidCheckpointError``, Flax's msgpack rule).
   """
 
   name: str = ''
   multiprocess: bool = False
+  allows_older_steps: bool = False
 
   # -- what a backend implements ---------------------------------------------
 

@@ -215,6 +215,7 @@ class OrbaxBackend(backend_lib.CheckpointBackend):
 
   name = 'orbax'
   multiprocess = True
+  allows_older_steps = True
 
   def __init__(self, checkpointer=None, transforms=None):
     self.checkpointer = checkpointer

@@ -12,8 +12,10 @@ Saves are atomic: the data is written to a temporary file of the save's
 own, flushed to disk and moved into place, so a save killed at any point
 leaves the previous checkpoints restorable. Processes saving into one
 directory at once are serialized by a lock on it: each step's file holds
-that step's data, and a save whose step is by then outdated raises
-``InvalidCheckpointError``.
+that step's data. Without ``overwrite``, a msgpack save whose step is not
+newer than the latest checkpoint raises ``InvalidCheckpointError``; an
+Orbax save may add an older step and raises ``ValueError`` only when that
+step exists (as Orbax does).
 
 >>> import os, tempfile
 >>> import flax
@@ -215,7 +217,15 @@ def _choose_backend(backend=None, orbax_checkpointer=None):
 
 
 def _check_not_outdated(ckpt_dir, step, prefix, backend):
-  """Raises if checkpoint ``step`` or a later one exists."""
+  """Raises if checkpoint ``step`` exists or, unless the backend allows
+  older steps, a later one does."""
+  if backend.allows_older_steps:
+    path = backend.path(ckpt_dir, step, prefix=prefix)
+    if os.path.lexists(path):
+      raise ValueError(
+        f'Destination {path} already exists; pass overwrite=True to replace it.'
+      )
+    return
   latest = backend.latest_step(ckpt_dir, prefix=prefix)
   if latest is not None and step <= latest:
     raise errors.InvalidCheckpointError(
@@ -327,7 +337,8 @@ def save_checkpoint(
     prefix: the file-name prefix.
     keep: how many of the latest checkpoints to keep.
     overwrite: allow saving at a step that is not newer than the latest
-      checkpoint; checkpoints after ``step`` are then deleted.
+      checkpoint (msgpack) or that exists (Orbax); checkpoints after
+      ``step`` are then deleted.
     keep_every_n_steps: also keep older checkpoints this many steps apart.
     async_manager: an ``AsyncManager``; the write then happens in the
       background.
@@ -339,8 +350,10 @@ def save_checkpoint(
     The path of the checkpoint, ``os.path.join(ckpt_dir, f'{prefix}{step}')``.
 
   Raises:
-    flax.errors.InvalidCheckpointError: if checkpoint ``step`` or a later one
-      exists and ``overwrite`` is False.
+    flax.errors.InvalidCheckpointError: if ``overwrite`` is False and
+      checkpoint ``step`` or a later one exists (msgpack).
+    ValueError: if ``overwrite`` is False and checkpoint ``step`` exists
+      (Orbax).
     NotADirectoryError: if ``ckpt_dir`` is a file.
   """
   return _save(
