@@ -133,15 +133,18 @@ def test_tabulate_flops_columns():
     b = p['bias']
     return x @ p['kernel'] + jnp.broadcast_to(b, x.shape[:-1] + b.shape)
 
+  # The VJP column is the pullback of the output together with the
+  # variables (what ``apply(..., mutable=True)`` returns), each its own
+  # cotangent: one more add per element of every variable used.
   def lin_vjp(p, x):
-    y, bwd = jax.vjp(lin, p, x)
+    y, bwd = jax.vjp(lambda p, x: (lin(p, x), p), p, x)
     return bwd(y)
 
   def foo(p, x):
     return lin(p['Lin_1'], lin(p['Lin_0'], x))
 
   def foo_vjp(p, x):
-    y, bwd = jax.vjp(foo, p, x)
+    y, bwd = jax.vjp(lambda p, x: (foo(p, x), p), p, x)
     return bwd(y)
 
   p0 = {'kernel': jnp.ones((9, 4)), 'bias': jnp.ones(4)}
@@ -156,8 +159,8 @@ def test_tabulate_flops_columns():
   assert rows[''][4] == str(_plain_flops(foo, both, x))
   assert rows[''][5] == str(_plain_flops(foo_vjp, both, x))
   assert int(rows[''][5]) > int(rows[''][4])
-  # The totals row leaves the FLOP columns empty.
-  assert _cells(lines[-3])[3:7] == ['Total', '', '', '50 (200 B)']
+  # 'Total' sits in the column before the collections.
+  assert _cells(lines[-3])[3:7] == ['', '', 'Total', '50 (200 B)']
   # Asking only for forward FLOPs adds only that column.
   text = Foo().tabulate(jax.random.key(0), x, compute_flops=True)
   assert 'vjp_flops' not in text and '│ 1216' in text

@@ -61,6 +61,16 @@ class Top(nnx.Module):
     return self.e.attend(self.e(x + n))
 
 
+class Scale(nnx.Module):
+  """Its VJP needs the gradients of both the input and the Param."""
+
+  def __init__(self):
+    self.p = nnx.Param(jnp.ones(3))
+
+  def __call__(self, x):
+    return x * self.p
+
+
 def cases():
   """``{name: thunk returning the table}``."""
   x23 = jnp.ones((2, 3))
@@ -84,6 +94,13 @@ def cases():
     ),
     'e_flops': lambda: nnx.tabulate(
       E(), x23, compute_flops=True, compute_vjp_flops=True, console_kwargs=WIDE
+    ),
+    'scale_flops': lambda: nnx.tabulate(
+      Scale(),
+      jnp.ones(3),
+      compute_flops=True,
+      compute_vjp_flops=True,
+      console_kwargs=WIDE,
     ),
     'e_vjp_flops': lambda: nnx.tabulate(
       E(), x23, compute_vjp_flops=True, console_kwargs=WIDE

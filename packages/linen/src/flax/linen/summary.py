@@ -189,18 +189,23 @@ def _call_flops(call, variables, rngs, mutable, forward, backward):
   ]
   dynamic = [leaves[i] for i in positions]
 
-  def run(sub_vars, dynamic):
+  def apply(sub_vars, dynamic, mutable):
     full = list(leaves)
     for i, x in zip(positions, dynamic):
       full[i] = x
     args, kwargs = jax.tree_util.tree_unflatten(treedef, full)
-    out = module.apply(
+    return module.apply(
       sub_vars, *args, rngs=rngs, method=call.method, mutable=mutable, **kwargs
     )
+
+  def run(sub_vars, dynamic):
+    out = apply(sub_vars, dynamic, mutable)
     return out if mutable is False else out[0]
 
   def run_vjp(sub_vars, dynamic):
-    y, bwd = jax.vjp(run, sub_vars, dynamic)
+    # The pullback of the output together with every collection (as
+    # ``mutable=True`` returns them), each its own cotangent.
+    y, bwd = jax.vjp(lambda v, d: apply(v, d, True), sub_vars, dynamic)
     return bwd(jax.tree_util.tree_map(_cotangent, y))
 
   flops = _flops(run, sub_vars, dynamic) if forward else -1
@@ -432,13 +437,10 @@ def _render(
   totals = [
     _size_repr(jax.tree_util.tree_leaves(variables[col])) for col in collections
   ]
-  blanks = [''] * len(flop_columns)
+  # 'Total' labels the collection totals from the column just before them.
   table.add_row(
-    '',
-    '',
-    '',
+    *[''] * (len(names) - 1),
     rich.text.Text('Total', justify='right'),
-    *blanks,
     *totals,
     style='bold',
   )
