@@ -81,9 +81,12 @@ def add_trailing(y, b):
   >>> add_trailing(jnp.zeros((2, 3)), jnp.arange(3.0)).tolist()
   [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
   """
-  if b.ndim == y.ndim:
-    return y + b
-  return y + jnp.reshape(b, (1,) * (y.ndim - b.ndim) + b.shape)
+  if b.ndim != y.ndim:
+    b = lax.reshape(b, (1,) * (y.ndim - b.ndim) + b.shape)
+  if y.dtype == b.dtype:
+    # The primitive directly: no promotion to do, and no jnp dispatch.
+    return lax.add(y, b)
+  return y + b
 
 
 class DenseGeneralSpec(NamedTuple):
