@@ -126,10 +126,14 @@ def test_unfreeze_method_gives_plain_nested_dicts():
   assert fd['a']['b']['c'] == 1
 
 
-def test_or_operator():
-  merged = FrozenDict({'a': 1}) | {'b': 2}
-  assert isinstance(merged, FrozenDict) and merged == {'a': 1, 'b': 2}
-  merged = {'a': 0, 'b': 2} | FrozenDict({'a': 1})
+def test_no_or_operator():
+  # As in Flax 0.12.8, a FrozenDict is a Mapping without dict's ``|``;
+  # ``copy`` merges.
+  with pytest.raises(TypeError, match='unsupported operand'):
+    FrozenDict({'a': 1}) | {'b': 2}
+  with pytest.raises(TypeError, match='unsupported operand'):
+    {'a': 0} | FrozenDict({'a': 1})
+  merged = FrozenDict({'a': 1}).copy({'b': 2})
   assert isinstance(merged, FrozenDict) and merged == {'a': 1, 'b': 2}
 
 

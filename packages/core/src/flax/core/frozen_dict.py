@@ -131,16 +131,6 @@ class FrozenDict(collections.abc.Mapping):
       self._hash = functools.reduce(operator.xor, map(hash, self.items()), 0)
     return self._hash
 
-  def __or__(self, other):
-    if not isinstance(other, collections.abc.Mapping):
-      return NotImplemented
-    return type(self)({**self._dict, **_deep_copy_dicts(dict(other))})
-
-  def __ror__(self, other):
-    if not isinstance(other, collections.abc.Mapping):
-      return NotImplemented
-    return type(self)({**_deep_copy_dicts(dict(other)), **self._dict})
-
   def keys(self):
     return FrozenKeysView(self)
 
