@@ -502,8 +502,8 @@ class PytreeRecord:
   """NNX's bookkeeping for one Pytree object (its ``_pytree__m`` slot).
 
   Attributes:
-    data: the names of the data attributes (a frozenset; see add_data,
-      drop_data).
+    data: the names of the data attributes (a shared frozenset until the
+      first change through add_data / drop_data, then a set of its own).
     version: bumped on every attribute set or delete.
     view: the cached flat view of the object's graph (graph mode).
     aux: the cached pytree aux data (tree mode).
@@ -514,8 +514,9 @@ class PytreeRecord:
   __slots__ = ('data', 'version', 'view', 'aux', 'trace')
 
   def __init__(self, data=frozenset()):
-    # A frozenset, replaced (never mutated) when the names change, so that
-    # objects built from one GraphDef node share one set.
+    # Copy on write: a record starts with a frozenset that may be shared
+    # (objects nnx.merge builds from one GraphDef node share one), and gets
+    # a set of its own on its first change.
     self.data = frozenset(data)
     self.version = 0
     self.view = None
@@ -523,12 +524,18 @@ class PytreeRecord:
     self.trace = None
 
   def add_data(self, name):
-    if name not in self.data:
-      self.data = self.data | {name}
+    data = self.data
+    if name not in data:
+      if type(data) is frozenset:
+        data = self.data = set(data)
+      data.add(name)
 
   def drop_data(self, name):
-    if name in self.data:
-      self.data = self.data - {name}
+    data = self.data
+    if name in data:
+      if type(data) is frozenset:
+        data = self.data = set(data)
+      data.discard(name)
 
   def __repr__(self):
     return (
