@@ -137,7 +137,8 @@ def test_simple_fns_return_outputs_and_updates():
   assert tr.SimpleCheckifyFn(f, False)(1, 2) == (((1, 2), {}), [])
   assert tr.SimpleEvalShapeFn(f, False)(1, z=2) == ((1,), {'z': 2})
   assert tr.SimpleMakeJaxprFn(f, False)(1, z=2) == ((1,), {'z': 2})
-  assert it.SimpleVmapFn(f, False, 0, 0, (0,))(1, 2) == (((1, 2), {}), [])
+  # output, then the Variable values leaving mapped and unmapped
+  assert it.SimpleVmapFn(f, False, 0, 0, (0,))(1, 2) == (((1, 2), {}), [], [])
   assert it.SimpleWhileLoopCondFn(lambda v: v > 0, False)(3)
   assert it.SimpleWhileLoopBodyFn(lambda v: v - 1, False)(3) == 2
   assert it.SimpleForiLoopBodyFn(lambda i, v: v + i, False)(2, 3) == 5

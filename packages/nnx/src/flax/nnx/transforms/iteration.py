@@ -42,13 +42,23 @@ from flax.nnx.transforms._axes import int_axis, root_in_axes
 
 
 def _fix_out(leaves, axes, size=None):
-  out = []
-  for x, ax in zip(leaves, axes):
-    if ax is None:
-      out.append(x[0] if hasattr(x, 'shape') and x.ndim else x)
-    else:
-      out.append(_move(x, 0, ax))
-  return out
+  """Moves the mapped axis of each leaf to its place (unmapped leaves left
+  ``jax.vmap`` with ``out_axes=None``, see :func:`_split_unmapped`)."""
+  return [x if ax is None else _move(x, 0, ax) for x, ax in zip(leaves, axes)]
+
+
+def _split_unmapped(elements, flags):
+  """``(mapped, unmapped)``: the elements leave the mapped function with
+  ``out_axes`` 0 and None, so that JAX rejects an unmapped one that came
+  out batched ("got axis spec None but output was batched")."""
+  mapped = [e for e, f in zip(elements, flags) if f]
+  unmapped = [e for e, f in zip(elements, flags) if not f]
+  return mapped, unmapped
+
+
+def _join_unmapped(mapped, unmapped, flags):
+  it_mapped, it_unmapped = iter(mapped), iter(unmapped)
+  return [next(it_mapped) if f else next(it_unmapped) for f in flags]
 
 
 @dataclasses.dataclass(eq=False)
@@ -58,8 +68,10 @@ class VmapFn(_fns.InnerFn):
   (``in_axes``: one entry per argument), calls ``f`` (with the mapped axis
   removed from the sharding names of the mapped Variables when
   ``transform_metadata`` names a partition), and returns the output leaves
-  and the new values of the inputs. Per output leaf axes (for tuple, dict
-  or StateAxes ``out_axes``) are kept on the instance."""
+  and the new values of the inputs as two lists, mapped and unmapped (for
+  ``out_axes=(0, None)``; :meth:`joined` puts them back). Per output leaf
+  axes (for tuple, dict or StateAxes ``out_axes``) are kept on the
+  instance."""
 
   transform_metadata: tp.Mapping[str, tp.Any]
   in_axes: tp.Any
@@ -69,6 +81,10 @@ class VmapFn(_fns.InnerFn):
   )
   out_masks: tp.Any = dataclasses.field(default=None, init=False, repr=False)
   changed: tp.Any = dataclasses.field(default=None, init=False, repr=False)
+  # Per root, the mapped axis of each input slot (set before the call), and
+  # how the returned elements go back into (output leaves, values).
+  value_axes: tp.Any = dataclasses.field(default=None, init=False, repr=False)
+  route: tp.Any = dataclasses.field(default=None, init=False, repr=False)
 
   name: tp.ClassVar[str] = 'vmap'
 
@@ -94,7 +110,16 @@ class VmapFn(_fns.InnerFn):
           for pos in out_static[2]
         ]
       )
-    return out_leaves, values
+    elements, flags, rebuild = _routing(
+      self, out_leaves, values, self.value_axes
+    )
+    self.route = (flags, rebuild)
+    return _split_unmapped(elements, flags)
+
+  def joined(self, mapped, unmapped):
+    """``(output leaves, values)`` from what the mapped call returned."""
+    flags, rebuild = self.route
+    return rebuild(_join_unmapped(mapped, unmapped, flags))
 
 
 @dataclasses.dataclass(eq=False)
@@ -109,8 +134,9 @@ class PmapFn(VmapFn):
 class SimpleVmapFn(_fns.SimpleFn):
   """The function ``jax.vmap`` maps for :func:`vmap` when graph nodes
   travel as pytrees: returns ``f``'s output and the values of the argument
-  Variables; ``update_axes`` gives each Variable's mapped axis (where its
-  new value goes back; None: not mapped)."""
+  Variables (mapped ones, then unmapped ones); ``update_axes`` gives each
+  Variable's mapped axis (where its new value goes back; None: not
+  mapped)."""
 
   in_axes: tp.Any
   out_axes: tp.Any
@@ -121,15 +147,18 @@ class SimpleVmapFn(_fns.SimpleFn):
   def __call__(self, *args, **kwargs):
     (args, kwargs), entered = self.enter((args, kwargs))
     out = self.f(*args, **kwargs)
-    return self.outputs(entered, out), entered.values()
+    values = entered.values()
+    # Unmapped Variables leave with out_axes None (see _split_unmapped).
+    flags = [ax is not None for ax in self.update_axes]
+    return (self.outputs(entered, out), *_split_unmapped(values, flags))
 
-  def write_back(self, variables, new) -> None:
+  def write_back(self, variables, mapped, unmapped) -> None:
+    flags = [ax is not None for ax in self.update_axes]
+    new = _join_unmapped(mapped, unmapped, flags)
     common.store_values(
       variables,
       [
-        jax.tree.map(
-          lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), v
-        )
+        v if ax is None else jax.tree.map(lambda y, ax=ax: _move(y, 0, ax), v)
         for v, ax in zip(new, self.update_axes)
       ],
     )
@@ -156,11 +185,43 @@ def _vmap_call(
   prefix = _state_axes_prefix(in_axes, pure_args, ga)
   meta = _axis_metadata.enabled(transform_metadata)
   fn = fn_cls(f, transform_metadata, in_axes, out_axes, graph_args=ga)
-  out_leaves, values = jax_map(fn, in_axes=prefix, out_axes=0, **map_kwargs)(
-    *pure_args
-  )
+  pos_axes = fn.value_axes = _value_axes(prefix, pure_args, ga)
+  mapped, unmapped = jax_map(
+    fn, in_axes=prefix, out_axes=(0, None), **map_kwargs
+  )(*pure_args)
+  out_leaves, values = fn.joined(mapped, unmapped)
   out_static = fn.out_static
-  # input updates: move the mapped axis back to where it came from
+  changed = fn.changed
+  new_values = [
+    _fix_out(vals, pos_axes[k])
+    if changed is None or changed[k] is None
+    else _changed_node_values(vals, root_in_axes(in_axes, args, ga)[k], fn.name)
+    for k, vals in enumerate(values)
+  ]
+  ga.write_back((changed, new_values))
+  # outputs
+  treedef, nodes, positions = out_static
+  leaves = list(out_leaves)
+  if isinstance(out_axes, int):
+    fixed = jax.tree.map(lambda x: _move(x, 0, out_axes), leaves)
+  else:
+    node_masks = dict(zip(positions, fn.out_masks))
+    fixed = []
+    for i, (x, ax) in enumerate(zip(leaves, fn.out_leaf_axes)):
+      if isinstance(ax, StateAxes):
+        fixed.append(_state_axes_out(x, ax, node_masks[i]))
+      else:
+        fixed.append(
+          x if ax is None else jax.tree.map(lambda y, ax=ax: _move(y, 0, ax), x)
+        )
+  out = common.unflatten_out(out_static, fixed, ga)
+  if meta and positions:
+    _add_axis_to_outputs(out, out_axes, transform_metadata)
+  return out
+
+
+def _value_axes(prefix, pure_args, ga):
+  """Per root, the mapped axis of each of its slots (slot order)."""
   in_leaf_axes = _broadcast(
     prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
   )
@@ -187,35 +248,53 @@ def _vmap_call(
       idx += n
     else:
       idx += len(jax.tree_util.tree_leaves(x))
-  changed = fn.changed
-  new_values = [
-    _fix_out(vals, pos_axes[k])
-    if changed is None or changed[k] is None
-    else _changed_node_values(vals, root_in_axes(in_axes, args, ga)[k], fn.name)
-    for k, vals in enumerate(values)
-  ]
-  ga.write_back((changed, new_values))
-  # outputs
-  treedef, nodes, positions = out_static
-  leaves = list(out_leaves)
-  if isinstance(out_axes, int):
-    fixed = jax.tree.map(lambda x: _move(x, 0, out_axes), leaves)
-  else:
-    node_masks = dict(zip(positions, fn.out_masks))
-    fixed = []
-    for i, (x, ax) in enumerate(zip(leaves, fn.out_leaf_axes)):
-      if isinstance(ax, StateAxes):
-        fixed.append(_state_axes_out(x, ax, node_masks[i]))
-      else:
-        fixed.append(
-          jax.tree.map(
-            lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), x
-          )
+  return pos_axes
+
+
+def _routing(fn, out_leaves, values, pos_axes):
+  """Inside the mapped function: the output leaves and input values as one
+  list of elements, whether each is mapped (False: its axis spec is None),
+  and how to put the list back into ``(out_leaves, values)``."""
+  elements, flags, layout = [], [], []
+  for x, ax in zip(
+    out_leaves,
+    [0] * len(out_leaves) if fn.out_leaf_axes is None else fn.out_leaf_axes,
+  ):
+    if isinstance(ax, StateAxes):
+      (group_values,) = x.groups
+      mask = dict(zip(fn.out_static[2], fn.out_masks))[len(layout)]
+      layout.append(('node', x.key, len(group_values)))
+      elements.extend(group_values)
+      flags.extend(g == len(ax.axes) or ax.axes[g] is not None for g in mask)
+    else:
+      layout.append(('leaf',))
+      elements.append(x)
+      flags.append(ax is not None)
+  for k, vals in enumerate(values):
+    layout.append(('values', len(vals)))
+    elements.extend(vals)
+    if fn.changed is None or fn.changed[k] is None:
+      flags.extend(ax is not None for ax in pos_axes[k])
+    else:
+      flags.extend([True] * len(vals))
+  n_out = len(out_leaves)
+
+  def rebuild(flat):
+    it = iter(flat)
+    out, vals = [], []
+    for entry in layout:
+      if entry[0] == 'node':
+        out.append(
+          common.NodeStates(([next(it) for _ in range(entry[2])],), entry[1])
         )
-  out = common.unflatten_out(out_static, fixed, ga)
-  if meta and positions:
-    _add_axis_to_outputs(out, out_axes, transform_metadata)
-  return out
+      elif entry[0] == 'leaf':
+        out.append(next(it))
+      else:
+        vals.append([next(it) for _ in range(entry[1])])
+    assert len(out) == n_out
+    return out, vals
+
+  return elements, flags, rebuild
 
 
 def _changed_node_values(values, axis, name):
@@ -265,9 +344,9 @@ def _state_axes_out(node_states, axes, mask):
       )
     ax = axes.axes[group]
     out.append(
-      jax.tree.map(
-        lambda y, ax=ax: y[0] if ax is None else _move(y, 0, ax), value
-      )
+      value
+      if ax is None
+      else jax.tree.map(lambda y, ax=ax: _move(y, 0, ax), value)
     )
   return common.NodeStates((out,), node_states.key)
 
@@ -295,10 +374,10 @@ def _tree_map_call(
   var_axes.extend([0] * len(fn.variables(((), kwargs))))
   fn.update_axes = tuple(var_axes)
   pure_args, pure_kwargs = fn.pure((args, kwargs))
-  out, new = jax_map(fn, in_axes=ia, out_axes=(out_axes, 0), **kw)(
-    *pure_args, **pure_kwargs
-  )
-  fn.write_back(variables, new)
+  out, mapped, unmapped = jax_map(
+    fn, in_axes=ia, out_axes=(out_axes, 0, None), **kw
+  )(*pure_args, **pure_kwargs)
+  fn.write_back(variables, mapped, unmapped)
   return fn.result(out)
 
 
