@@ -256,13 +256,15 @@ def _routing(fn, out_leaves, values, pos_axes):
   list of elements, whether each is mapped (False: its axis spec is None),
   and how to put the list back into ``(out_leaves, values)``."""
   elements, flags, layout = [], [], []
-  for x, ax in zip(
-    out_leaves,
-    [0] * len(out_leaves) if fn.out_leaf_axes is None else fn.out_leaf_axes,
-  ):
+  leaf_axes = fn.out_leaf_axes
+  if leaf_axes is None:  # an int out_axes: every output leaf is mapped
+    leaf_axes = [0] * len(out_leaves)
+  else:
+    node_masks = dict(zip(fn.out_static[2], fn.out_masks))
+  for i, (x, ax) in enumerate(zip(out_leaves, leaf_axes)):
     if isinstance(ax, StateAxes):
       (group_values,) = x.groups
-      mask = dict(zip(fn.out_static[2], fn.out_masks))[len(layout)]
+      mask = node_masks[i]
       layout.append(('node', x.key, len(group_values)))
       elements.extend(group_values)
       flags.extend(g == len(ax.axes) or ax.axes[g] is not None for g in mask)
@@ -277,7 +279,6 @@ def _routing(fn, out_leaves, values, pos_axes):
       flags.extend(ax is not None for ax in pos_axes[k])
     else:
       flags.extend([True] * len(vals))
-  n_out = len(out_leaves)
 
   def rebuild(flat):
     it = iter(flat)
@@ -291,7 +292,6 @@ def _routing(fn, out_leaves, values, pos_axes):
         out.append(next(it))
       else:
         vals.append([next(it) for _ in range(entry[1])])
-    assert len(out) == n_out
     return out, vals
 
   return elements, flags, rebuild
