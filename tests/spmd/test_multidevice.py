@@ -77,16 +77,22 @@ def test_init_with_shardings_from_partition_specs(run_on_8_devices):
   """)
 
 
-def test_legacy_with_mesh_block_applies_constraints(run_on_8_devices):
+def test_legacy_with_mesh_block_is_not_a_context_mesh(run_on_8_devices):
+  # As in Flax 0.12.8: only jax.set_mesh sets the mesh that metadata
+  # constraints use; under an older `with mesh:` block they are skipped.
   run_on_8_devices("""
     import warnings
-    from jax.sharding import Mesh
+    from jax.sharding import Mesh, SingleDeviceSharding
     mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ('data', 'model'))
     box = meta.Partitioned(jnp.ones((8, 16)), ('data', 'model'))
     with warnings.catch_warnings():
       warnings.simplefilter('ignore', DeprecationWarning)
       with mesh:
-        assert meta.get_global_mesh() is not None
+        assert meta.get_global_mesh() is None
         y = jax.jit(lambda b: b.unbox() + 1)(box)
+    assert isinstance(y.sharding, SingleDeviceSharding), y.sharding
+    with jax.set_mesh(mesh):
+      assert meta.get_global_mesh() is not None
+      y = jax.jit(lambda b: b.unbox() + 1)(box)
     assert y.sharding.spec == P('data', 'model'), y.sharding
   """)

@@ -149,19 +149,13 @@ def get_global_mesh():
   """The mesh of the current context, or None.
 
   That is the mesh set by ``jax.set_mesh`` / ``jax.sharding.use_mesh`` (an
-  abstract mesh inside ``jit``), else the one of the older ``with mesh:``
-  block.
+  abstract mesh inside ``jit``). As in Flax 0.12.8, the mesh of an older
+  ``with mesh:`` block does not count: under it, sharding constraints from
+  metadata are not applied (pass the mesh explicitly, or use
+  ``jax.set_mesh``).
   """
   mesh = jax.sharding.get_abstract_mesh()
-  if not mesh.empty:
-    return mesh
-  try:
-    from jax._src import mesh as mesh_lib
-
-    physical = mesh_lib.thread_resources.env.physical_mesh
-  except (ImportError, AttributeError):  # pragma: no cover - JAX version.
-    return None
-  return None if physical.empty else physical
+  return None if mesh.empty else mesh
 
 
 def global_mesh_defined() -> bool:
