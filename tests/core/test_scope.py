@@ -393,12 +393,18 @@ def test_apply_rejects_bad_variables():
     f([1, 2])
   with pytest.raises(errors.ApplyScopeInvalidVariablesStructureError):
     f({'params': {'params': {'w': 1.0}}})
+  # As Flax 0.12.8: bad rngs are a ValueError in apply and init (and an
+  # InvalidRngError in bind); a bare key means {'params': key}.
+  for bad in ({'params': 3}, 3):
+    with pytest.raises(ValueError, match='passed to an apply function'):
+      f({}, rngs=bad)
+    with pytest.raises(ValueError, match='First argument passed to an init'):
+      init(lambda scope: None)(bad)
   with pytest.raises(errors.InvalidRngError):
-    f({}, rngs={'params': 3})
-  with pytest.raises(errors.InvalidRngError):
-    f({}, rngs=jax.random.PRNGKey(0))
-  with pytest.raises(ValueError, match='First argument passed to an init'):
-    init(lambda scope: None)('not a key')
+    bind({}, rngs={'params': 3})
+  key = jax.random.key(0)
+  drawn = apply(lambda scope: scope.make_rng('params'))({}, rngs=key)
+  assert drawn.dtype == key.dtype
 
 
 def test_apply_accepts_frozen_variables_and_rng_dict():

@@ -104,7 +104,14 @@ def apply(
   def wrapper(variables, *args, rngs=None, **kwargs):
     if not _is_valid_variables(variables):
       raise errors.ApplyScopeInvalidVariablesTypeError()
-    _check_rngs(rngs)
+    if rngs is not None:
+      if not isinstance(rngs, Mapping) and is_valid_rng(rngs):
+        rngs = {'params': rngs}
+      elif not is_valid_rngs(rngs):
+        raise ValueError(
+          'The `rngs` argument passed to an apply function should be a '
+          '`jax.PRNGKey` or a dictionary mapping strings to `jax.PRNGKey`.'
+        )
     params = variables.get('params')
     if isinstance(params, Mapping) and 'params' in params:
       raise errors.ApplyScopeInvalidVariablesStructureError(variables)
@@ -139,13 +146,13 @@ def init(
 
   @functools.wraps(fn)
   def wrapper(rngs, *args, **kwargs):
-    if not is_valid_rng(rngs) and not isinstance(rngs, Mapping):
+    if not isinstance(rngs, Mapping) and is_valid_rng(rngs):
+      rngs = {'params': rngs}
+    elif not is_valid_rngs(rngs):
       raise ValueError(
         'First argument passed to an init function should be a '
         '`jax.PRNGKey` or a dictionary mapping strings to `jax.PRNGKey`.'
       )
-    if not isinstance(rngs, Mapping):
-      rngs = {'params': rngs}
     init_flags = {**(flags or {}), 'initializing': True}
     return apply(fn, mutable=mutable, flags=init_flags)(
       {}, *args, rngs=rngs, **kwargs
