@@ -50,6 +50,19 @@ def _check_rngs(rngs):
     )
 
 
+def _rngs_dict(rngs, what: str) -> Mapping:
+  """``rngs`` as a dict of streams (a bare key is ``{'params': key}``);
+  anything else is a ValueError that starts with ``what``."""
+  if not isinstance(rngs, Mapping) and is_valid_rng(rngs):
+    return {'params': rngs}
+  if not is_valid_rngs(rngs):
+    raise ValueError(
+      f'{what} function should be a `jax.PRNGKey` or a dictionary mapping '
+      'strings to `jax.PRNGKey`.'
+    )
+  return rngs
+
+
 def bind(
   variables: VariableDict,
   rngs: Optional[Mapping] = None,
@@ -105,13 +118,7 @@ def apply(
     if not _is_valid_variables(variables):
       raise errors.ApplyScopeInvalidVariablesTypeError()
     if rngs is not None:
-      if not isinstance(rngs, Mapping) and is_valid_rng(rngs):
-        rngs = {'params': rngs}
-      elif not is_valid_rngs(rngs):
-        raise ValueError(
-          'The `rngs` argument passed to an apply function should be a '
-          '`jax.PRNGKey` or a dictionary mapping strings to `jax.PRNGKey`.'
-        )
+      rngs = _rngs_dict(rngs, 'The `rngs` argument passed to an apply')
     params = variables.get('params')
     if isinstance(params, Mapping) and 'params' in params:
       raise errors.ApplyScopeInvalidVariablesStructureError(variables)
@@ -146,13 +153,7 @@ def init(
 
   @functools.wraps(fn)
   def wrapper(rngs, *args, **kwargs):
-    if not isinstance(rngs, Mapping) and is_valid_rng(rngs):
-      rngs = {'params': rngs}
-    elif not is_valid_rngs(rngs):
-      raise ValueError(
-        'First argument passed to an init function should be a '
-        '`jax.PRNGKey` or a dictionary mapping strings to `jax.PRNGKey`.'
-      )
+    rngs = _rngs_dict(rngs, 'First argument passed to an init')
     init_flags = {**(flags or {}), 'initializing': True}
     return apply(fn, mutable=mutable, flags=init_flags)(
       {}, *args, rngs=rngs, **kwargs
