@@ -17,7 +17,7 @@ import typing as tp
 import jax
 import numpy as np
 
-from flax.nnx.pytreelib import Pytree, fresh_meta
+from flax.nnx.pytreelib import Pytree, PytreeRecord
 from flax.nnx.variablelib import Variable
 
 Node = tp.TypeVar('Node')
@@ -133,7 +133,7 @@ def _pytree_obj_flatten(node):
 def _pytree_obj_create_empty(aux):
   cls, data = aux
   obj = object.__new__(cls)
-  object.__setattr__(obj, '_pytree__m', fresh_meta(data))
+  object.__setattr__(obj, '_pytree__m', PytreeRecord(data))
   return obj
 
 

@@ -36,7 +36,7 @@ from flax.nnx.graphlib import (
   merge,
   split,
 )
-from flax.nnx.pytreelib import Pytree, fresh_meta
+from flax.nnx.pytreelib import Pytree, PytreeRecord
 from flax.nnx.statelib import FlatState
 from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_value
@@ -291,7 +291,7 @@ def recursive_map(f, node, /, *, graph=None):
     if isinstance(x, Pytree):
       new = object.__new__(type(x))
       m = x._pytree__m
-      object.__setattr__(new, '_pytree__m', fresh_meta(m.data))
+      object.__setattr__(new, '_pytree__m', PytreeRecord(m.data))
       done[id(x)] = (x, new)
       data = m.data
       for k, v in _sorted_items(vars(x)):

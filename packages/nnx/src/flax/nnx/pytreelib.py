@@ -402,7 +402,7 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
 
   def __setstate__(self, state):
     vars(self).update(state['attrs'])
-    object.__setattr__(self, '_pytree__m', fresh_meta(state['data']))
+    object.__setattr__(self, '_pytree__m', PytreeRecord(state['data']))
 
   def __reduce_ex__(self, protocol):
     return (_reconstruct, (type(self),), self.__getstate__())
@@ -544,14 +544,9 @@ class PytreeRecord:
     )
 
 
-# The ``_pytree__m`` record of an object that has just been built: its data
-# attribute names, version 0, no cached view or aux data, no trace level.
-fresh_meta = PytreeRecord
-
-
 def _new_object(cls, data=frozenset()):
   obj = object.__new__(cls)
-  object.__setattr__(obj, '_pytree__m', fresh_meta(data))
+  object.__setattr__(obj, '_pytree__m', PytreeRecord(data))
   return obj
 
 

@@ -41,7 +41,7 @@ from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
 
 
-def _fix_out(leaves, axes, size=None):
+def _fix_out(leaves, axes):
   """Moves the mapped axis of each leaf to its place (unmapped leaves left
   ``jax.vmap`` with ``out_axes=None``, see :func:`_split_unmapped`)."""
   return [x if ax is None else _move(x, 0, ax) for x, ax in zip(leaves, axes)]
