@@ -13,6 +13,7 @@ from typing import Any, Optional
 import jax
 import numpy as np
 
+from flax.core._flops import lowered_flops, self_cotangent
 from flax.core.frozen_dict import FrozenDict
 from flax.core.frozen_dict import unfreeze as unfreeze  # noqa: F401
 from flax.core.scope import DenyList
@@ -151,22 +152,6 @@ def _unique_calls(calls, show_repeated):
 # -- FLOPs ----------------------------------------------------------------------
 
 
-def _flops(fn, *args) -> int:
-  """XLA's FLOP estimate of ``fn(*args)`` (lowered, not run)."""
-  cost = jax.jit(fn).lower(*args).cost_analysis()
-  if isinstance(cost, (list, tuple)):
-    cost = cost[0] if cost else None
-  if not cost:
-    return 0
-  return int(cost.get('flops', 0))
-
-
-def _cotangent(y):
-  if jax.dtypes.issubdtype(y.dtype, np.inexact):
-    return y
-  return np.zeros(y.shape, jax.dtypes.float0)
-
-
 def _call_flops(call, variables, rngs, mutable, forward, backward):
   """Returns ``(flops, vjp_flops)`` of one recorded call (-1: not asked).
 
@@ -206,10 +191,10 @@ def _call_flops(call, variables, rngs, mutable, forward, backward):
     # The pullback of the output together with every collection (as
     # ``mutable=True`` returns them), each its own cotangent.
     y, bwd = jax.vjp(lambda v, d: apply(v, d, True), sub_vars, dynamic)
-    return bwd(jax.tree_util.tree_map(_cotangent, y))
+    return bwd(jax.tree_util.tree_map(self_cotangent, y))
 
-  flops = _flops(run, sub_vars, dynamic) if forward else -1
-  vjp_flops = _flops(run_vjp, sub_vars, dynamic) if backward else -1
+  flops = lowered_flops(run, sub_vars, dynamic) if forward else -1
+  vjp_flops = lowered_flops(run_vjp, sub_vars, dynamic) if backward else -1
   return flops, vjp_flops
 
 

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from flax.core._flops import lowered_flops, self_cotangent
 from flax.nnx import graphlib
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
@@ -229,9 +230,9 @@ class _Recorder:
     try:
       flops = vjp_flops = None
       if self.forward:
-        flops = _cost(call, abs_state, abs_dyn)
+        flops = lowered_flops(call, abs_state, abs_dyn)
       if self.backward:
-        vjp_flops = _cost(_with_vjp(call), abs_state, abs_dyn)
+        vjp_flops = lowered_flops(_with_vjp(call), abs_state, abs_dyn)
     finally:
       self.active = True
     return flops, vjp_flops
@@ -256,25 +257,10 @@ def _with_vjp(call):
       return jax.tree.map(jnp.asarray, out)
 
     out, pullback = jax.vjp(partial, [flat[i] for i in diff])
-    # The output itself is the cotangent: a computed value, so that the
-    # estimate counts the whole backward pass (a constant one would fold).
-    return out, pullback(jax.tree.map(_cotangent, out))
+    # Each output is its own cotangent (see flax.core._flops).
+    return out, pullback(jax.tree.map(self_cotangent, out))
 
   return fn
-
-
-def _cotangent(x):
-  if jnp.issubdtype(x.dtype, jnp.inexact):
-    return x
-  return np.zeros(x.shape, jax.dtypes.float0)
-
-
-def _cost(fn, *args) -> int:
-  # The estimate of the lowered (unoptimized) computation, as Flax reports.
-  cost = jax.jit(fn).lower(*args).cost_analysis()
-  if isinstance(cost, (list, tuple)):
-    cost = cost[0] if cost else {}
-  return int((cost or {}).get('flops', 0))
 
 
 def record(obj, method, args, kwargs, forward, backward, object_infos):
