@@ -13,7 +13,7 @@ from typing import Any, Optional
 import jax
 import numpy as np
 
-from flax.core._flops import lowered_flops, self_cotangent
+from flax.core.flops import lowered_flops, self_cotangent
 from flax.core.frozen_dict import FrozenDict
 from flax.core.frozen_dict import unfreeze as unfreeze  # noqa: F401
 from flax.core.scope import DenyList

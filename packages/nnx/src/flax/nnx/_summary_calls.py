@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from flax.core._flops import lowered_flops, self_cotangent
+from flax.core.flops import lowered_flops, self_cotangent
 from flax.nnx import graphlib
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
@@ -257,7 +257,7 @@ def _with_vjp(call):
       return jax.tree.map(jnp.asarray, out)
 
     out, pullback = jax.vjp(partial, [flat[i] for i in diff])
-    # Each output is its own cotangent (see flax.core._flops).
+    # Each output is its own cotangent (see flax.core.flops).
     return out, pullback(jax.tree.map(self_cotangent, out))
 
   return fn

@@ -6,8 +6,8 @@ computed value, so that the estimate counts the whole pass; a constant
 one would fold away).
 
 >>> import jax.numpy as jnp
->>> from flax.core import _flops
->>> _flops.lowered_flops(lambda x: x * 2, jnp.ones(3))
+>>> from flax.core import flops
+>>> flops.lowered_flops(lambda x: x * 2, jnp.ones(3))
 3
 """
 
