@@ -164,3 +164,39 @@ def test_custom_vjp_graph_mode_rules_and_fwd_check():
   h.defvjp(lambda m: jnp.sum(m.w[...]), bwd)
   with pytest.raises(ValueError, match='must return a pair'):
     nnx.grad(h)(m)
+
+
+@pytest.mark.parametrize('kw', [{}, {'graph': False}, {'graph_updates': False}])
+def test_custom_vjp_static_argument_comes_first_in_bwd(kw):
+  # As jax.custom_vjp: bwd(*static_args, res, g), tangents only for the
+  # other arguments; in graph mode the input-update cotangents leave the
+  # static argument out too (values checked against Flax 0.12.8).
+  seen = []
+
+  class Foo(nnx.Module):
+    def __init__(self, x, y):
+      self.x = nnx.Param(x)
+      self.y = nnx.Param(y)
+
+  @nnx.custom_vjp(nondiff_argnums=(0,), **kw)
+  def h(n, m, z):
+    return jnp.sum(m.x[...] * n * z)
+
+  def h_fwd(n, m, z):
+    return h(n, m, z), (m.x[...], z)
+
+  def h_bwd(n, res, g):
+    x, z = res
+    if kw:
+      seen.append((n, None))
+      return Foo(g * n * z, g * 0), g * n * x
+    inputs_g, out_g = g
+    seen.append((n, len(inputs_g)))
+    return nnx.State(dict(x=out_g * n * z, y=out_g * 0)), out_g * n * x
+
+  h.defvjp(h_fwd, h_bwd)
+  m = Foo(jnp.array(1.0), jnp.array(2.0))
+  gm, gz = nnx.grad(h, argnums=(1, 2))(3.0, m, 5.0)
+  assert seen == [(3.0, None if kw else 2)]
+  assert float(gm['x'][...]) == 15.0 and float(gm['y'][...]) == 0.0
+  assert float(gz) == 3.0

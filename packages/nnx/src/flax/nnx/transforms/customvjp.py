@@ -48,27 +48,37 @@ class BwdFn:
   updates: calls the user's ``bwd(res, g)`` and turns the cotangents it
   returns for graph nodes (States or Modules, missing entries are zeros)
   into NodeStates of the differentiated leaves. ``tree_node_args`` is the
-  pure form of the arguments (NodeStates for graph nodes)."""
+  pure form of the arguments (NodeStates for graph nodes); the values of
+  the static arguments (``statics``, by position) come first in the call,
+  as ``jax.custom_vjp`` passes its ``nondiff_argnums``."""
 
   def __init__(
-    self, bwd, tree_node_args, *, graph_args=None, static_argnums=()
+    self,
+    bwd,
+    tree_node_args,
+    *,
+    graph_args=None,
+    static_argnums=(),
+    statics=(),
   ) -> None:
     self.bwd = bwd
     self.tree_node_args = tree_node_args
     self.graph_args = graph_args
     self.static_argnums = frozenset(static_argnums)
+    self.static_values = tuple(statics[i] for i in sorted(self.static_argnums))
 
   def __call__(self, *args):
     (res, nondiff), g = args
-    tangents = self.bwd(res, g)
+    tangents = self.bwd(*self.static_values, res, g)
     if not isinstance(tangents, tuple):
       tangents = (tangents,)
     out = []
+    diff_tangents = iter(tangents)
     for i, a in enumerate(self.tree_node_args):
       if i in self.static_argnums:
         out.append(None)
         continue
-      t = tangents[i]
+      t = next(diff_tangents)
       if isinstance(a, common.NodeStates):
         out.append(self._node_cotangent(a, t))
       else:
@@ -136,11 +146,15 @@ class _CustomVjpCall:
     ga = self.graph_args
     return common.InnerGraph(ga.static, ga.masks(), (tuple(full), {}))
 
-  def input_updates(self, ig):
+  def input_updates(self, ig, static_argnums):
+    """The updated State of each graph-node argument (None for the other
+    arguments), the static ones (``static_argnums``) left out."""
     ga = self.graph_args
     _, values = ig.updates()
     out = []
-    for a in self.args:
+    for i, a in enumerate(self.args):
+      if i in static_argnums:
+        continue
       if not common.is_node_leaf(a):
         out.append(None)
         continue
@@ -180,7 +194,7 @@ class CustomVjpFnWrapper:
   def __call__(self, *pure_args):
     ig = self._rebuild(pure_args)
     out = self.f(*ig.args[0])
-    return self.nodedefs.input_updates(ig), out
+    return self.nodedefs.input_updates(ig, self.jax_nondiff_argnums), out
 
 
 class FwdFn(CustomVjpFnWrapper):
@@ -204,7 +218,8 @@ class FwdFn(CustomVjpFnWrapper):
         f'residuals), got {type(result).__name__}.'
       )
     out, res = result
-    return (self.nodedefs.input_updates(ig), out), (res, pure_args[1])
+    updates = self.nodedefs.input_updates(ig, self.jax_nondiff_argnums)
+    return (updates, out), (res, pure_args[1])
 
 
 class CustomVjp:
@@ -283,15 +298,19 @@ class CustomVjp:
     pure_f.defvjp(
       FwdFn(self.fwd, jax_nondiff, 'nnx.custom_vjp', list(statics), call),
       BwdFn(
-        self.bwd, tuple(pure_args), graph_args=ga, static_argnums=int_nondiff
+        self.bwd,
+        tuple(pure_args),
+        graph_args=ga,
+        static_argnums=int_nondiff,
+        statics=statics,
       ),
     )
     updates, out = pure_f(diff, nondiff)
-    for k_arg, st in enumerate(updates):
+    diff_args = (a for i, a in enumerate(args) if i not in int_nondiff)
+    for a, st in zip(diff_args, updates):
       if st is None:
         continue
       paths, leaves = st._flat_items()
-      a = args[k_arg]
       graphlib.update(a, State._from_flat(paths, leaves))
     return out
 
