@@ -218,3 +218,32 @@ def test_path_contains_repr_shows_exact():
   assert (
     repr(nnx.PathContains(1, exact=False)) == 'PathContains(1, exact=False)'
   )
+
+
+def test_attribute_containers_show_as_plain_containers():
+  # Named tuples print as tuples, dict subclasses as dicts in their own
+  # order (plain dicts sorted), a State as State({...}): as Flax 0.12.8.
+  import collections
+
+  nt = collections.namedtuple('NT', 'a b')
+
+  class Foo(nnx.Module):
+    def __init__(self):
+      self.a = [nt(1, 2), {'k': nt(3, 4)}]
+      self.c = collections.OrderedDict(z=1, a=2)
+      self.d = {'z': 1, 'a': 2}
+      self.e = nt(nt(1, 2), [3])
+      self.fd = nnx.data(nnx.State({'b': 1, 'a': jnp.ones(2)}))
+
+  assert repr(Foo()) == (
+    'Foo(\n'
+    "  a=[(1, 2), {'k': (3, 4)}],\n"
+    "  c={'z': 1, 'a': 2},\n"
+    "  d={'a': 2, 'z': 1},\n"
+    '  e=((1, 2), [3]),\n'
+    '  fd=State({\n'
+    "    'a': Array(shape=(2,), dtype=dtype('float32')),\n"
+    "    'b': 1\n"
+    '  })\n'
+    ')'
+  )

@@ -159,3 +159,10 @@ def test_multi_metric_under_jit():
   assert float(result['accuracy']) == 0.5 and float(result['loss']) == 3.0
   metrics.reset()
   assert int(metrics.loss.count[...]) == 0
+
+
+def test_optimizer_repr_shows_transform_and_state_as_tuples():
+  m = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+  text = repr(nnx.Optimizer(m, optax.sgd(0.1), wrt=nnx.Param))
+  assert 'tx=(<function chain.<locals>.init_fn at ' in text
+  assert 'opt_state=((), ()),' in text

@@ -628,6 +628,14 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     )
 
 
+# The variable methods are written in their own file but are Module's own
+# (``Module.param.__qualname__`` is ``'Module.param'``, as users see them).
+for _name, _fn in vars(_module_variables.VariableMethods).items():
+  if callable(_fn) and not _name.startswith('__'):
+    _fn.__qualname__ = f'Module.{_name}'
+del _name, _fn
+
+
 def _is_scope(x) -> bool:
   from flax.core import scope as core_scope
 

@@ -396,11 +396,25 @@ def _display(value, short: bool = True):
     return x
 
   try:
-    return jax.tree.map(
+    value = jax.tree.map(
       show, value, is_leaf=lambda x: isinstance(x, (pytreelib.Pytree, type))
     )
   except Exception:
     return value
+  return _plain_containers(value)
+
+
+def _plain_containers(x):
+  """``x`` with tuple subclasses (named tuples) shown as tuples and dict
+  subclasses (``OrderedDict``, ...) as dicts, in their own order."""
+  t = type(x)
+  if t is list:
+    return [_plain_containers(v) for v in x]
+  if isinstance(x, tuple):
+    return tuple(_plain_containers(v) for v in x)
+  if isinstance(x, dict):
+    return {k: _plain_containers(v) for k, v in x.items()}
+  return x
 
 
 _SIMPLE = (str, int, float, bool, type(None), bytes)
@@ -416,7 +430,7 @@ def value_repr(value, level: int) -> str:
   if isinstance(value, variablelib.Variable):
     return variable_repr(value, level)
   if isinstance(value, statelib.State):
-    return mapping_repr(value._mapping, level)
+    return f'State({mapping_repr(value._mapping, level)})'
   return _indent(repr(value), INDENT * level)
 
 
