@@ -251,3 +251,10 @@ def test_variables_property_of_submodule():
 
   out, _ = Outer().init_with_output(jax.random.key(0))
   assert jax.tree_util.tree_map(jnp.shape, out) == {'params': {'w': (1,)}}
+
+
+def test_variable_methods_are_module_methods():
+  # Users (and tracebacks) see them as Module's own methods.
+  assert nn.Module.param.__qualname__ == 'Module.param'
+  assert nn.Module.sow.__qualname__ == 'Module.sow'
+  assert repr(nn.Dense(3).variable).startswith('<bound method Module.variable ')
