@@ -263,6 +263,7 @@ class _View:
     'masks',
     'path_index',
     'tree_graphdef',
+    'ordered',
     '__weakref__',
   )
 
@@ -289,6 +290,7 @@ def _build_view(root) -> _View:
   view.masks = {}
   view.path_index = None
   view.tree_graphdef = None
+  view.ordered = False
   return view
 
 
@@ -312,6 +314,40 @@ def flat_view(root) -> _View:
     root._pytree__m.view = view
     return view
   return _build_view(root)
+
+
+def _attribute_order(key):
+  return (0, key, '') if isinstance(key, int) else (1, 0, str(key))
+
+
+# Above zero while a call must leave the attribute order alone
+# (``nnx.cached_partial``).
+KEEP_ATTRIBUTE_ORDER = [0]
+
+
+def order_attributes(views, rebuilt: bool = False) -> None:
+  """Puts the attributes of every Pytree of ``views`` in sorted order, as
+  a transform with graph updates leaves its input objects (then printed,
+  iterated and listed by ``vars`` in that order). Done once per view;
+  ``rebuilt``: the structure changed during the call, so the views are
+  built afresh first."""
+  if KEEP_ATTRIBUTE_ORDER[0]:
+    return
+  for v in views:
+    if rebuilt:
+      v = flat_view(v.nodes[0])
+    if v.ordered:
+      continue
+    for obj in v.nodes:
+      if isinstance(obj, Pytree):
+        attrs = obj.__dict__
+        keys = list(attrs)
+        order = sorted(keys, key=_attribute_order)
+        if order != keys:
+          items = [(k, attrs[k]) for k in order]
+          attrs.clear()
+          attrs.update(items)
+    v.ordered = True
 
 
 def view_ids(view: _View) -> frozenset:

@@ -215,6 +215,7 @@ class GraphArgs:
 
   def __init__(self, tree, *, predicates_for=None):
     leaves, treedef, sig, views = flatten_roots(tree, node_leaf_predicate())
+    self.views = views
     self.treedef = treedef
     self.leaves = leaves
     positions = sorted(sig.variables + sig.pytrees)
@@ -300,6 +301,8 @@ class GraphArgs:
         write_root([s for s, _ in pairs], r.nodes, None, [v for _, v in pairs])
       else:
         write_root(r.slots, r.nodes, new_node, vals)
+    if not variables_only:
+      graphlib.order_attributes(self.views, changed is not None)
 
 
 def write_root(slots, nodes, new_node, values) -> None:

@@ -27,6 +27,7 @@ from flax.nnx._common import (
 )
 from flax.nnx._common import Missing as Missing
 from flax.nnx.extract import labeled as labeled
+from flax.nnx import graphlib
 from flax.nnx.transforms import common, flatcall, jitfns, stages, treecall
 from flax.nnx.transforms import varflow
 from flax.nnx.transforms.jitfns import JitFn as JitFn
@@ -668,10 +669,11 @@ def jit_partial(
 
 
 def cached_partial(f, *cached_args, graph=None, graph_updates=None):
-  """``functools.partial`` of a (jitted) function with graph arguments.
+  """A (jitted) function with its first arguments bound to graph nodes.
 
   Graph traversals are cached per structure anyway, so this only binds
-  the arguments. It is a graph-mode API: ``graph=False`` or
+  the arguments (and leaves their attribute order as it is, where other
+  graph-mode calls sort it). It is a graph-mode API: ``graph=False`` or
   ``graph_updates=False`` raise a ``ValueError``.
   """
   from flax.nnx.transforms.general import graph_with_updates
@@ -682,7 +684,19 @@ def cached_partial(f, *cached_args, graph=None, graph_updates=None):
       'graph_updates=True (use nnx.jit_partial for tree mode or '
       'graph_updates=False).'
     )
-  return functools.partial(f, *cached_args)
+
+  @functools.wraps(f)
+  def cached(*args, **kwargs):
+    # The bound objects keep their attribute order (other graph-mode calls
+    # sort it, see graphlib.order_attributes).
+    keep = graphlib.KEEP_ATTRIBUTE_ORDER
+    keep[0] += 1
+    try:
+      return f(*cached_args, *args, **kwargs)
+    finally:
+      keep[0] -= 1
+
+  return cached
 
 
 def __getattr__(name):

@@ -25,7 +25,7 @@ import jax
 
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
-from flax.nnx.graphlib import _EMPTY_META, _Meta
+from flax.nnx.graphlib import _EMPTY_META, _Meta, order_attributes
 from flax.nnx.transforms import common, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
@@ -231,6 +231,12 @@ def _finish(entry, flat, targets, leaves, sig, views):
     store_raw_values(targets, new)
   else:
     store_raw_values(map(targets.__getitem__, written), new)
+  if entry.orders:
+    rebuilt = entry.changed is not None
+    for v in views:
+      if rebuilt or not v.ordered:
+        order_attributes(views, rebuilt)
+        break
   out_tree = entry.out
   if type(out_tree) is TreeDef:
     return out_tree.unflatten(out)
@@ -289,6 +295,7 @@ class Entry:
     'traced',
     'poly',
     'by_avals',
+    'orders',
   )
 
   def __init__(self):
@@ -300,6 +307,7 @@ class Entry:
     self.traced = False
     self.poly = False
     self.by_avals = {}
+    self.orders = False
 
   def _facts(self):
     return (self.changed, self.out, self.new_sizes, self.written)
@@ -361,6 +369,8 @@ def make_entry(
     name: the transform errors name.
   """
   entry = Entry()
+  # with graph updates the inputs come back with their attributes sorted
+  entry.orders = graph_updates
   treedef = call.treedef
   sig = call.sig
   num_leaves = len(call.leaves)
