@@ -111,3 +111,35 @@ def test_cached_partial_leaves_order_to_later_calls():
   assert _keys(m) == ['z', 'act', 'd', 'a']
   nnx.jit(lambda m: None)(m)  # a later plain call sorts
   assert _keys(m) == ['a', 'act', 'd', 'z']
+
+
+def test_jax_tree_map_rebuilds_data_then_static_attributes_sorted():
+  class P(nnx.Pytree):
+    def __init__(self):
+      self.z = nnx.Param(jnp.ones(1))
+      self.s = 'static'
+      self.a = jnp.ones(1)
+      self.b = 2
+
+  p = jax.tree.map(lambda x: x, P())
+  assert _keys(p) == ['a', 'z', 'b', 's']
+  # insertion order is not part of the structure
+  q = P()
+  del q.s
+  q.s = 'static'
+  assert jax.tree.structure(q) == jax.tree.structure(P())
+  assert repr(jax.tree.structure(P())).startswith(
+    "PyTreeDef(CustomNode(P[(('a', 'z'), ('b', 's'), (2, 'static'))]"
+  )
+
+
+def test_dataclass_pytree_keeps_the_pytree_repr():
+  import dataclasses
+
+  @dataclasses.dataclass
+  class DM(nnx.Module):
+    x: int
+    y: int = 2
+
+  assert repr(DM(1)) == 'DM(\n  x=1,\n  y=2\n)'
+  assert '__repr__' in DM.__dict__

@@ -265,6 +265,22 @@ class PytreeMeta(type):
       check_pytree(obj)
     return obj
 
+  def __setattr__(cls, name, value):
+    # ``@dataclasses.dataclass`` on a Pytree class sets its generated
+    # ``__repr__`` (a wrapped function) after ``__dataclass_fields__``: the
+    # class keeps the Pytree repr instead.
+    if (
+      name == '__repr__'
+      and '__dataclass_fields__' in cls.__dict__
+      and hasattr(value, '__wrapped__')
+    ):
+      value = _pytree_repr
+    super().__setattr__(name, value)
+
+
+def _pytree_repr(self):
+  return Pytree.__repr__(self)
+
 
 ObjectMeta = PytreeMeta
 
@@ -630,23 +646,24 @@ def dataclass(
 class _StaticAux:
   """Static attributes of a Pytree as hashable pytree aux data."""
 
-  __slots__ = ('type', 'names', 'static', 'order', '_hash')
+  __slots__ = ('type', 'names', 'static', '_hash')
 
-  def __init__(self, typ, names, static, order):
+  def __init__(self, typ, names, static):
     self.type = typ
-    self.names = names
-    self.static = static
-    self.order = order  # all attribute names, in insertion order
+    self.names = names  # data attributes, sorted
+    self.static = static  # (name, value) of the others, sorted
     self._hash = None
+
+  def __repr__(self):
+    # as a treedef shows it: (data names, static names, static values)
+    keys = tuple(k for k, _ in self.static)
+    values = tuple(v for _, v in self.static)
+    return repr((self.names, keys, values))
 
   def __eq__(self, other):
     if type(other) is not _StaticAux:
       return False
-    if (
-      self.type is not other.type
-      or self.names != other.names
-      or self.order != other.order
-    ):
+    if self.type is not other.type or self.names != other.names:
       return False
     try:
       return bool(self.static == other.static)
@@ -683,7 +700,7 @@ def _aux_of(obj):
   static = tuple(
     sorted(((k, v) for k, v in d.items() if k not in data), key=_item_key)
   )
-  aux = _StaticAux(type(obj), names, static, tuple(d))
+  aux = _StaticAux(type(obj), names, static)
   m.aux = (version, names, aux)
   return names, aux
 
@@ -707,10 +724,10 @@ def _pytree_flatten_with_keys(obj):
 def _make_unflatten(cls):
   def unflatten(aux, children):
     obj = _new_object(aux.type, aux.names)
-    values = dict(aux.static)
-    values.update(zip(aux.names, children))
-    # restore the insertion order of the attributes (reprs follow it)
-    vars(obj).update((k, values[k]) for k in aux.order)
+    # data attributes first, then the static ones, each sorted (as Flax)
+    attrs = vars(obj)
+    attrs.update(zip(aux.names, children))
+    attrs.update(aux.static)
     return obj
 
   return unflatten
