@@ -172,3 +172,18 @@ def test_filterlib_names():
   assert repr(filterlib.PathIn(('a', 'x'))) == "PathIn(('a', 'x'))"
   assert filterlib.Key is __import__('flax').typing.Key
   assert filterlib.HasTag.__annotations__ == {'tag': str}
+
+
+def test_state_pickles_and_copies():
+  import copy
+  import pickle
+
+  m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  st = nnx.state(m)
+  st2 = pickle.loads(pickle.dumps(st))
+  assert type(st2) is nnx.State and list(st2.keys()) == ['bias', 'kernel']
+  np.testing.assert_array_equal(st2['kernel'][...], m.kernel[...])
+  assert copy.deepcopy(st)['kernel'] is not st['kernel']
+  assert copy.copy(st) == st
+  flat = pickle.loads(pickle.dumps(nnx.to_flat_state(st)))
+  assert [p for p, _ in flat] == [('bias',), ('kernel',)]

@@ -149,6 +149,10 @@ class State(MutableMapping):
   def __contains__(self, key):
     return key in self._mapping
 
+  def __reduce__(self):
+    # pickled as its (nested) mapping; the flat view is not kept
+    return (State, (self._mapping,))
+
   def __getattr__(self, key):
     if key.startswith('__'):
       raise AttributeError(key)
