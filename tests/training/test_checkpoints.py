@@ -320,8 +320,13 @@ def test_orbax_backend_by_config(tmp_path, monkeypatch):
     assert isinstance(restored['model'], train_state.TrainState)
     np.testing.assert_array_equal(restored['model'].params['w'], [0, 1, 2])
     assert restored['config']['name'] == 'dense'
-    raw = checkpoints.restore_checkpoint('rel', target=None)
+    # Without a target, leaves come back as saved (JAX arrays placed by the
+    # saved sharding file, as Orbax warns; NumPy arrays; Python numbers).
+    with pytest.warns(UserWarning, match='Sharding info not provided'):
+      raw = checkpoints.restore_checkpoint('rel', target=None)
     assert set(raw['data']) == {'0'}
+    assert isinstance(raw['data']['0'], jax.Array)
+    assert isinstance(raw['model']['step'], int)
     # As Orbax: an existing step is refused, an older one is added.
     with pytest.raises(ValueError, match='rel/checkpoint_2 already exists'):
       checkpoints.save_checkpoint('rel', ckpt, step=2)

@@ -94,25 +94,6 @@ def _raw_restore_args(tree):
   return jax.tree.map(args, tree)
 
 
-def _python_scalars(tree, restored):
-  """Turns the 0-d arrays Orbax gives for saved Python numbers back."""
-  import jax
-  from orbax.checkpoint import metadata as om
-
-  if tree is None:
-    return restored
-
-  def convert(m, x):
-    if isinstance(m, om.ScalarMetadata) and hasattr(x, 'item'):
-      return x.item()
-    return x
-
-  try:
-    return jax.tree.map(convert, tree, restored)
-  except (ValueError, TypeError):
-    return restored
-
-
 def restore_path(path, target=None, checkpointer=None, transforms=None):
   """Restores the Orbax checkpoint at ``path``."""
   from flax.training import orbax_utils
@@ -123,11 +104,9 @@ def restore_path(path, target=None, checkpointer=None, transforms=None):
   if not _is_pytree_checkpointer(checkpointer):
     return checkpointer.restore(path, item=target)
   if target is None:
-    tree = _metadata_tree(checkpointer, path)
-    restored = checkpointer.restore(
-      path, args=o.args.PyTreeRestore(restore_args=_raw_restore_args(tree))
-    )
-    return _python_scalars(tree, restored)
+    # as saved: JAX arrays (placed by the saved sharding file, which Orbax
+    # warns about), NumPy arrays and Python numbers
+    return checkpointer.restore(path)
   restore_args = orbax_utils.restore_args_from_target(target)
   kwargs = {}
   if transforms is not None:
