@@ -679,11 +679,9 @@ def _resolve_method(module, method):
     def call_attribute(self, *args, **kwargs):
       return getattr(self, attribute_name)(*args, **kwargs)
 
-    try:
-      method = getattr(module, attribute_name)
-    except AttributeError:
-      # A submodule defined in setup: only the bound clone has it.
-      return call_attribute
+    # Looked up on the unbound module: attributes defined in ``setup`` are
+    # not there (AttributeError, as Flax).
+    method = getattr(module, attribute_name)
     if not callable(method):
       raise TypeError(
         f"'{type(module).__name__}.{attribute_name}' must be a callable, "
