@@ -247,3 +247,35 @@ def test_attribute_containers_show_as_plain_containers():
     '  })\n'
     ')'
   )
+
+
+def test_treescope_renderings():
+  # As Flax 0.12.8 renders them with treescope (notebook display).
+  import treescope
+
+  m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  m.kernel[...] = jnp.arange(6.0).reshape(2, 3)
+  text = treescope.render_to_text(m)
+  assert text.startswith(
+    'Linear( # Param: 9 (36 B)\n  kernel=Param( # 6 (24 B)\n'
+  )
+  assert (
+    '  bias=Param(value=<jax.Array([0., 0., 0.], dtype=float32)>),\n' in text
+  )
+  assert text.endswith('  preferred_element_type=None,\n)')
+  assert treescope.render_to_text(nnx.state(m, nnx.Param)).startswith(
+    "State({\n  'bias': Param(value=<jax.Array([0., 0., 0.], dtype=float32)>),"
+  )
+  assert treescope.render_to_text(nnx.Rngs(0)) == (
+    'Rngs( # RngState: 2 (12 B)\n'
+    '  default=RngStream( # RngState: 2 (12 B)\n'
+    "    tag='default',\n"
+    "    key=RngKey(value=<jax.Array key<fry>()>, tag='default'),\n"
+    "    count=RngCount(value=<jax.Array(0, dtype=uint32)>, tag='default'),\n"
+    '  ),\n'
+    ')'
+  )
+  assert treescope.render_to_text(nnx.List([1, nnx.Param(jnp.ones(1))])) == (
+    'List(0=1, 1=Param(value=<jax.Array([1.], dtype=float32)>))'
+  )
+  assert treescope.render_to_text(nnx.Dict(a=1)) == 'Dict(a=1)'

@@ -444,6 +444,11 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
+  def __treescope_repr__(self, path, subtree_renderer):
+    from flax.nnx import visualization
+
+    return visualization.render_pytree(self, path, subtree_renderer)
+
 
 class Object(Pytree, pytree=False):
   """A Pytree that is not registered as a JAX pytree: JAX sees it as a

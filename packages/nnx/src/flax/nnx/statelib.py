@@ -189,6 +189,11 @@ class State(MutableMapping):
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
+  def __treescope_repr__(self, path, subtree_renderer):
+    from flax.nnx import visualization
+
+    return visualization.render_state(self, path, subtree_renderer)
+
   # -- views ---------------------------------------------------------------------
   def flat_state(self) -> 'FlatState':
     """The state as a flat list of ``(path, leaf)`` pairs."""

@@ -688,6 +688,11 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
+  def __treescope_repr__(self, path, subtree_renderer):
+    from flax.nnx import visualization
+
+    return visualization.render_variable(self, path, subtree_renderer)
+
 
 # Array behaviour (protocols, operators, ``==``) is installed from its own
 # module.

@@ -55,19 +55,121 @@ def render_object_constructor(
   first_line_annotation=None,
 ):
   """Renders an object as ``Type(attr=value, ...)`` in a treescope tree
-  (for ``__treescope_repr__`` methods). Requires ``treescope``."""
-  treescope = _treescope()
-  if treescope is None:
+  (for ``__treescope_repr__`` methods), with an optional annotation (a
+  treescope rendering part, e.g. a comment) after the opening line.
+  Requires ``treescope``."""
+  if _treescope() is None:
     raise ImportError(
       'render_object_constructor needs the optional treescope package: '
       'pip install treescope'
     )
-  return treescope.repr_lib.render_object_constructor(
-    object_type=object_type,
+  from treescope import rendering_parts as parts
+
+  name = parts.maybe_qualified_type_name(object_type)
+  if roundtrippable:
+    prefix = parts.siblings(name, '(')
+    suffix = parts.text(')')
+  else:
+    # shown as ``<Type(...)>`` when treescope renders for round trips
+    prefix = parts.siblings(
+      parts.roundtrip_condition(roundtrip=parts.text('<')), name, '('
+    )
+    suffix = parts.siblings(
+      ')', parts.roundtrip_condition(roundtrip=parts.text('>'))
+    )
+  items = list(attributes.items())
+  children = []
+  for i, (key, value) in enumerate(items):
+    if i + 1 < len(items):
+      sep = parts.siblings(',', parts.fold_condition(collapsed=parts.text(' ')))
+    else:  # the last one has its comma only when expanded
+      sep = parts.fold_condition(expanded=parts.text(','))
+    child_path = None if path is None else f'{path}.{key}'
+    children.append(
+      parts.build_full_line_with_annotations(
+        parts.siblings_with_annotations(
+          f'{key}=', subtree_renderer(value, path=child_path)
+        ),
+        sep,
+      )
+    )
+  return parts.build_foldable_tree_node_from_children(
+    prefix=prefix,
+    children=children,
+    suffix=suffix,
+    path=path,
+    background_color=color,
+    first_line_annotation=first_line_annotation,
+  )
+
+
+# -- treescope renderings of NNX objects ----------------------------------------
+# The ``__treescope_repr__`` methods of Pytree, Variable and State call these
+# (treescope calls those methods only when it is installed).
+
+
+def _annotation(text: str):
+  from treescope import rendering_parts
+
+  if not text:
+    return None
+  return rendering_parts.comment_color(rendering_parts.text(text))
+
+
+def _color(obj) -> str:
+  from treescope import formatting_util
+
+  return formatting_util.color_from_string(type(obj).__qualname__)
+
+
+def render_pytree(obj, path, subtree_renderer):
+  """A Pytree (Module, List, Rngs, ...) as ``Type(attr=value, ...)`` with
+  its Variable totals as a first-line comment."""
+  from flax.nnx import pytreelib, reprlib
+
+  attributes = {str(k): v for k, v in pytreelib.object_attributes(obj)}
+  return render_object_constructor(
+    object_type=type(obj),
     attributes=attributes,
     path=path,
     subtree_renderer=subtree_renderer,
-    roundtrippable=roundtrippable,
-    color=color,
-    first_line_annotation=first_line_annotation,
+    first_line_annotation=_annotation(
+      reprlib._counts_comment(reprlib._type_counts(obj))
+    ),
+    color=_color(obj),
+  )
+
+
+def render_variable(var, path, subtree_renderer):
+  """A Variable as ``Type(value=..., metadata...)`` with its size as a
+  first-line comment."""
+  import jax
+
+  from flax.nnx import reprlib
+
+  value = var.get_value()
+  if type(value) is jax.Ref:
+    value = value[...]
+  stats = reprlib._array_stats(value)
+  comment = f' # {reprlib.size_repr(*stats)}' if stats is not None else ''
+  return render_object_constructor(
+    object_type=type(var),
+    attributes={'value': value, **var._var_metadata},
+    path=path,
+    subtree_renderer=subtree_renderer,
+    first_line_annotation=_annotation(comment),
+    color=_color(var),
+  )
+
+
+def render_state(state, path, subtree_renderer):
+  """A State as ``State({...})``."""
+  from treescope import repr_lib
+
+  return repr_lib.render_dictionary_wrapper(
+    object_type=type(state),
+    wrapped_dict=dict(state._mapping),
+    path=path,
+    subtree_renderer=subtree_renderer,
+    color=_color(state),
   )
