@@ -280,6 +280,19 @@ def test_remat_static_argnums():
   assert RM().apply({}, jnp.ones(2), True).tolist() == [2.0, 2.0]
 
 
+def test_jit_static_argnums_count_the_module_first():
+  class Model(nn.Module):
+    @nn.compact
+    def __call__(self, x, train):
+      return x * (2.0 if train else 1.0)
+
+  JM = nn.jit(Model, static_argnums=(2,))
+  assert JM().apply({}, jnp.ones(2), True).tolist() == [2.0, 2.0]
+  assert JM().apply({}, jnp.ones(2), False).tolist() == [1.0, 1.0]
+  JN = nn.jit(Model, static_argnames=('train',))
+  assert JN().apply({}, jnp.ones(2), train=True).tolist() == [2.0, 2.0]
+
+
 def test_remat_scan_stacks_levels():
   class Step(nn.Module):
     @nn.compact

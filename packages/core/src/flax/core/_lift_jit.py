@@ -132,8 +132,10 @@ def jit(
     static_argnums = (static_argnums,)
   if not isinstance(donate_argnums, Iterable):
     donate_argnums = (donate_argnums,)
-  jit_static = (0,) + tuple(i + 3 for i in static_argnums if i > 0)
-  jit_donate = tuple(i + 3 for i in donate_argnums if i > 0)
+  # jitted(fingerprint, variables, keys, *args): argument i >= 1 of ``fn``
+  # (after the scope) sits at position i + 2
+  jit_static = (0,) + tuple(i + 2 for i in static_argnums if i > 0)
+  jit_donate = tuple(i + 2 for i in donate_argnums if i > 0)
   context = []  # stack of (scope_fn, repack_fn, counters) while tracing
   counters_after = {}  # fingerprint -> the counters at the end of a trace
 
