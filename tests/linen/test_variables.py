@@ -257,4 +257,8 @@ def test_variable_methods_are_module_methods():
   # Users (and tracebacks) see them as Module's own methods.
   assert nn.Module.param.__qualname__ == 'Module.param'
   assert nn.Module.sow.__qualname__ == 'Module.sow'
-  assert repr(nn.Dense(3).variable).startswith('<bound method Module.variable ')
+
+  class Scale(nn.Module):
+    pass
+
+  assert repr(Scale().variable).startswith('<bound method Module.variable ')

@@ -253,8 +253,13 @@ def test_treescope_renderings():
   # As Flax 0.12.8 renders them with treescope (notebook display).
   import treescope
 
-  m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
-  m.kernel[...] = jnp.arange(6.0).reshape(2, 3)
+  class Linear(nnx.Module):
+    def __init__(self):
+      self.kernel = nnx.Param(jnp.arange(6.0).reshape(2, 3))
+      self.bias = nnx.Param(jnp.zeros((3,)))
+      self.in_features = 2
+
+  m = Linear()
   text = treescope.render_to_text(m)
   assert text.startswith(
     'Linear( # Param: 9 (36 B)\n  kernel=Param( # 6 (24 B)\n'
@@ -262,7 +267,7 @@ def test_treescope_renderings():
   assert (
     '  bias=Param(value=<jax.Array([0., 0., 0.], dtype=float32)>),\n' in text
   )
-  assert text.endswith('  preferred_element_type=None,\n)')
+  assert text.endswith('  in_features=2,\n)')
   assert treescope.render_to_text(nnx.state(m, nnx.Param)).startswith(
     "State({\n  'bias': Param(value=<jax.Array([0., 0., 0.], dtype=float32)>),"
   )

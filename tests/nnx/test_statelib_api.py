@@ -178,7 +178,12 @@ def test_state_pickles_and_copies():
   import copy
   import pickle
 
-  m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  class Linear(nnx.Module):
+    def __init__(self):
+      self.kernel = nnx.Param(jnp.arange(6.0).reshape(2, 3))
+      self.bias = nnx.Param(jnp.zeros((3,)))
+
+  m = Linear()
   st = nnx.state(m)
   st2 = pickle.loads(pickle.dumps(st))
   assert type(st2) is nnx.State and list(st2.keys()) == ['bias', 'kernel']
