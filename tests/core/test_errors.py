@@ -162,8 +162,8 @@ CASES = [
   (
     errors.ScopeParamShapeError,
     ('kernel', '/', (5, 3), (6, 3)),
-    'Initializer expected to generate shape (6, 3) but got shape (5, 3) '
-    'instead for parameter "kernel" in "/".',
+    'For parameter "kernel" in "/", the initializer is expected to '
+    'generate shape (6, 3), but the existing parameter has shape (5, 3).',
   ),
   (
     errors.ScopeVariableNotFoundError,

@@ -141,9 +141,11 @@ def test_param_shape_mismatch():
   variables = init(f)(jax.random.PRNGKey(0), jnp.ones((5, 1)))[1]
   with pytest.raises(errors.ScopeParamShapeError) as e:
     apply(f)(variables, jnp.ones((5, 5)))
-  assert 'expected to generate shape (1, 8) but got shape (5, 8)' in str(
-    e.value
-  )
+  # the initializer now makes (5, 8); the stored parameter is (1, 8)
+  assert (
+    'the initializer is expected to generate shape (5, 8), but the '
+    'existing parameter has shape (1, 8)'
+  ) in str(e.value)
   assert '"kernel" in "/"' in str(e.value)
 
 

@@ -142,17 +142,37 @@ def test_reserved_field_names():
       name: str
 
 
-def test_multiple_compact_methods():
-  with pytest.raises(errors.MultipleMethodsCompactError):
+def test_multiple_compact_methods_share_autonaming():
+  # Allowed (as in Flax 0.12.8): the names count on while one compact call
+  # runs inside another, and start again for each outermost call.
+  class Twice(nn.Module):
+    @nn.compact
+    def f(self, x):
+      return Affine(3)(x)
 
-    class Bad(nn.Module):
-      @nn.compact
-      def a(self):
-        pass
+    @nn.compact
+    def __call__(self, x):
+      return self.f(self.f(x))
 
-      @nn.compact
-      def b(self):
-        pass
+  v = Twice().init(jax.random.key(0), jnp.ones((1, 3)))
+  assert sorted(v['params']) == ['Affine_0', 'Affine_1']
+
+  class AE(nn.Module):
+    @nn.compact
+    def encode(self, x):
+      return Affine(2)(x)
+
+    @nn.compact
+    def decode(self, z):
+      return Affine(3)(z)
+
+    def __call__(self, x):
+      return self.decode(self.encode(x))
+
+  # encode and decode each start at Affine_0: the same submodule, so the
+  # second call finds a parameter of another shape
+  with pytest.raises(errors.ScopeParamShapeError, match='"/Affine_0"'):
+    AE().init(jax.random.key(0), jnp.ones((1, 3)))
 
 
 def test_clone_updates_fields_and_unbinds():

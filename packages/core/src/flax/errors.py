@@ -143,9 +143,9 @@ class ScopeParamShapeError(FlaxError):
 
   def __init__(self, param_name, scope_path, value_shape, init_shape):
     super().__init__(
-      f'Initializer expected to generate shape {init_shape} '
-      f'but got shape {value_shape} instead for parameter '
-      f'"{param_name}" in "{scope_path}".'
+      f'For parameter "{param_name}" in "{scope_path}", the initializer is '
+      f'expected to generate shape {init_shape}, but the existing parameter '
+      f'has shape {value_shape}.'
     )
 
 
@@ -377,7 +377,8 @@ class SetAttributeFrozenModuleError(FlaxError):
 class MultipleMethodsCompactError(FlaxError):
   """More than one method of a Module class is decorated ``@compact``.
 
-  Keep one ``@compact`` method, or define submodules in ``setup()``.
+  Kept for code that raises or catches it: Linen itself allows several
+  compact methods (as Flax 0.12.8 does) and never raises it.
   """
 
   def __init__(self):

@@ -639,7 +639,7 @@ class Scope:
       for val, abs_shape in zip(leaves, abs_shapes):
         if jnp.shape(val) != abs_shape:
           raise errors.ScopeParamShapeError(
-            name, self.path_text, abs_shape, jnp.shape(val)
+            name, self.path_text, jnp.shape(val), abs_shape
           )
     else:
       if not self.is_mutable_collection('params'):

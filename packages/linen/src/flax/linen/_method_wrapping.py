@@ -15,7 +15,11 @@ from flax import errors
 
 
 def compact(fun: Callable) -> Callable:
-  """Marks the one method of a Module that may define submodules inline.
+  """Marks a Module method that may define submodules and variables inline.
+
+  Several methods of a class may be compact; they share the Module's
+  automatic names (``Dense_0``, ``Dense_1``, ...), which count on while one
+  compact call runs inside another and start again at each outermost call.
 
   >>> import jax, jax.numpy as jnp
   >>> from flax import linen as nn

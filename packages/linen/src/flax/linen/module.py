@@ -138,13 +138,8 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     # The dataclass left the default on the class; ``parent`` is read and
     # written through the descriptor (stored in ``_parent_ref``).
     type.__setattr__(cls, 'parent', _PARENT_DESCRIPTOR)
-    compact_methods = [
-      n
-      for n, v in inspect.getmembers(cls)
-      if callable(v) and getattr(v, 'compact', False)
-    ]
-    if len(compact_methods) > 1:
-      raise errors.MultipleMethodsCompactError()
+    # Several methods may be @compact (as in Flax 0.12.8); they share the
+    # autonaming of the Module (see ``_module_names``).
     cls._wrap_module_attributes()
     cls.scope = None
     cls._state = _uninitialized_state
