@@ -193,6 +193,56 @@ def test_tabulate_rich_kwargs_and_repeated_calls():
   )
 
 
+def test_tabulate_one_row_per_module_and_method_labels():
+  # As Flax 0.12.8: the first call of each Module makes its row (labelled
+  # `Cls (method)` when not __call__); a Module's own-parameters cell leaves
+  # out submodules made by any of its methods.
+  class Child(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return self.helper(Lin(3, name='a')(x))
+
+    def helper(self, x):
+      return x * 2
+
+    @nn.compact
+    def encode(self, x):
+      return Lin(2, name='e')(x)
+
+  class Parent(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      c = Child(name='child')
+      return c.encode(c(x))
+
+  class EncodeFirst(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      c = Child(name='child')
+      return c(c.encode(x)[:, :1] * jnp.ones((1, 3)))
+
+  x = jnp.ones((1, 3))
+  kw = dict(console_kwargs={'width': 150, 'force_terminal': False})
+  rows = [
+    [c.strip() for c in line.split('│')[1:3]]
+    for line in _lines(Parent().tabulate(jax.random.key(0), x, **kw))
+    if line.startswith('│') and line.split('│')[2].strip()
+  ]
+  assert rows == [
+    ['', 'Parent'],
+    ['child', 'Child'],
+    ['child/a', 'Lin'],
+    ['child/e', 'Lin'],
+  ]
+  text = Parent().tabulate(jax.random.key(0), x, show_repeated=True, **kw)
+  assert 'Child (helper)' in text and 'Child (encode)' in text
+  child_row = next(line for line in _lines(text) if line.startswith('│ child '))
+  assert child_row.split('│')[5].strip() == ''  # e/* belong to child/e
+  first = EncodeFirst().tabulate(jax.random.key(0), x, **kw)
+  assert '│ child   │ Child (encode) │' in first
+  assert '│ Child  ' not in first
+
+
 def test_module_paths():
   paths = Foo().module_paths(jax.random.key(0), jnp.ones((1, 3)))
   assert list(paths) == ['', 'Lin_0', 'Lin_1']

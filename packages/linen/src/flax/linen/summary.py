@@ -137,14 +137,22 @@ def _is_array(x) -> bool:
 
 
 def _unique_calls(calls, show_repeated):
+  """The calls to show: the first one of each Module (of each path), or
+  all of them with ``show_repeated``. Each call's ``submodules`` become
+  those its Module has by the end, so that a row's own variables leave out
+  submodules created by later calls (another method) too."""
+  children = {}
+  for call in calls:
+    children[call.path] = children.get(call.path, frozenset()) | call.submodules
+  for call in calls:
+    call.submodules = children[call.path]
   if show_repeated:
     return calls
   seen = set()
   out = []
   for call in calls:
-    key = (call.path, call.method)
-    if key not in seen:
-      seen.add(key)
+    if call.path not in seen:
+      seen.add(call.path)
       out.append(call)
   return out
 
@@ -408,7 +416,7 @@ def _render(
     cut = depth is not None and len(call.path) == depth
     module_name = type(call.module).__name__
     if call.method != '__call__':
-      module_name = f'{module_name}.{call.method}'
+      module_name = f'{module_name} ({call.method})'
     row = [
       '/'.join(str(p) for p in call.path),
       module_name,
