@@ -71,6 +71,34 @@ class Scale(nnx.Module):
     return x * self.p
 
 
+class Child(nnx.Module):
+  """Called through several methods (one row per object and inputs)."""
+
+  def __init__(self):
+    self.a = Scale()
+    self.w = nnx.Param(jnp.ones((3, 2)))
+
+  def __call__(self, x):
+    return self.helper(self.a(x))
+
+  def helper(self, x):
+    return x * 2
+
+  def encode(self, x):
+    return x @ self.w[...]
+
+
+class Parent(nnx.Module):
+  def __init__(self, encode_first=False):
+    self.child = Child()
+    self.encode_first = encode_first
+
+  def __call__(self, x):
+    if self.encode_first:
+      return self.child(self.child.encode(x)[:1] * jnp.ones(3))
+    return self.child.encode(self.child(x))
+
+
 def cases():
   """``{name: thunk returning the table}``."""
   x23 = jnp.ones((2, 3))
@@ -104,5 +132,11 @@ def cases():
     ),
     'e_vjp_flops': lambda: nnx.tabulate(
       E(), x23, compute_vjp_flops=True, console_kwargs=WIDE
+    ),
+    'methods_nested': lambda: nnx.tabulate(
+      Parent(), jnp.ones(3), console_kwargs=WIDE
+    ),
+    'methods_encode_first': lambda: nnx.tabulate(
+      Parent(encode_first=True), jnp.ones(3), console_kwargs=WIDE
     ),
   }

@@ -164,6 +164,7 @@ class _Recorder:
   def __init__(self, paths, forward, backward):
     self.paths = paths  # id -> path of the nodes of the traced graph
     self.calls = []
+    self.finished = []  # the calls in the order they returned
     self.stack = []
     self.active = True
     self.forward = forward
@@ -202,6 +203,7 @@ class _Recorder:
       finally:
         recorder.stack.pop()
       info.outputs = _abstract_outputs(out)
+      recorder.finished.append(info)
       return out
 
     wrapper.__wrapped__ = fn
@@ -266,7 +268,8 @@ def _with_vjp(call):
 def record(obj, method, args, kwargs, forward, backward, object_infos):
   """Runs ``obj.method(*args, **kwargs)`` abstractly and records calls.
 
-  Returns ``(calls, infos, groups)``: the :class:`CallInfo` list, the
+  Returns ``(calls, infos, groups)``: the :class:`CallInfo` list (in the
+  order the calls returned; ``call_order`` is the order they began), the
   ``ObjectInfo`` of every node (by id of the traced copy) and the total
   size per Variable type, sorted by type name.
   """
@@ -312,7 +315,7 @@ def record(obj, method, args, kwargs, forward, backward, object_infos):
             setattr(cls, name, original)
           else:
             delattr(cls, name)
-    result['calls'] = recorder.calls
+    result['calls'] = recorder.finished
     result['infos'] = infos
     return None
 

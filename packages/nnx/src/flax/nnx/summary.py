@@ -276,14 +276,15 @@ def tabulate(
     compute_vjp_flops,
     object_infos,
   )
+  # One row per object and inputs: the call that returned first (a method
+  # called inside another of the same object wins), in call order.
   rows, seen = [], set()
-  for call in calls:
-    # A call repeating an earlier one (same object, method and inputs) is
-    # shown once.
-    key = (call.object_id, call.path, call.inputs_repr)
+  for call in calls:  # in the order they returned
+    key = (call.object_id, call.inputs_repr)
     if key not in seen and row_filter(call):
       seen.add(key)
       rows.append(call)
+  rows.sort(key=lambda c: c.call_order)
   if depth is not None:
     rows = [c for c in rows if len(infos[c.object_id].path) <= depth]
   return _render(
