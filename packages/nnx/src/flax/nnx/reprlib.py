@@ -434,19 +434,24 @@ def value_repr(value, level: int) -> str:
   return _indent(repr(value), INDENT * level)
 
 
-def variable_repr(var, level: int, short: bool = False) -> str:
+def variable_shown(var) -> tuple[tp.Any, str]:
+  """``(value, comment)`` of a Variable as its reprs show it: the value the
+  user reads (hooks and overrides applied, a ``jax.Ref`` read out) and
+  ``' # size (bytes)'`` for arrays ('' otherwise)."""
   import jax
 
-  pad = INDENT * (level + 1)
-  end = INDENT * level
-  name = var.var_type.__name__
-  raw = var.get_value()  # what the user reads (hooks and overrides)
+  raw = var.get_value()
   if type(raw) is jax.Ref:
     raw = raw[...]
   stats = _array_stats(raw)
-  header = f'{name}('
-  if stats is not None:
-    header += f' # {size_repr(*stats)}'
+  return raw, '' if stats is None else f' # {size_repr(*stats)}'
+
+
+def variable_repr(var, level: int, short: bool = False) -> str:
+  pad = INDENT * (level + 1)
+  end = INDENT * level
+  raw, comment = variable_shown(var)
+  header = f'{var.var_type.__name__}({comment}'
   fields = [('value', _display(raw, short))]
   for key, val in var._var_metadata.items():
     fields.append((key, val))
@@ -524,6 +529,12 @@ def _counts_comment(counts: dict) -> str:
   return ' # ' + ', '.join(parts)
 
 
+def object_comment(obj) -> str:
+  """``' # Param: 9 (36 B), ...'``: the Variable totals of a Pytree's graph
+  by type, as its reprs show them after the type name ('' if none)."""
+  return _counts_comment(_type_counts(obj))
+
+
 def object_repr(obj, level: int = 0) -> str:
   """Repr of a Pytree / Module: its public attributes in insertion order,
   nested objects indented, arrays of more than one element shortened; an
@@ -544,7 +555,7 @@ def object_repr(obj, level: int = 0) -> str:
       return f'{name}()'
     pad = INDENT * (level + 1)
     end = INDENT * level
-    header = f'{name}(' + _counts_comment(_type_counts(obj))
+    header = f'{name}(' + object_comment(obj)
     lines = []
     for key, val in items:
       if isinstance(val, pytreelib.Pytree):

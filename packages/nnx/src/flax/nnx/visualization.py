@@ -133,9 +133,7 @@ def render_pytree(obj, path, subtree_renderer):
     attributes=attributes,
     path=path,
     subtree_renderer=subtree_renderer,
-    first_line_annotation=_annotation(
-      reprlib._counts_comment(reprlib._type_counts(obj))
-    ),
+    first_line_annotation=_annotation(reprlib.object_comment(obj)),
     color=_color(obj),
   )
 
@@ -143,15 +141,9 @@ def render_pytree(obj, path, subtree_renderer):
 def render_variable(var, path, subtree_renderer):
   """A Variable as ``Type(value=..., metadata...)`` with its size as a
   first-line comment."""
-  import jax
-
   from flax.nnx import reprlib
 
-  value = var.get_value()
-  if type(value) is jax.Ref:
-    value = value[...]
-  stats = reprlib._array_stats(value)
-  comment = f' # {reprlib.size_repr(*stats)}' if stats is not None else ''
+  value, comment = reprlib.variable_shown(var)
   return render_object_constructor(
     object_type=type(var),
     attributes={'value': value, **var._var_metadata},
