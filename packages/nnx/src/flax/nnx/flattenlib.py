@@ -99,7 +99,7 @@ class _ArraySlot:
   def _raw_value(self):
     x = vars(self.owner)
     for k in self.keys:
-      x = x[k]
+      x = _child(x, k)
     return x
 
   @_raw_value.setter
@@ -109,9 +109,30 @@ class _ArraySlot:
     d[k0] = x = _set_in(d[k0], self.keys[1:], value)
     if self.snaps:
       for k, snap in zip(self.keys[1:], self.snaps):
-        x = x[k]
+        x = _child(x, k)
         if snap is not None:
           snap[0][snap[1]] = x
+
+
+class _RootBox:
+  """Holds a root that is not a Pytree, so that its array slots have an
+  owner to read from (attribute ``root``)."""
+
+
+def _pytree_children(container):
+  kv, _ = jax.tree_util.tree_flatten_with_path(
+    container, is_leaf=lambda y: y is not container
+  )
+  return [_key_of(p[0]) for p, _ in kv], [v for _, v in kv]
+
+
+def _child(container, k):
+  """The child of a container at key ``k`` (an index, a dict key, or the
+  key of a child of another pytree, e.g. a dataclass field name)."""
+  if type(container) in (list, dict, tuple):
+    return container[k]
+  keys, values = _pytree_children(container)
+  return values[keys.index(k)]
 
 
 def _set_in(container, keys, value):
@@ -124,13 +145,17 @@ def _set_in(container, keys, value):
   if isinstance(container, dict):
     container[k] = _set_in(container[k], keys[1:], value)
     return container
-  if isinstance(container, tuple):
+  if isinstance(container, tuple) and isinstance(k, int):
     items = list(container)
     items[k] = _set_in(items[k], keys[1:], value)
     if hasattr(container, '_fields'):
       return type(container)(*items)
     return type(container)(items)
-  raise TypeError(f'Cannot update {type(container).__name__} in place')
+  raise ValueError(
+    f'Cannot set key {k!r} on immutable node of type '
+    f'{type(container).__name__}: a registered pytree is rebuilt, not '
+    'written in place.'
+  )
 
 
 def _key_of(entry):
@@ -289,6 +314,22 @@ class _Flattener:
         )
     return ('s', _Static(x))
 
+  def visit_root(self, root):
+    """Visits ``root``, which may be any value: arrays held in a plain
+    container root (a dict, a tuple, a dataclass pytree) are read and
+    written through a holder of the root, and a root that is not a node
+    (an array, a number, a string) is itself the one leaf, at path ``()``."""
+    if isinstance(root, (Pytree, Variable)):
+      return self.visit(root, ())
+    box = _RootBox()
+    box.root = root
+    node = self.visit(root, (), box, ('root',))
+    if node[0] == 's' and root is not None:
+      self.leaves.append(_ArraySlot(box, ('root',)))
+      self.paths.append(())
+      return ('a',)
+    return node
+
   def _attribute(self, owner, key, value, path, data):
     """One attribute of a Pytree: a value of a data attribute that is
     neither a node, a container nor None (a number, a string, any other
@@ -335,7 +376,7 @@ class _GraphNodeSlot(_ArraySlot):
     impl = GRAPH_NODE_TYPES[type(self.owner)]
     x = dict(impl.flatten(self.owner)[0])[self.keys[0]]
     for k in self.keys[1:]:
-      x = x[k]
+      x = _child(x, k)
     return x
 
   @_raw_value.setter
@@ -346,7 +387,7 @@ class _GraphNodeSlot(_ArraySlot):
     x = _set_in(current, self.keys[1:], value)
     impl.set_key(self.owner, k0, x)
     for k, snap in zip(self.keys[1:], self.snaps):
-      x = x[k]
+      x = _child(x, k)
       if snap is not None:
         snap[0][snap[1]] = x
 

@@ -270,7 +270,7 @@ class _View:
 
 def _build_view(root) -> _View:
   f = _Flattener()
-  node = f.visit(root, ())
+  node = f.visit_root(root)
   view = _View()
   view.epoch = EPOCH.value
   view.meta_epoch = META_EPOCH.value
@@ -532,8 +532,10 @@ def _leaves_for(graphdef: GraphDef, states) -> list:
     if isinstance(s, (list, tuple)) and not isinstance(s, State):
       flats.append((None, list(s)))
       continue
-    if isinstance(s, Variable):
-      # the state of a Variable root (see split)
+    if isinstance(s, Variable) or (
+      graphdef.node[0] == 'a' and not isinstance(s, State)
+    ):
+      # the state of a Variable root or of a leaf root (see split)
       flats.append(([()], [s]))
       continue
     if not isinstance(s, State):

@@ -165,7 +165,7 @@ def flatten(
     f = _Flattener(start=len(ref_index) if ref_index else 0)
     if ref_index:
       f.visited.update((id(obj), i) for obj, i in ref_index.items())
-    root = f.visit(node, ())
+    root = f.visit_root(node)
     graphdef = GraphDef._create(root, len(f.leaves), f.counter)
     if graph is False or (graph is None and not graph_mode_default()):
       if graphdef.has_refs():
