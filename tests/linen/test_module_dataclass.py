@@ -48,12 +48,14 @@ def test_subclass_keeps_parent_and_name_last():
   assert names[:-2] == ['features', 'use_bias', 'kernel_init', 'dtype', 'extra']
 
 
-def test_name_can_be_positional():
+def test_parent_and_name_are_not_positional():
   class P(nn.Module):
     a: int
     b: int
 
-  m = P(1, 2, None, 'nm')
+  with pytest.raises(TypeError, match='takes 3 positional arguments but 5'):
+    P(1, 2, None, 'nm')
+  m = P(1, 2, parent=None, name='nm')
   assert (m.a, m.b, m.name, m.parent) == (1, 2, 'nm', None)
 
 

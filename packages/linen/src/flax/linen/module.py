@@ -64,6 +64,7 @@ from flax.linen._module_state import (
 
 context = _context.context
 _ids = itertools.count()
+_Sentinel.__module__ = __name__
 
 
 ParentType = Union['Module', Any, _Sentinel, None]
@@ -119,15 +120,16 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     reserved = [n for n in kw_only_dataclasses.TRAILING_FIELDS if n in own]
     if reserved:
       raise errors.ReservedModuleAttributeError(own)
+    # ``parent`` and ``name`` are keyword-only in ``__init__`` (a stray
+    # positional argument is an error), though the signature lists them
+    # as ordinary trailing parameters.
     trailing = [
       (
         'parent',
-        ParentType,
-        dataclasses.field(
-          repr=False, default=_unspecified_parent, kw_only=kw_only
-        ),
+        _parent_type(),
+        dataclasses.field(repr=False, default=_unspecified_parent, kw_only=True),
       ),
-      ('name', Optional[str], dataclasses.field(default=None, kw_only=kw_only)),
+      ('name', Optional[str], dataclasses.field(default=None, kw_only=True)),
     ]
     kw_only_dataclasses.module_dataclass(
       cls,
@@ -135,6 +137,8 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       kw_only=kw_only,
       unsafe_hash='__hash__' not in cls.__dict__,
     )
+    _present_trailing_fields(cls)
+    _guard_hash(cls)
     # The dataclass left the default on the class; ``parent`` is read and
     # written through the descriptor (stored in ``_parent_ref``).
     type.__setattr__(cls, 'parent', _PARENT_DESCRIPTOR)
@@ -299,7 +303,9 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     raise AttributeError(msg)
 
   def __dir__(self):
-    return [n for n in object.__dir__(self) if not n.startswith('_')]
+    # Attributes defined in ``setup`` are listed too.
+    self._try_setup()
+    return object.__dir__(self)
 
   def _try_setup(self, shallow: bool = False) -> None:
     state = self._state
@@ -348,7 +354,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       state.in_compact_method = True
     context.module_stack.append(self)
     try:
-      if context.interceptor_stack and not is_setup:
+      if context.interceptor_stack:
         run = functools.partial(_run_interceptors, fun)
       else:
         run = fun
@@ -409,13 +415,27 @@ class Module(ModuleBase, _module_variables.VariableMethods):
           attrs[key] = _module_tree.map_modules(clone_fn, value)
     return type(self)(**attrs)
 
-  def copy(self, *, parent=None, name=None, **updates) -> 'Module':
-    """Like ``clone`` but keeps the parent and name unless given."""
-    return self.clone(
-      parent=self.parent if parent is None else parent,
-      name=self.name if name is None else name,
-      **updates,
-    )
+  def copy(
+    self, *, parent=_unspecified_parent, name=None, **updates
+  ) -> 'Module':
+    """Returns a deep copy of this Module, as a new Module.
+
+    Like a Module constructed at this point, the copy's parent is the
+    Module whose method is running (unless ``parent`` is given) and it
+    gets a fresh automatic name unless ``name`` is given, so a copy made in
+    a ``@compact`` method is a new submodule with its own variables.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from flax import linen as nn
+    >>> class M(nn.Module):
+    ...   @nn.compact
+    ...   def __call__(self, x):
+    ...     dense = nn.Dense(2)
+    ...     return dense.copy()(dense(x))
+    >>> sorted(M().init(jax.random.key(0), jnp.ones((1, 2)))['params'])
+    ['Dense_0', 'Dense_1']
+    """
+    return self.clone(parent=parent, name=name, _deep_clone=True, **updates)
 
   def _module_checks(self):
     if not isinstance(self, Module):
@@ -631,6 +651,57 @@ for _name, _fn in vars(_module_variables.VariableMethods).items():
 del _name, _fn
 
 
+def _parent_type():
+  from flax.core.scope import Scope
+
+  return Union[Module, Scope, _Sentinel, None]
+
+
+def _present_trailing_fields(cls) -> None:
+  """Shows ``parent``/``name`` as ordinary trailing parameters.
+
+  They are keyword-only in the generated ``__init__``; ``dataclasses.fields``
+  and ``inspect.signature`` show them as plain parameters after the
+  Module's own fields (keyword-only when those are).
+  """
+  fields = cls.__dict__['__dataclass_fields__']
+  for name in kw_only_dataclasses.TRAILING_FIELDS:
+    fields[name].kw_only = False
+  init = cls.__dict__['__init__']
+  sig = inspect.signature(init)
+  params = list(sig.parameters.values())
+  own = [
+    p for p in params[1:] if p.name not in kw_only_dataclasses.TRAILING_FIELDS
+  ]
+  if not any(p.kind is inspect.Parameter.KEYWORD_ONLY for p in own):
+    params = [
+      p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
+      if p.name in kw_only_dataclasses.TRAILING_FIELDS
+      else p
+      for p in params
+    ]
+  init.__signature__ = sig.replace(parameters=params)
+
+
+_HASH_BOUND_MESSAGE = "Can't call __hash__ on modules that hold variables."
+
+
+def _guard_hash(cls) -> None:
+  """Makes ``hash()`` of a Module bound to variables a TypeError."""
+  hash_fn = cls.__dict__.get('__hash__')
+  if hash_fn is None or getattr(hash_fn, '_unbound_only', False):
+    return
+
+  @functools.wraps(hash_fn)
+  def __hash__(self):
+    if self.scope is not None:
+      raise TypeError(_HASH_BOUND_MESSAGE)
+    return hash_fn(self)
+
+  __hash__._unbound_only = True
+  type.__setattr__(cls, '__hash__', __hash__)
+
+
 def _is_scope(x) -> bool:
   from flax.core import scope as core_scope
 
@@ -642,7 +713,8 @@ def _run_interceptors(orig_method, module, *args, **kwargs):
 
   method_name = _get_fn_name(orig_method)
   fun = functools.partial(orig_method, module)
-  ctx = InterceptorContext(module, method_name, orig_method)
+  # Interceptors see the method bound to the Module.
+  ctx = InterceptorContext(module, method_name, fun)
 
   def wrap(interceptor, next_fun):
     def wrapped(*args, **kwargs):
@@ -650,7 +722,8 @@ def _run_interceptors(orig_method, module, *args, **kwargs):
 
     return wrapped
 
-  for interceptor in context.interceptor_stack:
+  # The interceptor installed first is the outermost one.
+  for interceptor in reversed(context.interceptor_stack):
     fun = wrap(interceptor, fun)
   return fun(*args, **kwargs)
 
