@@ -25,6 +25,16 @@ Shape = Sequence[int]
 
 default_kernel_init = initializers.default_kernel_init
 default_embed_init = initializers.default_embed_init
+LaxPadding = linear.LaxPadding
+
+# Helpers that code built on Linen imports from this module by name.
+_canonicalize_tuple = linear.canonicalize_tuple
+_conv_dimension_numbers = linear.conv_dimension_numbers
+
+
+def _normalize_axes(axes: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+  """Non-negative, sorted axes (a negative axis counts from ``ndim``)."""
+  return tuple(sorted(linear.normalize_axes(axes, ndim)))
 
 
 class PromoteDtypeFn(Protocol):

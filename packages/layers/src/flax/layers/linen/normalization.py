@@ -24,7 +24,9 @@ Dtype = Any
 Initializer = initializers.Initializer
 
 
-def _normalize(mdl, x, mean, var, reduction_axes, feature_axes, use_bias):
+def _norm_with_params(
+  mdl, x, mean, var, reduction_axes, feature_axes, use_bias
+):
   """Creates ``scale`` then ``bias`` (in that order) over ``feature_axes``
   and normalizes ``x`` with them."""
   param_shape, _ = normalization.feature_shapes(
@@ -143,7 +145,7 @@ class BatchNorm(Module):
       )
       if not initializing:
         _decay_into(running, self.momentum, mean=mean, var=var)
-    return _normalize(
+    return _norm_with_params(
       self, x, mean, var, reduction_axes, feature_axes, self.use_bias
     )
 
@@ -221,7 +223,7 @@ class LayerNorm(Module):
       Normalized inputs (the same shape as inputs).
     """
     mean, var = normalization.layer_stats(self, x, self.reduction_axes, mask)
-    return _normalize(
+    return _norm_with_params(
       self,
       x,
       mean,
@@ -288,7 +290,7 @@ class RMSNorm(Module):
     mean, var = normalization.layer_stats(
       self, x, self.reduction_axes, mask, use_mean=False
     )
-    return _normalize(
+    return _norm_with_params(
       self, x, mean, var, self.reduction_axes, self.feature_axes, False
     )
 
@@ -373,7 +375,7 @@ class GroupNorm(Module):
       mask,
       self.force_float32_reductions,
     )
-    return _normalize(
+    return _norm_with_params(
       self, x, mean, var, stat_axes, (x.ndim - 1,), self.use_bias
     )
 
@@ -439,7 +441,7 @@ class InstanceNorm(Module):
       x.ndim, self.feature_axes
     )
     mean, var = normalization.layer_stats(self, x, reduction_axes, mask)
-    return _normalize(
+    return _norm_with_params(
       self, x, mean, var, reduction_axes, feature_axes, self.use_bias
     )
 
@@ -653,3 +655,80 @@ class WeightNorm(Module):
       value_bar *= scale
       args.append(scale)
     return jnp.asarray(value_bar, canonicalize_dtype(*args, dtype=self.dtype))
+
+
+# Helpers that code built on Linen imports from this module by name
+# (``from flax.linen.normalization import _compute_stats, _normalize``) to
+# write its own norm layers; they keep the signatures such code calls.
+_canonicalize_axes = normalization.canonicalize_axes
+_compute_stats = normalization.compute_stats
+_abs_sq = normalization.abs_sq
+_l2_normalize = normalization.l2_normalize
+
+
+def _normalize(
+  mdl,
+  x,
+  mean,
+  var,
+  reduction_axes,
+  feature_axes,
+  dtype,
+  param_dtype,
+  epsilon,
+  use_bias,
+  use_scale,
+  bias_init,
+  scale_init,
+  force_float32_reductions=True,
+):
+  """Declares ``scale`` / ``bias`` on ``mdl`` and normalizes ``x``.
+
+  The parameters (``scale`` first, then ``bias``) cover ``feature_axes``
+  and are made with ``param_dtype``; the output is in ``dtype`` (None
+  promotes the input and the parameters).
+
+  Args:
+    mdl: the bound Linen Module that owns the parameters.
+    x: the input.
+    mean: mean of ``x`` with ``reduction_axes`` removed.
+    var: variance of ``x`` with ``reduction_axes`` removed.
+    reduction_axes: the axes the statistics were taken over.
+    feature_axes: the axes the parameters cover.
+    dtype: output dtype, or None.
+    param_dtype: dtype of ``scale`` and ``bias``.
+    epsilon: added to the variance.
+    use_bias: whether to add a learned ``bias``.
+    use_scale: whether to multiply by a learned ``scale``.
+    bias_init: initializer of ``bias``.
+    scale_init: initializer of ``scale``.
+    force_float32_reductions: when True, statistics in a narrower float
+      type are widened to float32 before they meet the input.
+
+  Returns:
+    The normalized array.
+  """
+  if force_float32_reductions:
+    wide = jnp.promote_types(jnp.result_type(mean), jnp.float32)
+    mean, var = jnp.asarray(mean, wide), jnp.asarray(var, wide)
+  param_shape, _ = normalization.feature_shapes(
+    tuple(x.shape), normalization.canonicalize_axes(x.ndim, feature_axes)
+  )
+  made = {}
+  for name, wanted, init in (
+    ('scale', use_scale, scale_init),
+    ('bias', use_bias, bias_init),
+  ):
+    if wanted:
+      made[name] = mdl.param(name, init, param_shape, param_dtype)
+  return normalization.normalize(
+    x,
+    mean,
+    var,
+    reduction_axes,
+    feature_axes,
+    made.get('scale'),
+    made.get('bias'),
+    dtype=dtype,
+    epsilon=epsilon,
+  )

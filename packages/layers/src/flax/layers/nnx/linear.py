@@ -49,6 +49,11 @@ def canonicalize_tuple(x):
   return (x,)
 
 
+# Helpers that code built on NNX imports from this module by name.
+_canonicalize_tuple = canonicalize_tuple
+_conv_dimension_numbers = _math.conv_dimension_numbers
+
+
 def _normalize_axes(axes: tuple[int, ...], ndim: int) -> tuple[int, ...]:
   return tuple(sorted(ax if ax >= 0 else ndim + ax for ax in axes))
 

@@ -47,7 +47,7 @@ def _init_norm(module, args, skip=()):
   keep_args(module, args, skip)
 
 
-def _normalize(module, x, mean, var, reduction_axes, feature_axes, bias=True):
+def _norm_output(module, x, mean, var, reduction_axes, feature_axes, bias=True):
   """Normalizes with the module's ``scale`` and (unless ``bias`` is False)
   ``bias``."""
   scale = module.scale[...] if module.scale is not None else None
@@ -179,7 +179,7 @@ class BatchNorm(nnx.Module):
       m = self.momentum
       self.mean[...] = m * self.mean[...] + (1 - m) * mean
       self.var[...] = m * self.var[...] + (1 - m) * var
-    return _normalize(self, x, mean, var, reduction_axes, feature_axes)
+    return _norm_output(self, x, mean, var, reduction_axes, feature_axes)
 
 
 class LayerNorm(nnx.Module):
@@ -239,7 +239,7 @@ class LayerNorm(nnx.Module):
   def __call__(self, x: Array, *, mask: Array | None = None) -> Array:
     """Normalizes ``x`` (``mask``: True where elements count)."""
     mean, var = _math.layer_stats(self, x, self.reduction_axes, mask)
-    return _normalize(
+    return _norm_output(
       self, x, mean, var, self.reduction_axes, self.feature_axes
     )
 
@@ -297,7 +297,7 @@ class RMSNorm(nnx.Module):
     mean, var = _math.layer_stats(
       self, x, self.reduction_axes, mask, use_mean=False
     )
-    return _normalize(
+    return _norm_output(
       self, x, mean, var, self.reduction_axes, self.feature_axes, bias=False
     )
 
@@ -380,7 +380,7 @@ class GroupNorm(nnx.Module):
       mask=mask,
     )
     feature_axes = (self.feature_axis % x.ndim,)
-    return _normalize(self, x, mean, var, reduction_axes, feature_axes)
+    return _norm_output(self, x, mean, var, reduction_axes, feature_axes)
 
 
 class InstanceNorm(nnx.Module):
@@ -443,7 +443,7 @@ class InstanceNorm(nnx.Module):
       x.ndim, self.feature_axes
     )
     mean, var = _math.layer_stats(self, x, reduction_axes, mask)
-    return _normalize(self, x, mean, var, reduction_axes, feature_axes)
+    return _norm_output(self, x, mean, var, reduction_axes, feature_axes)
 
 
 def _l2_normalize(x: Array, eps: float) -> Array:
@@ -684,3 +684,51 @@ class WeightNorm(nnx.Module):
         shape[a] = size
       value = value * jnp.reshape(scale, shape)
     return value
+
+
+# Helpers that code built on NNX imports from this module by name
+# (``flax.nnx.nn.normalization._compute_stats`` etc.) for its own norms.
+_canonicalize_axes = _math.canonicalize_axes
+_abs_sq = _math.abs_sq
+
+
+def _compute_stats(
+  x,
+  axes,
+  dtype,
+  axis_name=None,
+  axis_index_groups=None,
+  use_mean=True,
+  use_fast_variance=True,
+  mask=None,
+):
+  """Mean and variance of ``x`` over ``axes``, reduced in at least float32
+  (see :func:`flax.layers.normalization.compute_stats`)."""
+  return _math.compute_stats(
+    x,
+    axes,
+    dtype,
+    axis_name,
+    axis_index_groups,
+    use_mean=use_mean,
+    use_fast_variance=use_fast_variance,
+    mask=mask,
+  )
+
+
+def _normalize(
+  x, mean, var, scale, bias, reduction_axes, feature_axes, dtype, epsilon
+):
+  """Normalizes ``x`` with the given statistics and (optional) ``scale`` /
+  ``bias`` arrays over ``feature_axes``; None ``dtype`` promotes."""
+  return _math.normalize(
+    x,
+    mean,
+    var,
+    reduction_axes,
+    feature_axes,
+    scale,
+    bias,
+    dtype=dtype,
+    epsilon=epsilon,
+  )

@@ -471,6 +471,13 @@ def _select_last(carries, seq_lengths: Array, num_batch_dims: int):
   return jax.tree.map(select, carries)
 
 
+def _select_last_carry(sequence, seq_lengths: Array):
+  """The entry of a time-major ``sequence`` (a pytree of
+  ``(time, *batch, ...)`` arrays) at step ``seq_lengths - 1`` for each batch
+  element."""
+  return _select_last(sequence, seq_lengths, jnp.ndim(seq_lengths))
+
+
 def _carry_stream(rngs):
   """The stream an RNN draws its initial carries from: ``True`` gives a
   ``carry`` stream seeded with 0, ``False``/None none, and given rngs a
