@@ -12,14 +12,21 @@ import threading
 from flax.configurations import config
 
 
-class _Context(threading.local):
-  """Per-thread stacks used while Modules run."""
+class _DynamicContext(threading.local):
+  """Per-thread stacks used while Modules run.
+
+  Code built on Linen reads this object as ``flax.linen.module._context``:
+  ``module_stack[-1]`` is the Module whose method is running (``None`` at
+  top level), ``capture_stack`` holds the ``capture_intermediates`` filters
+  and ``call_info_stack`` the call recorders of table tools.
+  """
 
   def __init__(self):
     super().__init__()
     # ``None`` at the bottom: Modules made at top level have no parent.
     self.module_stack = [None]
     self.capture_stack = []
+    self.call_info_stack = []
     self.interceptor_stack = []
     self.named_call = None  # None: follow the flax_profile flag.
 
@@ -29,7 +36,7 @@ class _Context(threading.local):
     return self.named_call
 
 
-context = _Context()
+context = _DynamicContext()
 
 
 def enable_named_call():

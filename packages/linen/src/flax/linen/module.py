@@ -29,7 +29,7 @@ from flax import errors
 from flax.configurations import config
 from flax.core.scope import DenyList
 from flax.core.frozen_dict import FrozenDict
-from flax.linen import _context
+from flax.linen import _context as _context_lib
 from flax.linen import _module_tree
 from flax.linen import _module_parent
 from flax.linen import _module_variables
@@ -62,7 +62,11 @@ from flax.linen._module_state import (
   _uninitialized_state as _uninitialized_state,
 )
 
-context = _context.context
+context = _context_lib.context
+# The per-thread context under the name code built on Linen reads it by
+# (``nn.module._context.module_stack[-1]`` is the Module being run).
+_context = context
+_DynamicContext = _context_lib._DynamicContext
 _ids = itertools.count()
 _Sentinel.__module__ = __name__
 

@@ -1,0 +1,58 @@
+"""Linen's per-thread context as code built on Linen reads it
+(``flax.linen.module._context``)."""
+
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+from flax.linen import module as module_lib
+
+
+def test_context_is_the_dynamic_context_object():
+  ctx = module_lib._context
+  assert type(ctx).__name__ == '_DynamicContext'
+  assert isinstance(ctx, module_lib._DynamicContext)
+  assert ctx.module_stack == [None]
+  assert ctx.capture_stack == []
+  assert ctx.call_info_stack == []
+
+
+def test_module_stack_top_is_the_running_module():
+  found = []
+
+  def library_fn(x):
+    mdl = module_lib._context.module_stack[-1]
+    found.append((mdl.name, mdl.scope.path))
+    return x * mdl.variable('quant', 'scale', lambda: jnp.full((), 2.0)).value
+
+  class Layer(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return library_fn(x)
+
+  class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return Layer(name='a')(Layer()(x))
+
+  y, variables = Net().init_with_output(jax.random.key(0), jnp.ones(2))
+  assert found == [('Layer_0', ('Layer_0',)), ('a', ('a',))]
+  assert jax.tree.map(jnp.shape, variables) == {
+    'quant': {'Layer_0': {'scale': ()}, 'a': {'scale': ()}}
+  }
+  assert y.tolist() == [4.0, 4.0]
+  assert module_lib._context.module_stack == [None]
+
+
+def test_module_built_while_another_is_on_the_stack_is_adopted():
+  class Outer(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      assert module_lib._context.module_stack[-1] is self
+      inner = nn.Dense(2)
+      assert inner.parent is self
+      return inner(x)
+
+  variables = Outer().init(jax.random.key(1), jnp.ones((1, 4)))
+  assert jax.tree.map(jnp.shape, variables) == {
+    'params': {'Dense_0': {'bias': (2,), 'kernel': (4, 2)}}
+  }
