@@ -19,6 +19,12 @@ import numpy as np
 
 Dtype = Any
 
+MaybeDtype = Dtype | None
+"""Type of a layer's ``dtype`` field (None: compute in the promoted type)."""
+
+F32 = jnp.float32
+"""Every layer's default ``param_dtype``."""
+
 
 def canonicalize_dtype(*args, dtype: Dtype | None = None, inexact=True):
   """Returns the dtype a layer computes in.

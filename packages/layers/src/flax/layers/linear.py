@@ -31,6 +31,14 @@ default_bias_init = initializers.default_bias_init
 default_embed_init = initializers.default_embed_init
 
 
+Size = int | Sequence[int]
+"""One int for every spatial axis, or one per axis."""
+OptSize = None | int | Sequence[int]
+"""A :data:`Size` that may be None (meaning 1)."""
+OptSizes = Sequence[int] | None
+"""One int per spatial axis, or None (meaning 1)."""
+
+
 def canonicalize_tuple(x) -> tuple:
   """``int`` -> ``(int,)``; a sequence -> a tuple."""
   if isinstance(x, Sequence) and not isinstance(x, str):
@@ -269,6 +277,34 @@ def _einsum_bias_shape(einsum_str, lhs_ndim, rhs_shape):
   bias_shape = tuple(sizes[c] for c in out if c in sizes)
   broadcast = tuple(sizes.get(c, 1) for c in out)
   return bias_shape, broadcast
+
+
+def einsum_with_bias(
+  equation,
+  inputs,
+  kernel,
+  bias,
+  broadcast,
+  *,
+  precision=None,
+  preferred_element_type=None,
+  einsum_op=jnp.einsum,
+):
+  """``einsum_op(equation, inputs, kernel)`` plus ``bias`` (None: none).
+
+  ``broadcast`` is the bias shape padded with ones to the output rank, as
+  :func:`einsum_bias_shape` returns it.
+  """
+  out = einsum_op(
+    equation,
+    inputs,
+    kernel,
+    precision=precision,
+    preferred_element_type=preferred_element_type,
+  )
+  if bias is None:
+    return out
+  return out + jnp.reshape(bias, broadcast)
 
 
 # ----------------------------------------------------------- convolution --

@@ -15,6 +15,8 @@ from flax.layers import initializers, linear
 from flax.layers.dtypes import promote_dtype
 from flax.layers.linear import PaddingLike
 from flax.layers.linear import canonicalize_padding as canonicalize_padding
+from flax.layers.dtypes import F32, MaybeDtype
+from flax.layers.initializers import zeros_init
 from flax.linen import Module, compact, merge_param
 
 Array = Any
@@ -95,55 +97,41 @@ def _dot_general(dot_general, dot_general_cls):
 
 
 class Dense(Module):
-  """A linear transformation applied over the last dimension of the input.
+  """``inputs @ kernel + bias`` over the last input axis.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.Dense(features=4)
-    >>> params = layer.init(jax.random.key(0), jnp.ones((1, 3)))
-    >>> jax.tree_util.tree_map(jnp.shape, params)
-    {'params': {'bias': (4,), 'kernel': (3, 4)}}
-
-  Attributes:
-    features: the number of output features.
-    use_bias: whether to add a bias to the output (default: True).
-    dtype: the dtype of the computation (default: infer from input and
-      params).
-    param_dtype: the dtype passed to parameter initializers (default:
-      float32).
-    precision: numerical precision of the computation, see
-      ``jax.lax.Precision``.
-    kernel_init: initializer function for the weight matrix.
-    bias_init: initializer function for the bias.
-    promote_dtype: function promoting the inputs and parameters to the
-      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
-    dot_general: replacement for ``lax.dot_general``.
-    dot_general_cls: a class whose instances replace ``lax.dot_general``.
+    >>> v = nn.Dense(2).init(jax.random.key(1), jnp.zeros((5, 7)))
+    >>> v['params']['kernel'].shape, v['params']['bias'].shape
+    ((7, 2), (2,))
   """
 
   features: int
+  """Size of the output's last axis."""
   use_bias: bool = True
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  """Add a learned ``bias`` (default True)."""
+  dtype: MaybeDtype = None
+  """Computation dtype (None: promoted from inputs and params)."""
+  param_dtype: Dtype = F32
+  """Dtype the parameters are created in."""
   precision: PrecisionLike = None
+  """``jax.lax.Precision`` of the matmul."""
   kernel_init: Initializer = default_kernel_init
-  bias_init: Initializer = initializers.zeros_init()
+  """Creates ``kernel``."""
+  bias_init: Initializer = zeros_init()
+  """Creates ``bias``."""
   promote_dtype: PromoteDtypeFn = promote_dtype
+  """Casts inputs and params together (see :class:`PromoteDtypeFn`)."""
   dot_general: Any = None
+  """Stands in for ``lax.dot_general`` when given."""
   dot_general_cls: Any = None
+  """Built once per call; its instance stands in for ``lax.dot_general``."""
 
   @compact
   def __call__(self, inputs: Array) -> Array:
-    """Applies a linear transformation to the inputs along the last axis.
-
-    Args:
-      inputs: the nd-array to be transformed.
-
-    Returns:
-      The transformed input.
-    """
+    """Maps the last axis of ``inputs`` to ``features`` outputs."""
     inputs, kernel, bias = _params(
       self, inputs, (jnp.shape(inputs)[-1], self.features), (self.features,)
     )
@@ -157,59 +145,46 @@ class Dense(Module):
 
 
 class DenseGeneral(Module):
-  """A linear transformation with flexible axes.
+  """A dense map contracting any input axes into any number of outputs.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.DenseGeneral(features=(4, 5), axis=-1)
-    >>> params = layer.init(jax.random.key(0), jnp.ones((1, 3)))
-    >>> jax.tree_util.tree_map(jnp.shape, params)
-    {'params': {'bias': (4, 5), 'kernel': (3, 4, 5)}}
-
-  Attributes:
-    features: int or tuple with number of output features.
-    axis: int or tuple with axes to apply the transformation on.
-    batch_dims: leading axes shared by the input and the kernel (they must
-      be ``0, 1, ..., n-1``).
-    use_bias: whether to add a bias to the output (default: True).
-    dtype: the dtype of the computation (default: infer from input and
-      params).
-    param_dtype: the dtype passed to parameter initializers.
-    kernel_init: initializer function for the weight matrix (called on the
-      flattened 2-D kernel shape).
-    bias_init: initializer function for the bias.
-    precision: numerical precision of the computation.
-    promote_dtype: function promoting the inputs and parameters to the
-      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
-    dot_general: replacement for ``lax.dot_general``.
-    dot_general_cls: a class whose instances replace ``lax.dot_general``.
+    >>> layer = nn.DenseGeneral((2, 3), axis=(-2, -1))
+    >>> v = layer.init(jax.random.key(1), jnp.zeros((4, 5, 6)))
+    >>> v['params']['kernel'].shape
+    (5, 6, 2, 3)
   """
 
   features: int | Sequence[int]
+  """Output axes' sizes (an int or a tuple)."""
   axis: int | Sequence[int] = -1
+  """Input axes contracted with the kernel."""
   batch_dims: Sequence[int] = ()
+  """Leading axes shared by input and kernel (``0 .. n-1``)."""
   use_bias: bool = True
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  """Add a learned ``bias`` (default True)."""
+  dtype: MaybeDtype = None
+  """Computation dtype (None: promoted from inputs and params)."""
+  param_dtype: Dtype = F32
+  """Dtype the parameters are created in."""
   kernel_init: Initializer = default_kernel_init
-  bias_init: Initializer = initializers.zeros_init()
+  """Creates ``kernel`` (called with the flattened 2-D shape)."""
+  bias_init: Initializer = zeros_init()
+  """Creates ``bias``."""
   precision: PrecisionLike = None
+  """``jax.lax.Precision`` of the contraction."""
   promote_dtype: PromoteDtypeFn = promote_dtype
+  """Casts inputs and params together (see :class:`PromoteDtypeFn`)."""
   dot_general: Any = None
+  """Stands in for ``lax.dot_general`` when given."""
   dot_general_cls: Any = None
+  """Built once per call; its instance stands in for ``lax.dot_general``."""
 
   @compact
   def __call__(self, inputs: Array) -> Array:
-    """Applies a linear transformation to the inputs along multiple axes.
-
-    Args:
-      inputs: the nd-array to be transformed.
-
-    Returns:
-      The transformed input.
-    """
+    """Contracts ``axis`` of ``inputs`` with the kernel."""
     spec = linear.dense_general_spec(
       inputs.shape, self.features, self.axis, self.batch_dims
     )
@@ -235,101 +210,101 @@ class DenseGeneral(Module):
 
 
 class Einsum(Module):
-  """An einsum transformation with learnable kernel and bias.
+  """A learned kernel applied with an einsum equation ``'in,kernel->out'``.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.Einsum((5, 6, 7), 'abc,cde->abde')
-    >>> variables = layer.init(jax.random.key(0), jnp.ones((3, 4, 5)))
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'bias': (6, 7), 'kernel': (5, 6, 7)}}
-
-  Attributes:
-    shape: the shape of the kernel.
-    einsum_str: an explicit einsum equation with two operands (input,
-      kernel); may be given at call time instead.
-    use_bias: whether to add a bias over the kernel axes kept in the output.
-    dtype: the dtype of the computation.
-    param_dtype: the dtype passed to parameter initializers.
-    precision: numerical precision of the computation.
-    kernel_init: initializer function for the kernel.
-    bias_init: initializer function for the bias.
-    promote_dtype: function promoting the inputs and parameters to the
-      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
-    preferred_element_type: accumulation dtype passed to ``jnp.einsum``.
+    >>> layer = nn.Einsum((3, 2), 'nk,kf->nf')
+    >>> v = layer.init(jax.random.key(1), jnp.zeros((4, 3)))
+    >>> v['params']['kernel'].shape, v['params']['bias'].shape
+    ((3, 2), (2,))
   """
 
   shape: Shape
+  """The kernel's shape."""
   einsum_str: str | None = None
+  """The equation (or pass it to ``__call__``)."""
   use_bias: bool = True
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  """Add a ``bias`` over the kernel axes the output keeps."""
+  dtype: MaybeDtype = None
+  """Computation dtype (None: promoted from inputs and params)."""
+  param_dtype: Dtype = F32
+  """Dtype the parameters are created in."""
   precision: PrecisionLike = None
+  """``jax.lax.Precision`` of the einsum."""
   kernel_init: Initializer = default_kernel_init
-  bias_init: Initializer = initializers.zeros_init()
+  """Creates ``kernel``."""
+  bias_init: Initializer = zeros_init()
+  """Creates ``bias``."""
   promote_dtype: PromoteDtypeFn = promote_dtype
+  """Casts inputs and params together (see :class:`PromoteDtypeFn`)."""
   preferred_element_type: Dtype | None = None
+  """Accumulation dtype handed to ``jnp.einsum``."""
 
   @compact
   def __call__(self, inputs: Array, einsum_str: str | None = None) -> Array:
-    """Applies the einsum to ``inputs`` and the kernel.
-
-    Args:
-      inputs: the input array.
-      einsum_str: the equation, if not given as an attribute.
-
-    Returns:
-      The transformed input.
-    """
-    einsum_str = merge_param('einsum_str', self.einsum_str, einsum_str)
-    einsum_str = linear.check_einsum_str(einsum_str)
+    """Evaluates the equation (the field's, or ``einsum_str``) on inputs."""
+    equation = linear.check_einsum_str(
+      merge_param('einsum_str', self.einsum_str, einsum_str)
+    )
     kernel = self.param(
       'kernel', self.kernel_init, tuple(self.shape), self.param_dtype
     )
+    bias = broadcast = None
     if self.use_bias:
       bias_shape, broadcast = linear.einsum_bias_shape(
-        einsum_str, inputs.ndim, kernel.shape
+        equation, inputs.ndim, kernel.shape
       )
       bias = self.param('bias', self.bias_init, bias_shape, self.param_dtype)
-    else:
-      bias = None
-    inputs, kernel, bias = self.promote_dtype(
-      inputs, kernel, bias, dtype=self.dtype
-    )
-    y = jnp.einsum(
-      einsum_str,
-      inputs,
-      kernel,
+    promoted = self.promote_dtype(inputs, kernel, bias, dtype=self.dtype)
+    return linear.einsum_with_bias(
+      equation,
+      *promoted,
+      broadcast,
       precision=self.precision,
       preferred_element_type=self.preferred_element_type,
     )
-    if bias is not None:
-      y += jnp.reshape(bias, broadcast)
-    return y
 
 
 class _Conv(Module):
-  """Shared fields and call of Conv and ConvLocal."""
+  """Fields and call shared by Conv (one kernel) and ConvLocal (per site)."""
 
   features: int
-  kernel_size: int | Sequence[int]
-  strides: None | int | Sequence[int] = 1
+  """Number of output channels."""
+  kernel_size: linear.Size
+  """Window shape (an int: a 1-D window)."""
+  strides: linear.OptSize = 1
+  """Step between windows, one per spatial axis or one for all."""
   padding: PaddingLike = 'SAME'
-  input_dilation: None | int | Sequence[int] = 1
-  kernel_dilation: None | int | Sequence[int] = 1
+  """``'SAME'``, ``'VALID'``, ``'CIRCULAR'``, ``'CAUSAL'``, ints or pairs."""
+  input_dilation: linear.OptSize = 1
+  """Gaps inserted between input elements."""
+  kernel_dilation: linear.OptSize = 1
+  """Gaps inserted between kernel taps (atrous)."""
   feature_group_count: int = 1
+  """Splits the input channels into this many groups."""
   use_bias: bool = True
+  """Add a learned ``bias`` (default True)."""
   mask: Array | None = None
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  """Multiplied into the kernel (kernel-shaped), or None."""
+  dtype: MaybeDtype = None
+  """Computation dtype (None: promoted from inputs and params)."""
+  param_dtype: Dtype = F32
+  """Dtype the parameters are created in."""
   precision: PrecisionLike = None
+  """``jax.lax.Precision`` of the convolution."""
   kernel_init: Initializer = default_kernel_init
-  bias_init: Initializer = initializers.zeros_init()
+  """Creates ``kernel``."""
+  bias_init: Initializer = zeros_init()
+  """Creates ``bias``."""
   promote_dtype: PromoteDtypeFn = promote_dtype
+  """Casts inputs and params together (see :class:`PromoteDtypeFn`)."""
   conv_general_dilated: Any = None
+  """Stands in for ``lax.conv_general_dilated`` when given."""
   conv_general_dilated_cls: Any = None
+  """Built once per call; its instance stands in for the convolution."""
 
   @property
   def shared_weights(self) -> bool:
@@ -338,17 +313,10 @@ class _Conv(Module):
 
   @compact
   def __call__(self, inputs: Array) -> Array:
-    """Applies a (potentially unshared) convolution to the inputs.
+    """Convolves channels-last ``inputs`` (``(*batch, *spatial, c)``).
 
-    Args:
-      inputs: input data with dimensions ``(*batch_dims, spatial_dims...,
-        features)``. This is the channels-last convention. If the input has
-        more than one batch dimension, all of them are folded into one and
-        restored afterwards; an input without batch dimension gets one
-        temporarily.
-
-    Returns:
-      The convolved data.
+    Several batch axes are folded into one for the convolution, and an
+    input with no batch axis gets one for the duration of the call.
     """
     spec = linear.conv_spec(
       self.kernel_size,
@@ -405,46 +373,17 @@ class _Conv(Module):
 
 
 class Conv(_Conv):
-  """Convolution Module wrapping ``lax.conv_general_dilated``.
+  """An N-D convolution over channels-last inputs (one shared kernel).
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.Conv(features=4, kernel_size=(3,), padding='VALID')
-    >>> x = jnp.ones((1, 8, 3))
-    >>> variables = layer.init(jax.random.key(0), x)
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'bias': (4,), 'kernel': (3, 3, 4)}}
-    >>> layer.apply(variables, x).shape
-    (1, 6, 4)
-
-  Attributes:
-    features: number of convolution filters.
-    kernel_size: shape of the convolutional kernel (an int means 1-D).
-    strides: an integer or a sequence of ``n`` integers, the inter-window
-      strides (default: 1).
-    padding: ``'SAME'``, ``'VALID'``, ``'CIRCULAR'`` (periodic boundary),
-      ``'CAUSAL'`` (1-D only), an int, or a sequence of ``n`` ints or
-      ``(low, high)`` pairs.
-    input_dilation: an integer or a sequence of ``n`` integers, the input
-      dilation (transposed convolution when > 1).
-    kernel_dilation: an integer or a sequence of ``n`` integers, the kernel
-      dilation (atrous convolution).
-    feature_group_count: if specified divides the input features into
-      groups.
-    use_bias: whether to add a bias to the output (default: True).
-    mask: optional mask multiplied into the kernel (kernel-shaped).
-    dtype: the dtype of the computation (default: infer from input and
-      params).
-    param_dtype: the dtype passed to parameter initializers.
-    precision: numerical precision of the computation.
-    kernel_init: initializer for the convolutional kernel.
-    bias_init: initializer for the bias.
-    promote_dtype: function promoting the inputs and parameters to the
-      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
-    conv_general_dilated: replacement for ``lax.conv_general_dilated``.
-    conv_general_dilated_cls: a class whose instances replace it.
+    >>> layer = nn.Conv(2, kernel_size=(3, 3), padding='VALID')
+    >>> x = jnp.zeros((1, 6, 6, 4))
+    >>> v = layer.init(jax.random.key(1), x)
+    >>> v['params']['kernel'].shape, layer.apply(v, x).shape
+    ((3, 3, 4, 2), (1, 4, 4, 2))
   """
 
   @property
@@ -453,20 +392,20 @@ class Conv(_Conv):
 
 
 class ConvLocal(_Conv):
-  """Local convolution (unshared weights) over the spatial dimensions.
+  """A convolution whose filters differ at every output position.
 
-  Same attributes as :class:`Conv`. The kernel has one filter per output
-  position: ``(*out_spatial, prod(kernel_size) * in_features, features)``,
-  and the bias is ``(*out_spatial, features)``.
+  Same fields as :class:`Conv`. The kernel is
+  ``(*out_spatial, prod(kernel_size) * in_features, features)`` and the
+  bias ``(*out_spatial, features)``.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.ConvLocal(features=4, kernel_size=(3,), padding='VALID')
-    >>> variables = layer.init(jax.random.key(0), jnp.ones((1, 8, 3)))
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'bias': (6, 4), 'kernel': (6, 9, 4)}}
+    >>> layer = nn.ConvLocal(2, kernel_size=(2,), padding='VALID')
+    >>> v = layer.init(jax.random.key(1), jnp.zeros((1, 5, 3)))
+    >>> v['params']['kernel'].shape, v['params']['bias'].shape
+    ((4, 6, 2), (4, 2))
   """
 
   @property
@@ -475,69 +414,53 @@ class ConvLocal(_Conv):
 
 
 class ConvTranspose(Module):
-  """Transposed convolution Module wrapping ``lax.conv_transpose``.
+  """The transpose of a convolution (``lax.conv_transpose``).
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.ConvTranspose(features=4, kernel_size=(3,), strides=(2,))
-    >>> x = jnp.ones((1, 8, 3))
-    >>> variables = layer.init(jax.random.key(0), x)
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'bias': (4,), 'kernel': (3, 3, 4)}}
-    >>> layer.apply(variables, x).shape
-    (1, 16, 4)
-
-  Attributes:
-    features: number of convolution filters.
-    kernel_size: shape of the convolutional kernel (an int means 1-D).
-    strides: a sequence of ``n`` integers, the inter-window strides
-      (default: 1).
-    padding: ``'SAME'``, ``'VALID'``, ``'CIRCULAR'``, an int, or a sequence
-      of ``n`` ``(low, high)`` pairs.
-    kernel_dilation: a sequence of ``n`` integers, the kernel dilation.
-    use_bias: whether to add a bias to the output (default: True).
-    mask: optional mask multiplied into the kernel.
-    dtype: the dtype of the computation.
-    param_dtype: the dtype passed to parameter initializers.
-    precision: numerical precision of the computation.
-    kernel_init: initializer for the convolutional kernel.
-    bias_init: initializer for the bias.
-    transpose_kernel: if True flips spatial axes and swaps the input/output
-      channel axes of the kernel (the gradient of ``Conv``).
-    promote_dtype: function promoting the inputs and parameters to the
-      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
-    preferred_element_type: accumulation dtype of the convolution.
+    >>> layer = nn.ConvTranspose(2, kernel_size=(2,), strides=(3,))
+    >>> x = jnp.zeros((1, 4, 5))
+    >>> v = layer.init(jax.random.key(1), x)
+    >>> v['params']['kernel'].shape, layer.apply(v, x).shape
+    ((2, 5, 2), (1, 12, 2))
   """
 
   features: int
-  kernel_size: int | Sequence[int]
-  strides: Sequence[int] | None = None
+  """Number of output channels."""
+  kernel_size: linear.Size
+  """Window shape (an int: a 1-D window)."""
+  strides: linear.OptSizes = None
+  """Upsampling step per spatial axis (default 1)."""
   padding: PaddingLike = 'SAME'
-  kernel_dilation: Sequence[int] | None = None
+  """``'SAME'``, ``'VALID'``, ``'CIRCULAR'``, an int or ``(lo, hi)`` pairs."""
+  kernel_dilation: linear.OptSizes = None
+  """Gaps inserted between kernel taps."""
   use_bias: bool = True
+  """Add a learned ``bias`` (default True)."""
   mask: Array | None = None
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  """Multiplied into the kernel, or None."""
+  dtype: MaybeDtype = None
+  """Computation dtype (None: promoted from inputs and params)."""
+  param_dtype: Dtype = F32
+  """Dtype the parameters are created in."""
   precision: PrecisionLike = None
+  """``jax.lax.Precision`` of the convolution."""
   kernel_init: Initializer = default_kernel_init
-  bias_init: Initializer = initializers.zeros_init()
+  """Creates ``kernel``."""
+  bias_init: Initializer = zeros_init()
+  """Creates ``bias``."""
   transpose_kernel: bool = False
+  """Flip the spatial axes and swap in/out channels (Conv's gradient)."""
   promote_dtype: PromoteDtypeFn = promote_dtype
+  """Casts inputs and params together (see :class:`PromoteDtypeFn`)."""
   preferred_element_type: Dtype | None = None
+  """Accumulation dtype of the convolution."""
 
   @compact
   def __call__(self, inputs: Array) -> Array:
-    """Applies a transposed convolution to the inputs.
-
-    Args:
-      inputs: input data with dimensions ``(*batch_dims, spatial_dims...,
-        features)``.
-
-    Returns:
-      The convolved data.
-    """
+    """Applies the transposed convolution to ``(*batch, *spatial, c)``."""
     spec = linear.conv_spec(
       self.kernel_size, self.strides, self.padding, 1, self.kernel_dilation
     )
@@ -563,60 +486,40 @@ class ConvTranspose(Module):
 
 
 class Embed(Module):
-  """Embedding Module: integer ids to vectors.
+  """A learned ``(num_embeddings, features)`` table looked up by id.
 
-  A parameterized function from integers ``[0, num_embeddings)`` to
-  ``features``-dimensional vectors. ``attend`` computes the dot product of
-  a query with every embedding (for weight tying).
+  ``attend`` scores a query against every row (for tied output logits).
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.Embed(num_embeddings=5, features=3)
-    >>> variables = layer.init(jax.random.key(0), jnp.arange(4))
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'embedding': (5, 3)}}
-    >>> layer.apply(variables, jnp.array([[0, 4]])).shape
-    (1, 2, 3)
-
-  Attributes:
-    num_embeddings: number of embeddings / vocab size.
-    features: number of feature dimensions for each embedding.
-    dtype: the dtype of the embedding vectors (default: same as
-      embedding).
-    param_dtype: the dtype passed to parameter initializers.
-    promote_dtype: function promoting the inputs and parameters to the
-      computation dtype, called as ``promote_dtype(*arrays, dtype=dtype)``.
-    embedding_init: embedding initializer.
+    >>> layer = nn.Embed(10, 4)
+    >>> v = layer.init(jax.random.key(1), jnp.array([3]))
+    >>> layer.apply(v, jnp.array([[1, 2, 9]])).shape
+    (1, 3, 4)
   """
 
   num_embeddings: int
+  """Number of rows (the vocabulary size)."""
   features: int
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  """Length of each row."""
+  dtype: MaybeDtype = None
+  """Dtype of the looked-up vectors (None: the table's)."""
+  param_dtype: Dtype = F32
+  """Dtype the table is created in."""
   embedding_init: Initializer = default_embed_init
+  """Creates the table."""
   promote_dtype: PromoteDtypeFn = promote_dtype
+  """Casts the table (and queries) (see :class:`PromoteDtypeFn`)."""
 
   def setup(self):
-    self.embedding = self.param(
-      'embedding',
-      self.embedding_init,
-      (self.num_embeddings, self.features),
-      self.param_dtype,
-    )
+    table_shape = (self.num_embeddings, self.features)
+    init, dtype = self.embedding_init, self.param_dtype
+    self.embedding = self.param('embedding', init, table_shape, dtype)
 
   def __call__(self, inputs: Array) -> Array:
-    """Embeds the inputs along the last dimension.
-
-    Args:
-      inputs: input data, all dimensions are considered batch dimensions.
-        Values in the input array must be integers.
-
-    Returns:
-      Output which is embedded input data. The output shape follows the
-      input, with an additional ``features`` dimension appended.
-    """
+    """Looks up integer ``inputs``; the result adds a ``features`` axis."""
     # Only a float ``dtype`` casts the table; ids never promote it.
     (table,) = self.promote_dtype(
       self.embedding, dtype=self.dtype, inexact=False
@@ -624,17 +527,10 @@ class Embed(Module):
     return linear.embed_lookup(table, inputs)
 
   def attend(self, query: Array) -> Array:
-    """Attend over the embedding using a query array.
+    """Dot product of ``query`` (last axis ``features``) with every row.
 
-    Args:
-      query: array with last dimension equal the feature depth ``features``
-        of the embedding.
-
-    Returns:
-      An array with final dim ``num_embeddings`` corresponding to the
-      batched inner-product of the array of query vectors against each
-      embedding. Commonly used for weight-sharing between embeddings and
-      logit transform in NLP models.
+    Returns an array whose last axis has ``num_embeddings`` scores, the
+    usual way to share the table with the output projection.
     """
     query, table = self.promote_dtype(query, self.embedding, dtype=self.dtype)
     return linear.embed_attend(query, table)
