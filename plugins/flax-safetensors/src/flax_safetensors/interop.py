@@ -153,7 +153,10 @@ def _assemble(source, target, mapping, shardings, strict):
     stored = source.shape(name)
     expected = shape if perm is None else tuple(shape[p] for p in perm)
     if stored != expected:
-      mapped = '' if perm is None else f', which maps to {expected}'
+      mapped = ''
+      if perm is not None and len(stored) == len(perm):
+        as_target = tuple(stored[int(j)] for j in np.argsort(perm))
+        mapped = f", {as_target} in the target's layout"
       raise ValueError(
         f'Shape mismatch for {key!r}: the weights hold {name!r} with shape '
         f'{stored}{mapped}, but the target expects {shape}.'
