@@ -281,7 +281,9 @@ class Module(ModuleBase, _module_variables.VariableMethods):
   def __setattr__(self, name: str, value: Any) -> None:
     state = self._state
     if not state.in_setup:
-      if not state.is_initialized:
+      # Dunders (``__class__``: libraries swap a Module's class to wrap its
+      # methods) are Python's own and never frozen.
+      if not state.is_initialized or name[:2] == '__' == name[-2:]:
         object.__setattr__(self, name, value)
         return
       raise errors.SetAttributeFrozenModuleError(

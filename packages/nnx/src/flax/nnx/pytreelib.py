@@ -252,6 +252,28 @@ def _class_status(cls) -> dict:
   return status
 
 
+# Bumped whenever an attribute of a Pytree class is set or deleted: the
+# cached data-descriptor names of every class are then computed again.
+_CLASS_EPOCH = [0]
+
+
+def _class_descriptors(cls) -> frozenset:
+  """Names whose class attribute (anywhere in the MRO, ``object``
+  included) is a data descriptor: ``__class__``, ``__dict__``, properties
+  with setters, slots. Assigning them goes through the descriptor."""
+  cached = cls.__dict__.get('_pytree__descriptors')
+  if cached is not None and cached[0] == _CLASS_EPOCH[0]:
+    return cached[1]
+  names = frozenset(
+    name
+    for klass in cls.__mro__
+    for name, attr in vars(klass).items()
+    if hasattr(type(attr), '__set__')
+  )
+  type.__setattr__(cls, '_pytree__descriptors', (_CLASS_EPOCH[0], names))
+  return names
+
+
 class PytreeMeta(type):
   """Metaclass of Pytree: after ``__init__`` it checks that no static
   attribute holds data (for classes registered as pytrees)."""
@@ -276,6 +298,12 @@ class PytreeMeta(type):
     ):
       value = _pytree_repr
     super().__setattr__(name, value)
+    if name != '_pytree__descriptors':
+      _CLASS_EPOCH[0] += 1
+
+  def __delattr__(cls, name):
+    super().__delattr__(name)
+    _CLASS_EPOCH[0] += 1
 
 
 def _pytree_repr(self):
@@ -400,9 +428,9 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
   def __delattr__(self, name):
     d = vars(self)
     if name not in d:
-      raise AttributeError(
-        f'{type(self).__name__!r} object has no attribute {name!r}'
-      )
+      # a property deleter, ``__class__`` (TypeError) or a missing name
+      object.__delattr__(self, name)
+      return
     _check_trace(self)
     del d[name]
     m = self._pytree__m
@@ -500,6 +528,11 @@ def _set_attribute(obj, name, value):
       if found:
         raise _data_on_static_error(obj, name, value, found)
   else:
+    if name in _class_descriptors(type(obj)):
+      # ``__class__``, properties with setters, slots: Python's own
+      # assignment runs (the value is not an attribute of the Pytree).
+      object.__setattr__(obj, name, value)
+      return
     status = _class_status(type(obj)).get(name)
     if status is None:
       if is_data(value):

@@ -579,7 +579,8 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
       ) from None
 
   def __setattr__(self, name, value):
-    if name in _INTERNAL:
+    if name in _INTERNAL or name[:2] == '__' == name[-2:]:
+      # dunders (``__class__``, ...) keep Python's meaning, not metadata
       object.__setattr__(self, name, value)
     elif name == 'value':
       _warn_set(_VALUE_SET_DEPRECATED)
