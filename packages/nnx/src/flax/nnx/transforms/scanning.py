@@ -23,7 +23,8 @@ import jax
 from flax import struct
 from flax.core.frozen_dict import FrozenDict
 from flax.nnx._common import MISSING, resolve_graph
-from flax.nnx.transforms import _axis_metadata, _fns, common, varflow
+from flax.nnx.transforms import _axis_metadata, _fns, common, tracecache
+from flax.nnx.transforms import varflow
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
@@ -76,7 +77,9 @@ class _Plan:
   __slots__ = (
     'treedef',
     'axes',
-    'graph_args',
+    'static',
+    'masks',
+    'ngroups',
     'carry_roots',
     'node_flags',
     'n_leaves',
@@ -101,7 +104,7 @@ class _ScanStep:
     g = self.lifts_graph
     if g:
       ig = common.InnerGraph(
-        plan.graph_args.static, plan.graph_args.masks(), (pure, {})
+        plan.static, plan.masks, (pure, {})
       )
       args = ig.args[0]
     else:
@@ -125,6 +128,7 @@ class _ScanStep:
       if carry_arg is not None:
         _check_carry_refs(args[carry_arg], c_out)
       changed, values = ig.updates()
+      self.changed = changed
       grown = []
       if changed is not None:
         _structure_changed(changed, plan)
@@ -135,7 +139,7 @@ class _ScanStep:
         values = [
           vals if node is None else None for vals, node in zip(values, changed)
         ]
-      new_leaves = _updated_leaves(pure, values, plan.graph_args)
+      new_leaves = _updated_leaves(pure, values, plan)
       c_plain = iter(
         x
         for x in jax.tree_util.tree_leaves(c_out, is_leaf=common.is_node_leaf)
@@ -271,7 +275,7 @@ def _split_out(out, out_axes):
   return None, out
 
 
-def _updated_leaves(pure, values, ga):
+def _updated_leaves(pure, values, plan):
   """The leaves of ``pure`` with each graph node's values replaced by its
   values after the step."""
   rebuilt = []
@@ -279,12 +283,12 @@ def _updated_leaves(pure, values, ga):
     if _is_ns(x) and values[x.key] is None:
       rebuilt.append(x)  # a node whose structure changed: values as given
     elif _is_ns(x):
-      root = ga.roots[x.key]
+      mask = plan.masks[x.key]
       vals = values[x.key]
       groups = (
         (vals,)
-        if root.mask is None
-        else common._group(vals, root.mask, root.ngroups)
+        if mask is None
+        else common._group(vals, mask, plan.ngroups[x.key])
       )
       rebuilt.append(common.NodeStates(groups, x.key))
     else:
@@ -318,9 +322,19 @@ def scan(
   (3.0, [0.0, 0.0, 2.0])
   """
 
+  # eager calls: one compiled scan per input structure (graph updates
+  # sort the inputs' attributes, as nnx.jit; pytree modes keep the order)
+  step_fns = {}
+  caches = {
+    True: tracecache.EagerCache(lambda *a, **k: run(True, a, k), 'nnx.scan', False),
+    False: tracecache.EagerCache(lambda *a, **k: run(False, a, k), 'nnx.scan', True),
+  }
+
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
-    g = graph_with_updates(graph, graph_updates)
+    return caches[graph_with_updates(graph, graph_updates)](*args, **kwargs)
+
+  def run(g, args, kwargs):
     if g:  # graph mode scans positional arguments only
       args = varflow.positional_args(f, args, kwargs)
     elif kwargs:
@@ -347,52 +361,71 @@ def scan(
       if isinstance(oa, tuple) and Carry in oa
       else None
     )
-    plan = _Plan()
     if g:
       ga = common.GraphArgs(
         (args, {}), predicates_for=_predicates_for(ia, args)
       )
-      plan.graph_args = ga
-      plan.carry_roots = _roots_of_arg(args, ga, c_arg)
-      plan.root_axes = [int_axis(a) for a in root_in_axes(ia, args, ga)]
       pure_args, _ = ga.pure()
-      prefix = _state_axes_prefix(ia, pure_args, ga)
+      masks = tuple(None if m is None else tuple(m) for m in ga.masks())
+      key = (True, ga.static, masks)
     else:
       common.check_tree_mode_args(ia, name='nnx.scan')
-      fn = SimpleScanFn(
-        f,
-        resolve_graph(graph),
-        ia,
-        oa,
-        isinstance(oa, tuple),
-        c_arg,
-        None if c_out == 'all' else c_out,
-        (),
-        plan=plan,
-        transform_metadata=transform_metadata,
-      )
-      variables = fn.variables(args, 'arguments')
-      fn.update_axes = tuple(
+      probe = _fns.SimpleFn(f, resolve_graph(graph))
+      probe.name = 'scan'
+      variables = probe.variables(args, 'arguments')
+      update_axes = tuple(
         ax
         for arg, ax in zip(args, ia)
-        for _ in fn.variables((arg,), 'arguments')
+        for _ in probe.variables((arg,), 'arguments')
       )
-      pure_args, prefix = fn.pure(args), ia
-    flat, plan.treedef = jax.tree_util.tree_flatten(pure_args)
-    plan.axes = _broadcast(
-      prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
-    )
-    plan.node_flags = _node_flags(pure_args) if g else None
-    if g:
-      fn = ScanFn(
-        f,
-        'all' if in_axes is Carry else c_arg,
-        c_out,
-        in_axes,
-        oa,
-        transform_metadata,
-        plan=plan,
+      pure_args = probe.pure(args)
+      key = (False, probe.graph, update_axes)
+    flat, treedef = jax.tree_util.tree_flatten(pure_args)
+    # one step function per structure: jax.lax.scan reuses the trace of
+    # the same function for the same input types (under any trace too)
+    key += (treedef,)
+    fn = step_fns.get(key)
+    if fn is None:
+      plan = _Plan()
+      plan.treedef = treedef
+      if g:
+        plan.static = ga.static
+        plan.masks = masks
+        plan.ngroups = tuple(r.ngroups for r in ga.roots)
+        plan.carry_roots = _roots_of_arg(args, ga, c_arg)
+        plan.root_axes = [int_axis(a) for a in root_in_axes(ia, args, ga)]
+        prefix = _state_axes_prefix(ia, pure_args, ga)
+        fn = ScanFn(
+          f,
+          'all' if in_axes is Carry else c_arg,
+          c_out,
+          in_axes,
+          oa,
+          transform_metadata,
+          plan=plan,
+        )
+      else:
+        prefix = ia
+        fn = SimpleScanFn(
+          f,
+          resolve_graph(graph),
+          ia,
+          oa,
+          isinstance(oa, tuple),
+          c_arg,
+          None if c_out == 'all' else c_out,
+          update_axes,
+          plan=plan,
+          transform_metadata=transform_metadata,
+        )
+      plan.axes = _broadcast(
+        prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
       )
+      plan.node_flags = _node_flags(pure_args) if g else None
+      if len(step_fns) >= 256:
+        step_fns.clear()
+      step_fns[key] = fn
+    plan = fn.plan
     axes = plan.axes
     carry0 = PytreeDeque(x for x, a in zip(flat, axes) if a is Carry)
     broadcast0 = Broadcasted([x for x, a in zip(flat, axes) if a is None])
@@ -437,8 +470,8 @@ def scan(
         _restore_nodes(final_pure[c_arg], ga) if c_arg is not None else None
       )
     else:
-      final = fn.result(final_pure)
-      common.store_values(variables, fn.values(final, 'arguments'))
+      final = probe.result(final_pure)
+      common.store_values(variables, probe.values(final, 'arguments'))
       carry_obj = final[c_arg] if c_arg is not None else None
     meta = _axis_metadata.enabled(transform_metadata)
     if oa is Carry:
