@@ -62,7 +62,31 @@ def place(read, shape, dtype=None, sharding=None):
     return cast(read(None))
   import jax
 
+  sharding = concrete(sharding)
+
   def shard(index):
     return cast(read(index))
 
   return jax.make_array_from_callback(tuple(shape), sharding, shard)
+
+
+def concrete(sharding):
+  """``sharding`` on devices: a ``NamedSharding`` over an abstract mesh (as
+  ``nnx.eval_shape`` under ``jax.set_mesh`` gives) takes the current mesh.
+
+  Raises:
+    ValueError: if no mesh of that shape is set.
+  """
+  import jax
+
+  mesh = getattr(sharding, 'mesh', None)
+  if not isinstance(mesh, jax.sharding.AbstractMesh):
+    return sharding
+  current = jax.sharding.get_mesh()
+  if current is None or current.empty or current.shape_tuple != mesh.shape_tuple:
+    raise ValueError(
+      f'The target is sharded over an abstract mesh {mesh.shape_tuple}: '
+      f'load inside `with jax.set_mesh(mesh)` for a mesh of that shape, or '
+      f'pass shardings= with concrete shardings.'
+    )
+  return jax.sharding.NamedSharding(current, sharding.spec)
