@@ -5,6 +5,7 @@ Layers (``nnx.Linear``, ...) and training helpers (``nnx.Optimizer``,
 and are resolved on first access.
 """
 
+from flax.nnx import deprecations as _deprecations
 from flax.nnx import filterlib as filterlib
 from flax.nnx import graphlib as graphlib
 from flax.nnx import rnglib as rnglib
@@ -138,6 +139,8 @@ def _plugin_namespace():
 
 
 def __getattr__(name):
+  if name in _deprecations.REMOVED_ALIASES:
+    return _deprecations.removed_alias(globals(), name)
   return _plugin_namespace()[0](name)
 
 

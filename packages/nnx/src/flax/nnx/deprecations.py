@@ -32,3 +32,30 @@ def deprecated(new_fn: F) -> F:
     return new_fn(*args, **kwargs)
 
   return tp.cast(F, wrapper)
+
+
+# Names NNX no longer defines but still answers, with a DeprecationWarning
+# on every access: ``{old name: current name}``. They are not listed by
+# ``dir(nnx)``.
+REMOVED_ALIASES = {'VariableState': 'Variable'}
+
+
+def removed_alias(namespace: tp.Mapping[str, tp.Any], name: str):
+  """Warns and returns what ``name`` (a key of :data:`REMOVED_ALIASES`)
+  now stands for in ``namespace``.
+
+  >>> import warnings
+  >>> from flax import nnx
+  >>> with warnings.catch_warnings(record=True) as caught:
+  ...   warnings.simplefilter('always')
+  ...   nnx.VariableState is nnx.Variable, caught[0].category.__name__
+  (True, 'DeprecationWarning')
+  """
+  current = REMOVED_ALIASES[name]
+  warnings.warn(
+    f'{name!r} was removed and is now only an alias of {current!r}; use '
+    f'{current!r} directly instead.',
+    DeprecationWarning,
+    stacklevel=3,
+  )
+  return namespace[current]
