@@ -7,11 +7,21 @@
 Array([[3, 2, 1, 0]], dtype=int32)
 """
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from flax.layers import linear as _linear
+
+Activation = Callable[..., Any]
+"""Type of a cell's ``gate_fn`` / ``activation_fn``."""
+Flag = bool
+"""Type of an RNN's on/off options (``time_major``, ``reverse``, ...)."""
+MaybeFlag = bool | None
+"""Type of a call-time option override (None: keep the attribute)."""
 
 
 def flip_sequences(inputs, seq_lengths, num_batch_dims: int, time_major: bool):
@@ -78,6 +88,33 @@ def concat_dense(inputs, kernels, biases=None, *, precision=None):
     y = _linear.add_trailing(y, jnp.concatenate(biases, axis=-1))
   splits = np.cumsum([k.shape[-1] for k in kernels[:-1]])
   return jnp.split(y, splits, axis=-1)
+
+
+LSTM_GATES = 'ifgo'
+"""An LSTM's pre-activations in parameter order: input, forget, cell, out."""
+
+
+def lstm_update(c, pre, gate_fn, activation_fn):
+  """One LSTM memory update.
+
+  Args:
+    c: the memory before the step.
+    pre: the pre-activations, a mapping keyed by the letters of
+      :data:`LSTM_GATES`.
+    gate_fn: squashes the ``i``, ``f`` and ``o`` gates.
+    activation_fn: squashes the candidate ``g`` and the new memory.
+
+  Returns:
+    ``(new_c, new_h)``.
+  """
+  opened = {k: gate_fn(pre[k]) for k in 'ifo'}
+  new_c = opened['f'] * c + opened['i'] * activation_fn(pre['g'])
+  return new_c, opened['o'] * activation_fn(new_c)
+
+
+def blend(keep, candidate, previous):
+  """``(1 - keep) * candidate + keep * previous``: GRU and MGU updates."""
+  return (1.0 - keep) * candidate + keep * previous
 
 
 def conv_lstm_gates(gates, c):

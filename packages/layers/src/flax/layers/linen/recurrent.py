@@ -7,7 +7,6 @@ and keeps the cell's parameters under ``cell``.
 """
 
 import functools
-from collections.abc import Callable
 from typing import Any, Protocol
 
 import jax.numpy as jnp
@@ -20,6 +19,8 @@ from flax.layers.activations import sigmoid, tanh
 from flax.layers.dtypes import promote_dtype
 from flax.layers.linen.linear import Conv, Dense, default_kernel_init
 from flax.layers.recurrent import flip_sequences as flip_sequences
+from flax.layers.dtypes import F32, MaybeDtype
+from flax.layers.initializers import ones_init, orthogonal, zeros_init
 from flax.linen import Module, compact, nowrap
 
 Array = Any
@@ -159,39 +160,27 @@ class LSTMCell(_Cell):
   _carry_arity = 2
 
   features: int
-  gate_fn: Callable[..., Any] = sigmoid
-  activation_fn: Callable[..., Any] = tanh
+  gate_fn: rnn_math.Activation = sigmoid
+  activation_fn: rnn_math.Activation = tanh
   kernel_init: Initializer = default_kernel_init
-  recurrent_kernel_init: Initializer = initializers.orthogonal()
-  bias_init: Initializer = initializers.zeros_init()
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
-  carry_init: Initializer = initializers.zeros_init()
+  recurrent_kernel_init: Initializer = orthogonal()
+  bias_init: Initializer = zeros_init()
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
+  carry_init: Initializer = zeros_init()
 
   @compact
   def __call__(self, carry, inputs):
-    """A long short-term memory (LSTM) cell.
-
-    Args:
-      carry: the hidden state of the LSTM cell, initialized using
-        ``initialize_carry``.
-      inputs: an ndarray with the input for the current time step. All
-        dimensions except the final are considered batch dimensions.
-
-    Returns:
-      A tuple with the new carry and the output.
-    """
+    """Steps ``(c, h)`` over one input; returns ``((c', h'), h')``."""
     c, h = carry
-    hidden = h.shape[-1]
-    dense_h = _dense(self, 'h', hidden, True, bias_init=self.bias_init)
-    dense_i = _dense(self, 'i', hidden, False)
-    i = self.gate_fn(dense_i(name='ii')(inputs) + dense_h(name='hi')(h))
-    f = self.gate_fn(dense_i(name='if')(inputs) + dense_h(name='hf')(h))
-    g = self.activation_fn(dense_i(name='ig')(inputs) + dense_h(name='hg')(h))
-    o = self.gate_fn(dense_i(name='io')(inputs) + dense_h(name='ho')(h))
-    new_c = f * c + i * g
-    new_h = o * self.activation_fn(new_c)
-    return (new_c, new_h), new_h
+    from_h = _dense(self, 'h', h.shape[-1], True, bias_init=self.bias_init)
+    from_x = _dense(self, 'i', h.shape[-1], False)
+    pre = {
+      k: from_x(name=f'i{k}')(inputs) + from_h(name=f'h{k}')(h)
+      for k in rnn_math.LSTM_GATES
+    }
+    c, h = rnn_math.lstm_update(c, pre, self.gate_fn, self.activation_fn)
+    return (c, h), h
 
 
 class DenseParams(Module):
@@ -217,10 +206,10 @@ class DenseParams(Module):
 
   features: int
   use_bias: bool = True
-  param_dtype: Dtype = jnp.float32
+  param_dtype: Dtype = F32
   precision: Any = None
   kernel_init: Initializer = default_kernel_init
-  bias_init: Initializer = initializers.zeros_init()
+  bias_init: Initializer = zeros_init()
 
   @compact
   def __call__(self, inputs: Array) -> tuple[Array, Array | None]:
@@ -256,18 +245,10 @@ class OptimizedLSTMCell(LSTMCell):
 
   @compact
   def __call__(self, carry, inputs):
-    """An optimized long short-term memory (LSTM) cell.
-
-    Args:
-      carry: the ``(c, h)`` carry.
-      inputs: the input for the current time step.
-
-    Returns:
-      A tuple with the new carry and the output.
-    """
+    """Steps ``(c, h)`` with two fused matmuls; returns ``((c', h'), h')``."""
     c, h = carry
     hidden = h.shape[-1]
-    gates = 'ifgo'
+    gates = rnn_math.LSTM_GATES
 
     def params(side, source, kernel_init, use_bias):
       return [
@@ -289,18 +270,16 @@ class OptimizedLSTMCell(LSTMCell):
     hh, *kb = promote_dtype(
       h, *(k for k, _ in from_h), *(b for _, b in from_h), dtype=self.dtype
     )
-    pre = [
-      a + b
-      for a, b in zip(
+    pre = {
+      k: a + b
+      for k, a, b in zip(
+        gates,
         rnn_math.concat_dense(x, kx),
         rnn_math.concat_dense(hh, kb[:4], kb[4:]),
       )
-    ]
-    i, f, o = (self.gate_fn(pre[gates.index(g)]) for g in 'ifo')
-    g = self.activation_fn(pre[gates.index('g')])
-    new_c = f * c + i * g
-    new_h = o * self.activation_fn(new_c)
-    return (new_c, new_h), new_h
+    }
+    c, h = rnn_math.lstm_update(c, pre, self.gate_fn, self.activation_fn)
+    return (c, h), h
 
 
 class GRUCell(_Cell):
@@ -342,38 +321,30 @@ class GRUCell(_Cell):
   """
 
   features: int
-  gate_fn: Callable[..., Any] = sigmoid
-  activation_fn: Callable[..., Any] = tanh
+  gate_fn: rnn_math.Activation = sigmoid
+  activation_fn: rnn_math.Activation = tanh
   kernel_init: Initializer = default_kernel_init
-  recurrent_kernel_init: Initializer = initializers.orthogonal()
-  bias_init: Initializer = initializers.zeros_init()
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
-  carry_init: Initializer = initializers.zeros_init()
+  recurrent_kernel_init: Initializer = orthogonal()
+  bias_init: Initializer = zeros_init()
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
+  carry_init: Initializer = zeros_init()
 
   @compact
   def __call__(self, carry, inputs):
-    """Gated recurrent unit (GRU) cell.
-
-    Args:
-      carry: the hidden state of the GRU cell.
-      inputs: an ndarray with the input for the current time step.
-
-    Returns:
-      A tuple with the new carry and the output.
-    """
+    """Steps the hidden state ``h``; returns ``(h', h')``."""
     h = carry
-    hidden = h.shape[-1]
-    dense_h = _dense(self, 'h', hidden, False, bias_init=self.bias_init)
-    dense_i = _dense(self, 'i', hidden, True, bias_init=self.bias_init)
-    r = self.gate_fn(dense_i(name='ir')(inputs) + dense_h(name='hr')(h))
-    z = self.gate_fn(dense_i(name='iz')(inputs) + dense_h(name='hz')(h))
-    # The reset gate multiplies the hidden transform, so it has a bias.
-    n = self.activation_fn(
-      dense_i(name='in')(inputs) + r * dense_h(name='hn', use_bias=True)(h)
+    from_h = _dense(self, 'h', h.shape[-1], False, bias_init=self.bias_init)
+    from_x = _dense(self, 'i', h.shape[-1], True, bias_init=self.bias_init)
+    r, z = (
+      self.gate_fn(from_x(name=f'i{k}')(inputs) + from_h(name=f'h{k}')(h))
+      for k in 'rz'
     )
-    new_h = (1.0 - z) * n + z * h
-    return new_h, new_h
+    # Of the hidden transforms only ``hn`` is biased: ``r`` scales it.
+    hn = from_h(name='hn', use_bias=True)
+    n = self.activation_fn(from_x(name='in')(inputs) + r * hn(h))
+    h = rnn_math.blend(z, n, h)
+    return h, h
 
 
 class MGUCell(_Cell):
@@ -415,43 +386,32 @@ class MGUCell(_Cell):
   """
 
   features: int
-  gate_fn: Callable[..., Any] = sigmoid
-  activation_fn: Callable[..., Any] = tanh
+  gate_fn: rnn_math.Activation = sigmoid
+  activation_fn: rnn_math.Activation = tanh
   kernel_init: Initializer = default_kernel_init
-  recurrent_kernel_init: Initializer = initializers.orthogonal()
-  forget_bias_init: Initializer = initializers.ones_init()
-  activation_bias_init: Initializer = initializers.zeros_init()
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
-  carry_init: Initializer = initializers.zeros_init()
+  recurrent_kernel_init: Initializer = orthogonal()
+  forget_bias_init: Initializer = ones_init()
+  activation_bias_init: Initializer = zeros_init()
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
+  carry_init: Initializer = zeros_init()
   reset_gate: bool = True
 
   @compact
   def __call__(self, carry, inputs):
-    """Minimal gated unit cell.
-
-    Args:
-      carry: the hidden state.
-      inputs: the input for the current time step.
-
-    Returns:
-      A tuple with the new carry and the output.
-    """
+    """Steps the hidden state ``h``; returns ``(h', h')``."""
     h = carry
-    hidden = h.shape[-1]
-    dense_h = _dense(self, 'h', hidden, False)
-    dense_i = _dense(self, 'i', hidden, True)
-    f = self.gate_fn(
-      dense_i(name='if', bias_init=self.forget_bias_init)(inputs)
-      + dense_h(name='hf')(h)
-    )
-    x = dense_i(name='in', bias_init=self.activation_bias_init)(inputs)
-    hn = dense_h(name='hn', use_bias=True, bias_init=self.activation_bias_init)(
-      h
-    )
-    n = self.activation_fn(x + f * hn if self.reset_gate else x + hn)
-    new_h = (1.0 - f) * n + f * h
-    return new_h, new_h
+    from_h = _dense(self, 'h', h.shape[-1], False)
+    from_x = _dense(self, 'i', h.shape[-1], True)
+    forget_x = from_x(name='if', bias_init=self.forget_bias_init)(inputs)
+    f = self.gate_fn(forget_x + from_h(name='hf')(h))
+    cand_bias = self.activation_bias_init
+    x = from_x(name='in', bias_init=cand_bias)(inputs)
+    hn = from_h(name='hn', use_bias=True, bias_init=cand_bias)(h)
+    if self.reset_gate:
+      hn = f * hn
+    h = rnn_math.blend(f, self.activation_fn(x + hn), h)
+    return h, h
 
 
 class SimpleCell(_Cell):
@@ -483,26 +443,18 @@ class SimpleCell(_Cell):
   """
 
   features: int
-  activation_fn: Callable[..., Any] = tanh
+  activation_fn: rnn_math.Activation = tanh
   kernel_init: Initializer = default_kernel_init
-  recurrent_kernel_init: Initializer = initializers.orthogonal()
-  bias_init: Initializer = initializers.zeros_init()
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
-  carry_init: Initializer = initializers.zeros_init()
+  recurrent_kernel_init: Initializer = orthogonal()
+  bias_init: Initializer = zeros_init()
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
+  carry_init: Initializer = zeros_init()
   residual: bool = False
 
   @compact
   def __call__(self, carry, inputs):
-    """Simple cell.
-
-    Args:
-      carry: the hidden state.
-      inputs: the input for the current time step.
-
-    Returns:
-      A tuple with the new carry and the output.
-    """
+    """Steps the hidden state; returns ``(h', h')``."""
     hidden = carry.shape[-1]
     dense_h = _dense(self, 'h', hidden, False)
     dense_i = _dense(self, 'i', hidden, True, bias_init=self.bias_init)
@@ -511,6 +463,16 @@ class SimpleCell(_Cell):
       new_carry += carry
     new_carry = self.activation_fn(new_carry)
     return new_carry, new_carry
+
+
+# The ConvLSTMCell fields handed unchanged to both of its convolutions.
+_CONV_LSTM_FORWARDED = (
+  'strides',
+  'padding',
+  'use_bias',
+  'dtype',
+  'param_dtype',
+)
 
 
 class ConvLSTMCell(_Cell):
@@ -549,34 +511,20 @@ class ConvLSTMCell(_Cell):
   strides: Any = None
   padding: Any = 'SAME'
   use_bias: bool = True
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
-  carry_init: Initializer = initializers.zeros_init()
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
+  carry_init: Initializer = zeros_init()
 
   @compact
   def __call__(self, carry, inputs):
-    """Constructs a convolutional LSTM.
-
-    Args:
-      carry: the hidden state of the Conv2DLSTM cell.
-      inputs: input data with dimensions ``(batch, spatial_dims...,
-        features)``.
-
-    Returns:
-      A tuple with the new carry and the output.
-    """
+    """Steps ``(c, h)`` over ``(batch, *spatial, features)`` inputs."""
     c, h = carry
-    conv = functools.partial(
-      Conv,
-      features=4 * self.features,
-      kernel_size=self.kernel_size,
-      strides=self.strides,
-      padding=self.padding,
-      use_bias=self.use_bias,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-    )
-    gates = conv(name='ih')(inputs) + conv(name='hh')(h)
+    shared = {k: getattr(self, k) for k in _CONV_LSTM_FORWARDED}
+
+    def conv(name, x):
+      return Conv(4 * self.features, self.kernel_size, name=name, **shared)(x)
+
+    gates = conv('ih', inputs) + conv('hh', h)
     new_c, new_h = rnn_math.conv_lstm_gates(gates, c)
     return (new_c, new_h), new_h
 

@@ -52,10 +52,10 @@ class RNN(Module):
   """
 
   cell: RNNCellBase
-  time_major: bool = False
-  return_carry: bool = False
-  reverse: bool = False
-  keep_order: bool = False
+  time_major: rnn_math.Flag = False
+  return_carry: rnn_math.Flag = False
+  reverse: rnn_math.Flag = False
+  keep_order: rnn_math.Flag = False
   unroll: int = 1
   variable_axes: Mapping[Any, Any] = FrozenDict()
   variable_broadcast: Any = 'params'
@@ -64,15 +64,15 @@ class RNN(Module):
 
   def __call__(
     self,
-    inputs,
+    inputs: Array,
     *,
     initial_carry=None,
     init_key=None,
     seq_lengths=None,
-    return_carry: bool | None = None,
-    time_major: bool | None = None,
-    reverse: bool | None = None,
-    keep_order: bool | None = None,
+    return_carry: rnn_math.MaybeFlag = None,
+    time_major: rnn_math.MaybeFlag = None,
+    reverse: rnn_math.MaybeFlag = None,
+    keep_order: rnn_math.MaybeFlag = None,
   ):
     """Applies the RNN to the inputs.
 
@@ -128,16 +128,10 @@ class RNN(Module):
       carry, y = cell(carry, x)
       return carry, ((carry, y) if keep_carries else y)
 
-    carry, stacked = _scan(
-      step,
-      in_axes=time_axis,
-      out_axes=(0, time_axis) if keep_carries else time_axis,
-      unroll=self.unroll,
-      variable_axes=self.variable_axes,
-      variable_broadcast=self.variable_broadcast,
-      variable_carry=self.variable_carry,
-      split_rngs=self.split_rngs,
-    )(self.cell, carry, inputs)
+    out_axes = (0, time_axis) if keep_carries else time_axis
+    options = {k: getattr(self, k) for k in _SCAN_OPTIONS}
+    scanned = _scan(step, in_axes=time_axis, out_axes=out_axes, **options)
+    carry, stacked = scanned(self.cell, carry, inputs)
     if keep_carries:
       carries, outputs = stacked
       carry = rnn_math.select_last_carry(carries, seq_lengths)
@@ -148,6 +142,16 @@ class RNN(Module):
     if return_carry:
       return carry, outputs
     return outputs
+
+
+# RNN fields handed unchanged to the lifted scan.
+_SCAN_OPTIONS = (
+  'unroll',
+  'variable_axes',
+  'variable_broadcast',
+  'variable_carry',
+  'split_rngs',
+)
 
 
 def _concatenate(a: Array, b: Array) -> Array:
@@ -180,20 +184,20 @@ class Bidirectional(Module):
   forward_rnn: Module
   backward_rnn: Module
   merge_fn: Callable[[Array, Array], Array] = _concatenate
-  time_major: bool = False
-  return_carry: bool = False
+  time_major: rnn_math.Flag = False
+  return_carry: rnn_math.Flag = False
 
   def __call__(
     self,
-    inputs,
+    inputs: Array,
     *,
     initial_carry=None,
     init_key=None,
     seq_lengths=None,
-    return_carry: bool | None = None,
-    time_major: bool | None = None,
-    reverse: bool | None = None,
-    keep_order: bool | None = None,
+    return_carry: rnn_math.MaybeFlag = None,
+    time_major: rnn_math.MaybeFlag = None,
+    reverse: rnn_math.MaybeFlag = None,
+    keep_order: rnn_math.MaybeFlag = None,
   ):
     """Applies both RNNs and merges their outputs.
 
@@ -210,14 +214,11 @@ class Bidirectional(Module):
     Returns:
       The merged outputs, or ``(carries, outputs)`` with ``return_carry``.
     """
-    if time_major is None:
-      time_major = self.time_major
-    if return_carry is None:
-      return_carry = self.return_carry
-    if init_key is not None:
-      key_forward, key_backward = random.split(init_key)
-    else:
-      key_forward = key_backward = None
+    time_major = self.time_major if time_major is None else time_major
+    return_carry = self.return_carry if return_carry is None else return_carry
+    # One key per direction, or none for either.
+    keys = (None, None) if init_key is None else random.split(init_key)
+    key_forward, key_backward = keys
     return rnn_math.bidirectional(
       self.forward_rnn,
       self.backward_rnn,

@@ -229,13 +229,17 @@ class LSTMCell(RNNCellBase):
   def __call__(self, carry, inputs):
     """One step: returns ``((new_c, new_h), new_h)``."""
     c, h = carry
-    i = self.gate_fn(self.ii(inputs) + self.hi(h))
-    f = self.gate_fn(self.if_(inputs) + self.hf(h))
-    g = self.activation_fn(self.ig(inputs) + self.hg(h))
-    o = self.gate_fn(self.io(inputs) + self.ho(h))
-    new_c = f * c + i * g
-    new_h = o * self.activation_fn(new_c)
-    return (new_c, new_h), new_h
+    pairs = {
+      'i': (self.ii, self.hi),
+      'f': (self.if_, self.hf),
+      'g': (self.ig, self.hg),
+      'o': (self.io, self.ho),
+    }
+    pre = {
+      k: from_x(inputs) + from_h(h) for k, (from_x, from_h) in pairs.items()
+    }
+    c, h = _math.lstm_update(c, pre, self.gate_fn, self.activation_fn)
+    return (c, h), h
 
   def initialize_carry(
     self, input_shape: tuple[int, ...], rngs=None, carry_init=None
@@ -299,15 +303,10 @@ class OptimizedLSTMCell(RNNCellBase):
   def __call__(self, carry, inputs):
     """One step: returns ``((new_c, new_h), new_h)``."""
     c, h = carry
-    y = self.dense_i(inputs) + self.dense_h(h)
-    i, f, g, o = jnp.split(y, 4, axis=-1)
-    i = self.gate_fn(i)
-    f = self.gate_fn(f)
-    g = self.activation_fn(g)
-    o = self.gate_fn(o)
-    new_c = f * c + i * g
-    new_h = o * self.activation_fn(new_c)
-    return (new_c, new_h), new_h
+    fused = self.dense_i(inputs) + self.dense_h(h)
+    pre = dict(zip(_math.LSTM_GATES, jnp.split(fused, 4, axis=-1)))
+    c, h = _math.lstm_update(c, pre, self.gate_fn, self.activation_fn)
+    return (c, h), h
 
   initialize_carry = LSTMCell.initialize_carry
 
@@ -440,13 +439,12 @@ class GRUCell(RNNCellBase):
   def __call__(self, carry, inputs):
     """One step: returns ``(new_h, new_h)``."""
     h = carry
-    xr, xz, xn = jnp.split(self.dense_i(inputs), 3, axis=-1)
-    hr, hz, hn = jnp.split(self.dense_h(h), 3, axis=-1)
-    r = self.gate_fn(xr + hr)
-    z = self.gate_fn(xz + hz)
-    n = self.activation_fn(xn + r * hn)
-    new_h = (1.0 - z) * n + z * h
-    return new_h, new_h
+    (xr, xz, xn), (hr, hz, hn) = (
+      jnp.split(y, 3, axis=-1) for y in (self.dense_i(inputs), self.dense_h(h))
+    )
+    r, z = self.gate_fn(xr + hr), self.gate_fn(xz + hz)
+    h = _math.blend(z, self.activation_fn(xn + r * hn), h)
+    return h, h
 
   initialize_carry = SimpleCell.initialize_carry
 
@@ -535,6 +533,12 @@ def _scan_over_time(state_axes, broadcast_rngs, keep_carries, unroll):
   return scan
 
 
+# The RNN options a call may override (None: keep the attribute).
+_RNN_DEFAULTS = ('return_carry', 'time_major', 'reverse', 'keep_order')
+_Override = bool | None
+_MaybeCarry = Carry | None
+
+
 class RNN(nnx.Module):
   """Runs a recurrent cell over the time axis of its inputs.
 
@@ -572,37 +576,36 @@ class RNN(nnx.Module):
     self,
     cell: RNNCellBase,
     *,
-    time_major: bool = False,
-    return_carry: bool = False,
-    reverse: bool = False,
-    keep_order: bool = False,
+    time_major=False,
+    return_carry=False,
+    reverse=False,
+    keep_order=False,
     unroll: int = 1,
     state_axes: tp.Mapping[str, tp.Any] | None = None,
     broadcast_rngs: tp.Any = None,
     rngs: nnx.Rngs | nnx.RngStream | bool = True,
   ):
-    self.cell = cell
-    self.time_major = time_major
-    self.return_carry = return_carry
-    self.reverse = reverse
-    self.keep_order = keep_order
+    args = locals()
+    for name in ('cell', 'time_major', 'return_carry', 'reverse', 'keep_order'):
+      setattr(self, name, args[name])
     self.unroll = unroll
     self.rngs = optional_data(_carry_stream(rngs))
-    if state_axes is None:
-      state_axes = nnx.StateAxes({...: nnx.Carry})
-    self.state_axes = state_axes
+    # Unless told otherwise, every piece of the cell's state is a carry.
+    self.state_axes = (
+      nnx.StateAxes({...: nnx.Carry}) if state_axes is None else state_axes
+    )
     self.broadcast_rngs = broadcast_rngs
 
   def __call__(
     self,
     inputs: Array,
     *,
-    initial_carry: Carry | None = None,
+    initial_carry: _MaybeCarry = None,
     seq_lengths: Array | None = None,
-    return_carry: bool | None = None,
-    time_major: bool | None = None,
-    reverse: bool | None = None,
-    keep_order: bool | None = None,
+    return_carry: _Override = None,
+    time_major: _Override = None,
+    reverse: _Override = None,
+    keep_order: _Override = None,
     rngs=None,
   ):
     """Runs the cell over ``inputs``.
@@ -623,14 +626,9 @@ class RNN(nnx.Module):
       The outputs ``(*batch, time, *out_features)``, or ``(carry, outputs)``
       with ``return_carry``.
     """
-    overrides = dict(
-      return_carry=return_carry,
-      time_major=time_major,
-      reverse=reverse,
-      keep_order=keep_order,
-    )
+    given = locals()
     return_carry, time_major, reverse, keep_order = (
-      getattr(self, k) if v is None else v for k, v in overrides.items()
+      getattr(self, k) if given[k] is None else given[k] for k in _RNN_DEFAULTS
     )
     time_axis, num_batch_dims = _time_axis(
       inputs.shape, time_major, self.cell.num_feature_axes
@@ -695,14 +693,13 @@ class Bidirectional(nnx.Module):
     backward_rnn: RNNBase,
     *,
     merge_fn: tp.Callable[[Array, Array], Array] = _concatenate,
-    time_major: bool = False,
-    return_carry: bool = False,
+    time_major=False,
+    return_carry=False,
     rngs: nnx.Rngs | nnx.RngStream | bool = True,
   ):
-    self.forward_rnn = forward_rnn
-    self.backward_rnn = backward_rnn
-    self.merge_fn = merge_fn
-    self.time_major = time_major
+    args = locals()
+    for name in ('forward_rnn', 'backward_rnn', 'merge_fn', 'time_major'):
+      setattr(self, name, args[name])
     self.return_carry = return_carry
     self.rngs = optional_data(_carry_stream(rngs))
 
@@ -727,12 +724,11 @@ class Bidirectional(nnx.Module):
       The merged outputs, or ``((forward_carry, backward_carry), outputs)``
       with ``return_carry``.
     """
-    if return_carry is None:
-      return_carry = self.return_carry
-    if time_major is None:
-      time_major = self.time_major
-    if rngs is None:
-      rngs = self.rngs
+    given = locals()
+    return_carry, time_major, rngs = (
+      getattr(self, k) if given[k] is None else given[k]
+      for k in ('return_carry', 'time_major', 'rngs')
+    )
     return _math.bidirectional(
       self.forward_rnn,
       self.backward_rnn,
