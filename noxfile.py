@@ -62,6 +62,7 @@ nox.options.sessions = [
   *(f'tests-{p}' for p in PACKAGES if p != 'layers'),
   'tests-nnx-bridge',
   'plugins',
+  'plugin-safetensors',
   'isolation',
   'wheels',
   'lint',
@@ -423,6 +424,24 @@ def plugins(session):
   _install_all(session)
   session.install(*(str(p) for p in sorted(FIXTURES.iterdir())))
   _pytest(session, 'tests/plugins')
+
+
+PLUGIN_PACKAGES = ROOT / 'plugins'
+
+
+@nox.session(name='plugin-safetensors', tags=['tests'])
+def plugin_safetensors(session):
+  """Install flax-safetensors (plugins/) next to the packages; run its tests.
+
+  The plugin is a third-party style distribution: it is installed from its
+  folder like any other, with safetensors from the package index. Its tests
+  run the checkpoint-backend suites against it, load PyTorch-layout files
+  into NNX models (sharded over 8 CPU devices too), and check that
+  ``from flax import nnx`` imports neither the plugin nor safetensors.
+  """
+  _install_all(session)
+  session.install(str(PLUGIN_PACKAGES / 'flax-safetensors'))
+  _pytest(session, 'plugins/flax-safetensors/tests')
 
 
 # Top-level files a package may ship besides its own flax/<package>/.

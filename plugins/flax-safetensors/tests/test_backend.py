@@ -269,7 +269,16 @@ def test_exact_dtypes_and_scalars(tmp_path):
   }
   safetensors_backend.save(tmp_path, 0, tree)
   raw = safetensors_backend.restore(tmp_path)
-  assert list(raw) == ['bf16', 'f16', 'f8', 'int4', 'c128', 'np_scalar', 'py', '3']
+  assert list(raw) == [
+    'bf16',
+    'f16',
+    'f8',
+    'int4',
+    'c128',
+    'np_scalar',
+    'py',
+    '3',
+  ]
   for name in ('bf16', 'f16', 'f8', 'int4', 'c128'):
     got, want = np.asarray(raw[name]), np.asarray(tree[name])
     assert got.dtype == want.dtype, name

@@ -118,7 +118,10 @@ def test_linen_round_trip_is_bit_exact(tmp_path):
     'LayerNorm_0.weight': ((3,), 'float32'),
   }
   stats = flatten_weights(variables['batch_stats'])
-  assert sorted(stats) == ['BatchNorm_0.running_mean', 'BatchNorm_0.running_var']
+  assert sorted(stats) == [
+    'BatchNorm_0.running_mean',
+    'BatchNorm_0.running_var',
+  ]
   path = tmp_path / 'linen.safetensors'
   save_file(params, path)
   abstract = jax.eval_shape(lambda: params)
@@ -160,7 +163,10 @@ def test_pytorch_layout_file_loads_into_nnx_model(tmp_path):
   model = nnx.merge(graphdef, load_file(path, target))
   tokens = np.array([[0, 3, 9], [7, 7, 1]])
   np.testing.assert_allclose(
-    model(jnp.asarray(tokens)), _numpy_mlp(weights, tokens), rtol=2e-5, atol=2e-5
+    model(jnp.asarray(tokens)),
+    _numpy_mlp(weights, tokens),
+    rtol=2e-5,
+    atol=2e-5,
   )
   # Exported again, the file matches what was read, name for name.
   flat = flatten_weights(nnx.state(model))
@@ -237,7 +243,9 @@ def test_missing_and_unmapped_names():
     KeyError, match=re.escape("'emb.embedding' (shape (10, 8)) has no name")
   ):
     flatten_weights(target, mapping=table)
-  with pytest.raises(ValueError, match="'emb.embedding' and 'fc1.bias' the same name 'same'"):
+  with pytest.raises(
+    ValueError, match="'emb.embedding' and 'fc1.bias' the same name 'same'"
+  ):
     flatten_weights(target, mapping=lambda path, shape: 'same')
 
 
@@ -246,7 +254,9 @@ def test_unused_weights_are_refused_unless_not_strict():
   weights['extra.weight'] = np.zeros(3, np.float32)
   weights['norm.num_batches_tracked'] = np.array(1)  # PyTorch's, skipped
   _, target = nnx.split(nnx.eval_shape(lambda: Net(nnx.Rngs(0))))
-  with pytest.raises(ValueError, match=r"1 weights are not used .*'extra.weight'"):
+  with pytest.raises(
+    ValueError, match=r"1 weights are not used .*'extra.weight'"
+  ):
     unflatten_weights(weights, target)
   state = unflatten_weights(weights, target, strict=False)
   np.testing.assert_array_equal(state['fc2']['bias'][...], weights['fc2.bias'])
@@ -271,7 +281,9 @@ def test_user_mappings():
   flat = flatten_weights(params, mapping=table)
   assert {k: v.shape for k, v in flat.items()} == {'b1': (3,), 'w1': (3, 2)}
   with pytest.raises(ValueError, match='not one of its 2 axes'):
-    flatten_weights(params, mapping={'fc1.kernel': ('w', (0, 2)), 'fc1.bias': 'b'})
+    flatten_weights(
+      params, mapping={'fc1.kernel': ('w', (0, 2)), 'fc1.bias': 'b'}
+    )
 
 
 def test_non_array_leaves_are_refused():

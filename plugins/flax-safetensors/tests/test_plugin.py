@@ -34,7 +34,9 @@ def test_discovery_imports_only_the_hook_module():
     'plugins.registry().load_all()\n'
     'print("safetensors" in plugins.backend_names("checkpoint"))\n'
     'hasattr(nnx, "NoSuchLayer")\n'
-    + _loaded('flax_safetensors.plugin', 'flax_safetensors.backend', 'safetensors')
+    + _loaded(
+      'flax_safetensors.plugin', 'flax_safetensors.backend', 'safetensors'
+    )
   )
   assert out == ['True', 'True', 'False', 'False']
 

@@ -143,6 +143,13 @@ def test_checkpoint_restore_into_sharded_abstract_target(tmp_path, reads):
   assert restored['w'].sharding == target['w'].sharding
   np.testing.assert_array_equal(restored['w'], tree['w'])
   assert {s for n, s in reads} == {(4, 2)}
-  bad = {**target, 'w': jax.ShapeDtypeStruct((8, 4), np.float32, sharding=target['w'].sharding)}
-  with pytest.raises(ValueError, match=r"'w' has shape \(8, 8\) but the target asks for \(8, 4\)"):
+  bad = {
+    **target,
+    'w': jax.ShapeDtypeStruct(
+      (8, 4), np.float32, sharding=target['w'].sharding
+    ),
+  }
+  with pytest.raises(
+    ValueError, match=r"'w' has shape \(8, 8\) but the target asks for \(8, 4\)"
+  ):
     checkpoints.restore_checkpoint(tmp_path, bad, backend='safetensors')

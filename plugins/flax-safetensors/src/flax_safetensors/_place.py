@@ -83,7 +83,9 @@ def concrete(sharding):
   if not isinstance(mesh, jax.sharding.AbstractMesh):
     return sharding
   current = jax.sharding.get_mesh()
-  if current is None or current.empty or current.shape_tuple != mesh.shape_tuple:
+  if (
+    current is None or current.empty or current.shape_tuple != mesh.shape_tuple
+  ):
     raise ValueError(
       f'The target is sharded over an abstract mesh {mesh.shape_tuple}: '
       f'load inside `with jax.set_mesh(mesh)` for a mesh of that shape, or '

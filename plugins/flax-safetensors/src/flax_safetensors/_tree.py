@@ -113,8 +113,10 @@ def encode(state) -> tuple[dict, dict]:
     if array.dtype.name not in NATIVE_DTYPES:
       node['dtype'] = array.dtype.name
       node['shape'] = list(array.shape)
-      array = array.reshape(-1).view(np.uint8).reshape(
-        (*array.shape, array.dtype.itemsize)
+      array = (
+        array.reshape(-1)
+        .view(np.uint8)
+        .reshape((*array.shape, array.dtype.itemsize))
       )
     tensors[name] = array
     return node

@@ -69,8 +69,7 @@ def _named(tree, mapping):
     name, perm = mapped
     if name in owner:
       raise ValueError(
-        f'The mapping gives {owner[name]!r} and {key!r} the same name '
-        f'{name!r}.'
+        f'The mapping gives {owner[name]!r} and {key!r} the same name {name!r}.'
       )
     owner[name] = key
     found.append((path, leaf, name, perm))

@@ -14,5 +14,7 @@ def flax_checkpoint_backends():
   # Priority 0: below msgpack, so that installing the plugin never changes
   # what an unconfigured save writes.
   return [
-    plugins.Backend('safetensors', 'flax_safetensors.backend:safetensors_backend', 0)
+    plugins.Backend(
+      'safetensors', 'flax_safetensors.backend:safetensors_backend', 0
+    )
   ]
