@@ -108,6 +108,7 @@ from flax.nnx.variablelib import Intermediate as Intermediate
 from flax.nnx.variablelib import Param as Param
 from flax.nnx.variablelib import Perturbation as Perturbation
 from flax.nnx.variablelib import Variable as Variable
+from flax.nnx.variablelib import A as A
 from flax.nnx.variablelib import VariableMetadata as VariableMetadata
 from flax.nnx.variablelib import (
   register_variable_name as register_variable_name,
