@@ -73,6 +73,15 @@ init = spmd.with_logical_partitioning(jax.nn.initializers.zeros, ('a', 'b'))
 import flax.spmd.linen
 """
 EVERYTHING = NNX_MODEL + LINEN_MODEL + NNX_TRAINING + SERIALIZATION + SPMD
+SAFETENSORS_PLUGIN = """
+import os, tempfile
+from flax.training import checkpoints
+d = tempfile.mkdtemp()
+checkpoints.save_checkpoint(d, {'w': jnp.ones(2)}, 1, backend='safetensors')
+assert os.path.isfile(os.path.join(d, 'checkpoint_1', 'model.safetensors'))
+restored = checkpoints.restore_checkpoint(d, None, backend='safetensors')
+assert restored['w'].tolist() == [1.0, 1.0]
+"""
 PLUGIN = """
 from flax import nnx
 from flax.nnx import ScaleLayer
@@ -113,6 +122,11 @@ EXPECTED = {
     LINEN_MODEL + SPMD,
     ('nnx', 'training', 'serialization'),
   ),
+  'pip install ./packages/core ./packages/serialization ./packages/training '
+  './plugins/flax-safetensors': (
+    SAFETENSORS_PLUGIN,
+    ('linen', 'nnx', 'layers', 'spmd'),
+  ),
   'pip install ./packages/core ./packages/nnx ./tests/plugins/fixtures/good': (
     PLUGIN,
     ('linen', 'layers', 'training'),
@@ -150,7 +164,8 @@ def _venv(path, *flags):
 
 
 def _refresh():
-  return [f for p in PACKAGES for f in ('--refresh-package', f'flax-{p}')]
+  dists = [f'flax-{p}' for p in PACKAGES] + ['flax-safetensors']
+  return [f for d in dists for f in ('--refresh-package', d)]
 
 
 def _check(python, code, cwd=ROOT):
