@@ -128,7 +128,8 @@ def test_errors():
     model.apply(variables, X, method='nope')
   with pytest.raises(KeyError):
     model.apply({'params': {}}, X)
-  with pytest.raises(ValueError, match='compact'):
+  # Outside a compact method ``name`` is an ordinary constructor argument.
+  with pytest.raises(TypeError, match="unexpected keyword argument 'name'"):
     Dense(3, name='outside')
 
 

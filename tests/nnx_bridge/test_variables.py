@@ -102,8 +102,10 @@ def test_nnxmeta_box():
   assert box.add_axis(0, {'partition_name': 'p'}) is box
   assert box.remove_axis(0, {'partition_name': 'p'}) is box
   assert box.get_partition_spec() == jax.sharding.PartitionSpec('a')
-  with pytest.raises(ValueError, match='sharding'):
-    bv.NNXMeta(nnx.Param, X, {}).get_partition_spec()
+  # No sharding names: replicated.
+  assert bv.NNXMeta(nnx.Param, X, {}).get_partition_spec() == (
+    jax.sharding.PartitionSpec()
+  )
   leaves, treedef = jax.tree.flatten(box)
   assert len(leaves) == 1
   doubled = jax.tree.unflatten(treedef, [leaves[0] * 2])

@@ -321,8 +321,8 @@ def with_partitioning(
   return wrapper
 
 
-def _is_partitioned(x) -> bool:
-  return isinstance(x, Partitioned)
+def _is_axis_metadata(x) -> bool:
+  return isinstance(x, AxisMetadata)
 
 
 def _leaf_partition_spec(x):
@@ -340,7 +340,7 @@ def get_partition_spec(tree: Any) -> Any:
   replicated (``PartitionSpec()``), and other leaves become None.
   """
   return jax.tree_util.tree_map(
-    _leaf_partition_spec, tree, is_leaf=_is_partitioned
+    _leaf_partition_spec, tree, is_leaf=_is_axis_metadata
   )
 
 

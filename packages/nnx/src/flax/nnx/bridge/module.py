@@ -182,20 +182,18 @@ class ModuleMeta(nnx_module.ModuleMeta):
   to the running Module (``name=`` chooses the attribute name)."""
 
   def __call__(cls: type[M], *args, **kwargs) -> M:
-    name = kwargs.pop('name', None)
     entry = current_context()
+    # ``name=`` names a submodule of a compact method; elsewhere it is an
+    # ordinary argument of the constructor.
+    in_compact = entry is not None and entry.in_compact
+    name = kwargs.pop('name', None) if in_compact else None
     obj = cls.__new__(cls, *args, **kwargs)
     obj.scope = data(None)
     obj.__init__(*args, **kwargs)
     obj.attr_priorities = {}
     if cls._pytree__is_pytree:
       check_pytree(obj)
-    if entry is None or not entry.in_compact:
-      if name is not None:
-        raise ValueError(
-          f'name={name!r} names a submodule created inside a method wrapped '
-          f'in @bridge.compact; {cls.__name__} is created outside one.'
-        )
+    if not in_compact:
       return obj
     return _attach(entry, obj, name)
 
@@ -300,6 +298,16 @@ def _as_rngs(rngs) -> Rngs:
   return Rngs(rngs)
 
 
+def _as_dataclass(cls) -> None:
+  """Makes a bridge Module subclass a dataclass, as Linen Modules are: its
+  annotated class attributes are constructor fields (a ``__init__`` the
+  class defines is kept). Instances still hash by identity."""
+  own_hash = '__hash__' in vars(cls)
+  dataclasses.dataclass(cls, repr=False)
+  if not own_hash:
+    cls.__hash__ = object.__hash__
+
+
 class ModuleBase:
   """Attributes every bridge Module has: ``scope`` (None unless running
   under :meth:`Module.init`/:meth:`Module.apply`) and ``attr_priorities``."""
@@ -325,6 +333,8 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta):
       if name.startswith('_') and name != '__call__':
         continue
       setattr(cls, name, _wrap_method(value))
+    if not vars(cls).get('_bridge_no_dataclass', False):
+      _as_dataclass(cls)
 
   def set_attr_priority(self, name: str, value: AttrPriority):
     """Sets where attribute ``name`` comes in the Linen-style variables."""

@@ -75,16 +75,13 @@ class NNXMeta(struct.PyTreeNode, meta.AxisMetadata[A]):
     return self
 
   def get_partition_spec(self) -> jax.sharding.PartitionSpec:
-    """The ``PartitionSpec`` of the sharding names in the metadata."""
+    """The ``PartitionSpec`` of the sharding names in the metadata
+    (replicated, ``PartitionSpec()``, without any)."""
     for key in _SHARDING_KEYS:
       names = self.metadata.get(key)
       if names is not None:
         return jax.sharding.PartitionSpec(*names)
-    raise ValueError(
-      f'NNXMeta of {self.var_type.__name__} has no sharding names in its '
-      f'metadata (keys {sorted(self.metadata)}); create the Variable with '
-      '`out_sharding=...` to give it a partition spec.'
-    )
+    return jax.sharding.PartitionSpec()
 
   def to_nnx_variable(self) -> Variable:
     """The NNX Variable this box stands for."""

@@ -161,6 +161,8 @@ class ToNNX(Module):
       ``'params'`` stream.
   """
 
+  _bridge_no_dataclass = True
+
   def __init__(
     self,
     module: linen.Module,
@@ -187,6 +189,17 @@ class ToNNX(Module):
     """Creates the variables by running the Linen ``init`` on sample inputs;
     returns this module."""
     return lazy_init(self, *args, **kwargs)
+
+  def __getattr__(self, name: str):
+    # Other methods of the wrapped Linen Module run like __call__ does.
+    module = vars(self).get('to_nnx__module')
+    if not name.startswith('_') and module is not None:
+      attr = getattr(type(module), name, None)
+      if callable(attr) and not isinstance(attr, type):
+        return functools.partial(self.__call__, method=name)
+    raise AttributeError(
+      f'{type(self).__name__!r} object has no attribute {name!r}'
+    )
 
   def _linen_attrs(self) -> dict[str, tp.Any]:
     return {k: v for k, v in vars(self).items() if _is_linen_var_attr(k, v)}
@@ -219,15 +232,20 @@ class ToNNX(Module):
     if method is None:
       method = '__call__'
     if _CONTEXT.initializing:
-      init_kwargs = {} if mutable is None else {'mutable': mutable}
+      # Initialization creates every collection, whatever ``mutable`` says.
       out, variables = self.to_nnx__module.init_with_output(
-        keys, *args, method=method, **init_kwargs, **kwargs
+        keys, *args, method=method, **kwargs
       )
       self._write_linen_vars(variables)
       return out
     variables = bv.nnx_attrs_to_linen_vars(self._linen_attrs())
     if mutable is None:
-      mutable = False
+      # Inside a bridge Module run by apply(), the collections it may change.
+      from flax.nnx.bridge.module import current_module
+
+      parent = current_module()
+      scope = None if parent is None else parent.scope
+      mutable = False if scope is None else scope.mutable
     result = self.to_nnx__module.apply(
       variables, *args, rngs=keys, method=method, mutable=mutable, **kwargs
     )
