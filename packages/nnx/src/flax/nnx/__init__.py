@@ -24,6 +24,7 @@ from flax.nnx.filterlib import PathContains as PathContains
 from flax.nnx.filterlib import PathIn as PathIn
 from flax.nnx.filterlib import WithTag as WithTag
 from flax.nnx.graphlib import GraphDef as GraphDef
+from flax.nnx.graphlib import PureState as PureState
 from flax.nnx.graphlib import call as call
 from flax.nnx.graphlib import clone as clone
 from flax.nnx.graphlib import find_duplicates as find_duplicates

@@ -23,6 +23,8 @@ only read or write the leaves.
 import collections
 import itertools
 import operator
+import types
+import typing as tp
 
 import jax
 
@@ -77,6 +79,9 @@ class GraphDef:
     outer: outer-index marker: None, ``'same'`` (every object's outer
       index is its own index) or a tuple copied from another GraphDef.
   """
+
+  # ``GraphDef[nnx.Linear]``: the GraphDef of a Linear (for annotations).
+  __class_getitem__ = classmethod(types.GenericAlias)
 
   __slots__ = (
     'node',
@@ -205,6 +210,12 @@ class GraphDef:
       _rebuild_graphdef,
       (self.node, self.num_leaves, self.num_index, self.tree, self.outer),
     )
+
+
+Node = tp.TypeVar('Node')
+
+# What ``nnx.split`` returns for one State: ``PureState[nnx.Linear]``.
+PureState = tuple[GraphDef[Node], State]
 
 
 def _rebuild_graphdef(node, num_leaves, num_index, tree, outer):
