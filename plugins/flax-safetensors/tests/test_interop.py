@@ -289,3 +289,26 @@ def test_user_mappings():
 def test_non_array_leaves_are_refused():
   with pytest.raises(TypeError, match="'opt.count' is a int, not an array"):
     flatten_weights({'opt': {'count': 3}})
+
+
+def test_checkpoint_of_an_nnx_state_restores_into_an_abstract_one(tmp_path):
+  from flax.training import checkpoints
+
+  model = Net(nnx.Rngs(0), jnp.bfloat16)
+  checkpoints.save_checkpoint(
+    tmp_path, nnx.state(model), 1, backend='safetensors'
+  )
+  graphdef, target = nnx.split(
+    nnx.eval_shape(lambda: Net(nnx.Rngs(1), jnp.bfloat16))
+  )
+  state = checkpoints.restore_checkpoint(
+    tmp_path, target, backend='safetensors'
+  )
+  assert isinstance(state, nnx.State)
+  assert _bytes(state) == _bytes(nnx.state(model))
+  restored = nnx.merge(graphdef, state)
+  assert isinstance(restored.fc1.kernel[...], jax.Array)
+  flat = safetensors.numpy.load_file(
+    tmp_path / 'checkpoint_1' / 'model.safetensors'
+  )
+  assert sorted(flat)[:3] == ['emb.embedding', 'fc1.bias', 'fc1.kernel']

@@ -80,6 +80,16 @@ class SafetensorsBackend(CheckpointBackend):
 
   A process-0 backend (``multiprocess`` is False): arrays spread over
   several processes need the Orbax backend.
+
+  >>> import os, tempfile
+  >>> import numpy as np
+  >>> from flax_safetensors import safetensors_backend
+  >>> d = tempfile.mkdtemp()
+  >>> path = safetensors_backend.save(d, 3, {'w': np.arange(2), 'lr': 0.1})
+  >>> sorted(os.listdir(path))
+  ['model.safetensors']
+  >>> safetensors_backend.steps(d), safetensors_backend.restore(d)
+  ([3], {'w': array([0, 1]), 'lr': 0.1})
   """
 
   name = 'safetensors'
