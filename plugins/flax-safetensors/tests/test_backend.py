@@ -310,3 +310,25 @@ def test_foreign_file_restores_as_flat_dict(tmp_path):
     metadata = f.metadata()
   assert metadata['format'] == 'flax-safetensors/1'
   assert json.loads(metadata['flax.tree']) == {'dict': [['a', {'int': '1'}]]}
+
+
+def test_typed_prng_keys(tmp_path):
+  import jax
+
+  keys = {'one': jax.random.key(3), 'many': jax.random.split(jax.random.key(0))}
+  safetensors_backend.save(tmp_path, 0, keys)
+  raw = safetensors_backend.restore(tmp_path)
+  for name, key in keys.items():
+    assert raw[name].dtype == key.dtype, name
+    np.testing.assert_array_equal(
+      jax.random.key_data(raw[name]), jax.random.key_data(key)
+    )
+  sharding = jax.sharding.SingleDeviceSharding(jax.devices()[1])
+  target = jax.tree.map(
+    lambda k: jax.ShapeDtypeStruct(k.shape, k.dtype, sharding=sharding), keys
+  )
+  restored = safetensors_backend.restore(tmp_path, target=target)
+  assert restored['many'].sharding == sharding
+  np.testing.assert_array_equal(
+    jax.random.key_data(restored['many']), jax.random.key_data(keys['many'])
+  )

@@ -287,8 +287,13 @@ def test_user_mappings():
 
 
 def test_non_array_leaves_are_refused():
-  with pytest.raises(TypeError, match="'opt.count' is a int, not an array"):
+  with pytest.raises(TypeError, match="'opt.count' is a int, not weights"):
     flatten_weights({'opt': {'count': 3}})
+  model = nnx.Dropout(0.5, rngs=nnx.Rngs(0))
+  with pytest.raises(
+    TypeError, match=r"'rngs.key' is a PRNG key array, not weights"
+  ):
+    flatten_weights(nnx.state(model))
 
 
 def test_checkpoint_of_an_nnx_state_restores_into_an_abstract_one(tmp_path):

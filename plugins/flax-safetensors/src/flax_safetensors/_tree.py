@@ -65,6 +65,18 @@ def _is_array(x) -> bool:
   )
 
 
+def _prng_impl(x):
+  """The PRNG implementation name of a typed key array, else None."""
+  dtype = getattr(x, 'dtype', None)
+  if dtype is None or isinstance(dtype, np.dtype):
+    return None
+  import jax
+
+  if not jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    return None
+  return str(jax.random.key_impl(x))
+
+
 def _dotted(path) -> str:
   return '.'.join(str(k) for k in path) or 'value'
 
@@ -100,6 +112,11 @@ def encode(state) -> tuple[dict, dict]:
         f'Cannot store {_dotted(path)!r} of type {type(x).__name__} in a '
         f'safetensors checkpoint (arrays, Python numbers and strings only).'
       )
+    impl = _prng_impl(x)
+    if impl is not None:  # a typed PRNG key: its key data, and the impl
+      import jax
+
+      x = jax.random.key_data(x)
     array = np.array(x, order='C')  # a copy: later changes do not leak in
     if array.dtype.kind in 'OUSMm' or array.dtype.type is np.void:
       raise TypeError(
@@ -110,6 +127,8 @@ def encode(state) -> tuple[dict, dict]:
     node = {'tensor': name}
     if isinstance(x, np.generic):
       node['scalar'] = True
+    if impl is not None:
+      node['prng_impl'] = impl
     if array.dtype.name not in NATIVE_DTYPES:
       node['dtype'] = array.dtype.name
       node['shape'] = list(array.shape)
@@ -151,6 +170,10 @@ def decode(tree, load):
       return out
     if 'tensor' in node:
       value = load(path, node)
+      if 'prng_impl' in node and _prng_impl(value) is None:
+        import jax
+
+        return jax.random.wrap_key_data(value, impl=node['prng_impl'])
       return value[()] if node.get('scalar') else value
     return _from_scalar(node)
 

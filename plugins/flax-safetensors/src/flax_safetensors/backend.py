@@ -125,6 +125,15 @@ class SafetensorsBackend(CheckpointBackend):
         def load(key, node):
           read, shape = tensor_reader(f, node)
           want = sharded.get(key)
+          if 'prng_impl' in node:  # key data, wrapped, then placed whole
+            import jax
+
+            keys = jax.random.wrap_key_data(
+              _place.place(read, shape), impl=node['prng_impl']
+            )
+            if want is None:
+              return keys
+            return jax.device_put(keys, _place.concrete(want.sharding))
           if want is None:
             return _place.place(read, shape)
           if tuple(want.shape) != tuple(shape):

@@ -43,13 +43,23 @@ def _leaves(state, path=()):
 
 
 def _shape_dtype(path, leaf):
-  if hasattr(leaf, 'shape') and hasattr(leaf, 'dtype'):
-    return tuple(leaf.shape), leaf.dtype
+  dtype = getattr(leaf, 'dtype', None)
+  if hasattr(leaf, 'shape') and dtype is not None:
+    if isinstance(dtype, np.dtype) or not _is_prng_key(dtype):
+      return tuple(leaf.shape), dtype
+    what = 'a PRNG key array'
+  else:
+    what = f'a {type(leaf).__name__}'
   raise TypeError(
-    f'{mapping_lib.dotted(path)!r} is a {type(leaf).__name__}, not an array: '
-    f'split the weights from other state first (e.g. '
-    f'nnx.state(model, nnx.Param)).'
+    f'{mapping_lib.dotted(path)!r} is {what}, not weights: split the '
+    f'weights from other state first (e.g. nnx.state(model, nnx.Param)).'
   )
+
+
+def _is_prng_key(dtype) -> bool:
+  import jax
+
+  return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
 
 
 def _named(tree, mapping):
