@@ -34,6 +34,10 @@ class StateAxes:
   """
 
   def __init__(self, filter_axes, /):
+    from flax.nnx.statelib import State
+
+    if isinstance(filter_axes, State):
+      filter_axes = _filters_of_state(filter_axes)
     if isinstance(filter_axes, StateAxes):
       filter_axes = dict(zip(filter_axes.filters, filter_axes.axes))
     if hasattr(filter_axes, 'items'):
@@ -86,16 +90,32 @@ class StateAxes:
     return hash((self._filters, self._axes))
 
 
+def _filters_of_state(state) -> dict:
+  """``{PathIn(paths...): value}`` for a State whose leaves are prefix
+  values (Variables holding one count as their value): one filter per
+  distinct value, in order of first appearance."""
+  from flax.nnx.variablelib import Variable
+
+  groups: list = []
+  paths, leaves = state._flat_items()
+  for path, leaf in zip(paths, leaves):
+    value = leaf.get_value() if isinstance(leaf, Variable) else leaf
+    for known, members in groups:
+      if known is value or known == value:
+        members.append(path)
+        break
+    else:
+      groups.append((value, [path]))
+  return {filterlib.PathIn(*members): value for value, members in groups}
+
+
 class StateSharding(StateAxes):
   """Maps filters (or a State of specs) to PartitionSpecs (shard_map)."""
 
   def __init__(self, filter_sharding, /):
     from flax.nnx.statelib import State
 
-    if isinstance(filter_sharding, State):
-      paths, specs = filter_sharding._flat_items()
-      filter_sharding = {filterlib.PathIn(p): s for p, s in zip(paths, specs)}
-    elif not isinstance(filter_sharding, (tp.Mapping, StateAxes)):
+    if not isinstance(filter_sharding, (tp.Mapping, StateAxes, State)):
       filter_sharding = dict(filter_sharding)
     super().__init__(filter_sharding)
 
