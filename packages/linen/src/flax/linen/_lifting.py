@@ -9,6 +9,7 @@ the lifted scopes.
 
 import dataclasses
 import functools
+import typing
 
 import jax
 
@@ -141,6 +142,34 @@ def is_module_class(target) -> bool:
   return isinstance(target, type) and issubclass(target, Module)
 
 
+class PartialModuleClass(typing.NamedTuple):
+  """A ``functools.partial`` (nested ones flattened) of a Module class."""
+
+  module_class: type
+  args: tuple
+  keywords: dict
+
+  def rewrap(self, lifted_class):
+    """The same partial application of ``lifted_class``."""
+    return functools.partial(lifted_class, *self.args, **self.keywords)
+
+
+def partial_module_class(target) -> PartialModuleClass | None:
+  """Unwraps ``functools.partial(ModuleClass, ...)``: lifted transforms
+  lift the class and apply the same arguments to the lifted class."""
+  if not isinstance(target, functools.partial):
+    return None
+  args, keywords = (), {}
+  while isinstance(target, functools.partial):
+    # inner positional arguments come first; outer keywords win
+    args = target.args + args
+    keywords = {**target.keywords, **keywords}
+    target = target.func
+  if not is_module_class(target):
+    return None
+  return PartialModuleClass(target, args, keywords)
+
+
 def _method_specs(module_class, methods, trafo_kwargs):
   if methods is None:
     methods = ['__call__']
@@ -266,6 +295,17 @@ def lift_transform(
       *trafo_args,
       methods=methods,
       **trafo_kwargs,
+    )
+  partial = partial_module_class(target)
+  if partial is not None:
+    return partial.rewrap(
+      lift_transform(
+        transform,
+        partial.module_class,
+        *trafo_args,
+        methods=methods,
+        **trafo_kwargs,
+      )
     )
   if callable(target) and not isinstance(target, Module):
     if methods is not None:

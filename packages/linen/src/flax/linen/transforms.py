@@ -144,6 +144,13 @@ def jit(
     return _jit_lifting.module_class_jit(
       target, methods=methods, **trafo_kwargs
     )
+  partial = _lifting.partial_module_class(target)
+  if partial is not None:
+    return partial.rewrap(
+      _jit_lifting.module_class_jit(
+        partial.module_class, methods=methods, **trafo_kwargs
+      )
+    )
   if callable(target) and not isinstance(target, Module):
     if methods is not None:
       raise ValueError(
@@ -280,7 +287,8 @@ def map_variables(
   ``trans_out_fn`` maps changed or newly created ones back (only when
   ``init`` or ``mutable``).
   """
-  if methods is not None and not _is_class(target):
+  is_class = _is_class(target) or _lifting.partial_module_class(target)
+  if methods is not None and not is_class:
     raise ValueError(
       'Methods should not be provided when transforming a function.'
     )
@@ -742,6 +750,13 @@ def lift_transform_cached(
   if _lifting.is_module_class(target):
     return module_class_lift_transform_cached(
       transform, target, methods=methods, **trafo_kwargs
+    )
+  partial = _lifting.partial_module_class(target)
+  if partial is not None:
+    return partial.rewrap(
+      module_class_lift_transform_cached(
+        transform, partial.module_class, methods=methods, **trafo_kwargs
+      )
     )
   if callable(target) and not isinstance(target, Module):
     if methods is not None:
