@@ -117,7 +117,9 @@ class SafetensorsBackend(CheckpointBackend):
       try:
         tree = _tree.parse(f.metadata)
       except ValueError as e:
-        raise _files.corrupted(file, f'its tree metadata is damaged: {e}')
+        raise _files.corrupted(
+          file, f'its tree metadata is damaged: {e}'
+        ) from None
       if tree is None:  # a file from elsewhere: its tensors by name
         state = {name: f.read(name) for name in f.names()}
       else:
@@ -146,7 +148,9 @@ class SafetensorsBackend(CheckpointBackend):
         try:
           state = _tree.decode(tree, load)
         except (KeyError, TypeError, IndexError) as e:
-          raise _files.corrupted(file, f'its tree metadata is damaged: {e}')
+          raise _files.corrupted(
+            file, f'its tree metadata is damaged: {e}'
+          ) from None
     if target is None:
       return state
     return restore_abstract_leaves(target, from_state_dict(target, state))
