@@ -295,14 +295,33 @@ def test_unstorable_leaf_is_named(tmp_path):
   assert os.listdir(tmp_path) == []
 
 
-def test_foreign_file_restores_as_flat_dict(tmp_path):
-  safetensors.numpy.save_file(
-    {'fc.weight': np.ones((2, 2), np.float32)}, tmp_path / 'checkpoint_4'
-  )
+def test_foreign_file_restores_with_names_nested(tmp_path):
+  weights = {
+    'fc.weight': np.ones((2, 3), np.float32),
+    'fc.bias': np.arange(2, dtype=np.float32),
+    'scale': np.array(2.0, np.float16),
+  }
+  safetensors.numpy.save_file(weights, tmp_path / 'checkpoint_4')
   assert safetensors_backend.steps(tmp_path) == [4]
   raw = checkpoints.restore_checkpoint(tmp_path, None, backend='safetensors')
-  assert list(raw) == ['fc.weight']
-  # The metadata records what the format is.
+  assert sorted(raw) == ['fc', 'scale'] and sorted(raw['fc']) == [
+    'bias',
+    'weight',
+  ]
+  np.testing.assert_array_equal(raw['fc']['bias'], weights['fc.bias'])
+  target = {'fc': {'weight': np.zeros((2, 3)), 'bias': np.zeros(2)}, 'scale': 0}
+  restored = checkpoints.restore_checkpoint(
+    tmp_path, target, backend='safetensors'
+  )
+  np.testing.assert_array_equal(restored['fc']['weight'], np.ones((2, 3)))
+  # A name that is also a prefix of another keeps every name flat.
+  safetensors.numpy.save_file(
+    {'a': np.zeros(1), 'a.b': np.ones(1)}, tmp_path / 'checkpoint_5'
+  )
+  assert sorted(safetensors_backend.restore(tmp_path, 5)) == ['a', 'a.b']
+
+
+def test_metadata_records_the_format(tmp_path):
   checkpoints.save_checkpoint(tmp_path, {'a': 1}, 5, backend='safetensors')
   with safetensors.safe_open(
     tmp_path / 'checkpoint_5' / CHECKPOINT_FILE, 'np'

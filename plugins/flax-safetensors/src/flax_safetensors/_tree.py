@@ -153,6 +153,30 @@ def parse(metadata):
   return json.loads(text)
 
 
+def tree_of_names(names):
+  """The tree of a file written elsewhere: dotted names nest
+  (``fc1.weight`` -> ``{'fc1': {'weight': ...}}``), or, if a name is both a
+  tensor and a prefix of another, every name is one flat key."""
+  root = {}
+  for name in names:
+    *parents, last = name.split('.')
+    node = root
+    for part in parents:
+      node = node.setdefault(part, {})
+      if not isinstance(node, dict):
+        return _as_tree({n: n for n in names})
+    if last in node:
+      return _as_tree({n: n for n in names})
+    node[last] = name
+  return _as_tree(root)
+
+
+def _as_tree(nested):
+  if isinstance(nested, dict):
+    return {'dict': [[k, _as_tree(v)] for k, v in nested.items()]}
+  return {'tensor': nested}
+
+
 def decode(tree, load):
   """Rebuilds the state dict described by ``tree``.
 

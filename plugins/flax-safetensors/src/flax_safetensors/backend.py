@@ -13,9 +13,12 @@ and a failed or interrupted save leaves the earlier checkpoints as they
 were.
 
 Restoring into a target whose leaves are ``jax.ShapeDtypeStruct``s with a
-sharding reads each device's slice of each array from the file.
+sharding reads each device's slice of each array from the file. A file
+written elsewhere (no tree in its metadata) restores with its dotted names
+nested, ``fc.weight`` -> ``{'fc': {'weight': ...}}``.
 """
 
+import functools
 import os
 
 from flax.serialization import from_state_dict
@@ -75,6 +78,30 @@ def tensor_reader(file, node):
   return _place.as_bytes_of(read, dtype, shape), shape
 
 
+def _load(file, sharded, key, node):
+  """The array of tensor ``node`` at state-dict path ``key``; on its
+  device slices when ``sharded`` (path -> ShapeDtypeStruct) names it."""
+  read, shape = tensor_reader(file, node)
+  want = sharded.get(key)
+  if 'prng_impl' in node:  # key data, wrapped, then placed whole
+    import jax
+
+    keys = jax.random.wrap_key_data(
+      _place.place(read, shape), impl=node['prng_impl']
+    )
+    if want is None:
+      return keys
+    return jax.device_put(keys, _place.concrete(want.sharding))
+  if want is None:
+    return _place.place(read, shape)
+  if tuple(want.shape) != tuple(shape):
+    raise ValueError(
+      f'Checkpoint array {".".join(map(str, key))!r} has shape '
+      f'{tuple(shape)} but the target asks for {tuple(want.shape)}.'
+    )
+  return _place.place(read, shape, want.dtype, want.sharding)
+
+
 class SafetensorsBackend(CheckpointBackend):
   """Checkpoints as ``{prefix}{step}/model.safetensors``.
 
@@ -120,37 +147,14 @@ class SafetensorsBackend(CheckpointBackend):
         raise _files.corrupted(
           file, f'its tree metadata is damaged: {e}'
         ) from None
-      if tree is None:  # a file from elsewhere: its tensors by name
-        state = {name: f.read(name) for name in f.names()}
-      else:
-
-        def load(key, node):
-          read, shape = tensor_reader(f, node)
-          want = sharded.get(key)
-          if 'prng_impl' in node:  # key data, wrapped, then placed whole
-            import jax
-
-            keys = jax.random.wrap_key_data(
-              _place.place(read, shape), impl=node['prng_impl']
-            )
-            if want is None:
-              return keys
-            return jax.device_put(keys, _place.concrete(want.sharding))
-          if want is None:
-            return _place.place(read, shape)
-          if tuple(want.shape) != tuple(shape):
-            raise ValueError(
-              f'Checkpoint array {".".join(map(str, key))!r} has shape '
-              f'{tuple(shape)} but the target asks for {tuple(want.shape)}.'
-            )
-          return _place.place(read, shape, want.dtype, want.sharding)
-
-        try:
-          state = _tree.decode(tree, load)
-        except (KeyError, TypeError, IndexError) as e:
-          raise _files.corrupted(
-            file, f'its tree metadata is damaged: {e}'
-          ) from None
+      if tree is None:  # a file from elsewhere: its names nest at dots
+        tree = _tree.tree_of_names(f.names())
+      try:
+        state = _tree.decode(tree, functools.partial(_load, f, sharded))
+      except (KeyError, TypeError, IndexError) as e:
+        raise _files.corrupted(
+          file, f'its tree metadata is damaged: {e}'
+        ) from None
     if target is None:
       return state
     return restore_abstract_leaves(target, from_state_dict(target, state))
