@@ -213,6 +213,47 @@ def test_pytorch_conv_and_batchnorm_file(tmp_path):
   )
 
 
+class LinenConvNet(nn.Module):
+  @nn.compact
+  def __call__(self, x):
+    x = nn.Conv(5, (3, 3), padding='VALID', name='conv')(x)
+    x = nn.BatchNorm(use_running_average=True, name='bn')(x)
+    return nn.Dense(2, name='head')(x.mean(axis=(1, 2)))
+
+
+def test_pytorch_file_loads_into_a_linen_model(tmp_path):
+  rng = np.random.default_rng(2)
+  weights = {
+    'conv.weight': rng.normal(size=(5, 3, 3, 3)).astype(np.float32),
+    'conv.bias': rng.normal(size=(5,)).astype(np.float32),
+    'bn.weight': rng.normal(size=(5,)).astype(np.float32),
+    'bn.bias': rng.normal(size=(5,)).astype(np.float32),
+    'bn.running_mean': rng.normal(size=(5,)).astype(np.float32),
+    'bn.running_var': rng.uniform(0.5, 2, size=(5,)).astype(np.float32),
+    'head.weight': rng.normal(size=(2, 5)).astype(np.float32),
+    'head.bias': rng.normal(size=(2,)).astype(np.float32),
+  }
+  path = tmp_path / 'convnet.safetensors'
+  safetensors.numpy.save_file(weights, path)
+  x = rng.normal(size=(2, 6, 7, 3)).astype(np.float32)
+  abstract = jax.eval_shape(LinenConvNet().init, jax.random.key(0), x)
+
+  # Linen keeps the statistics in their own collection: a mapping that
+  # leaves out the collection name loads all variables at once, strictly.
+  def without_collection(path, shape):
+    return torch_name(path[1:], shape)
+
+  variables = load_file(path, abstract, mapping=without_collection)
+  assert sorted(variables) == ['batch_stats', 'params']
+  out = LinenConvNet().apply(variables, x)
+  np.testing.assert_allclose(
+    out, _numpy_convnet(weights, x), rtol=1e-4, atol=1e-4
+  )
+  flat = flatten_weights(variables, mapping=without_collection)
+  assert sorted(flat) == sorted(weights)
+  assert flat['conv.weight'].tobytes() == weights['conv.weight'].tobytes()
+
+
 def test_shape_mismatch_names_the_key_and_both_shapes(tmp_path):
   weights = _torch_mlp(np.random.default_rng(0))
   weights['fc1.weight'] = np.zeros((16, 9), np.float32)
