@@ -234,7 +234,8 @@ def test_pytorch_file_loads_into_a_linen_model(tmp_path):
     'head.bias': rng.normal(size=(2,)).astype(np.float32),
   }
   path = tmp_path / 'convnet.safetensors'
-  safetensors.numpy.save_file(weights, path)
+  tracked = {'bn.num_batches_tracked': np.array(3, np.int64)}
+  safetensors.numpy.save_file({**weights, **tracked}, path)
   x = rng.normal(size=(2, 6, 7, 3)).astype(np.float32)
   abstract = jax.eval_shape(LinenConvNet().init, jax.random.key(0), x)
 

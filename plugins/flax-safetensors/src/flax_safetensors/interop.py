@@ -83,7 +83,7 @@ def _named(tree, mapping):
       )
     owner[name] = key
     found.append((path, leaf, name, perm))
-  return found, rule
+  return found
 
 
 def flatten_weights(tree, mapping='torch') -> dict:
@@ -103,7 +103,7 @@ def flatten_weights(tree, mapping='torch') -> dict:
     KeyError: if a path does not map (the message names it and its shape).
     ValueError: if two paths map to one name.
   """
-  named, _ = _named(tree, mapping)
+  named = _named(tree, mapping)
   flat = {}
   for path, leaf, name, perm in named:
     array = np.asarray(leaf)
@@ -148,7 +148,7 @@ def _assemble(source, target, mapping, shardings, strict):
   """The tree ``target`` filled from ``source`` (a file or a dict)."""
   import jax
 
-  named, rule = _named(target, mapping)
+  named = _named(target, mapping)
   by_path = _sharding_map(shardings, target)
   state, used = {}, set()
   for path, leaf, name, perm in named:
@@ -188,11 +188,11 @@ def _assemble(source, target, mapping, shardings, strict):
       node = node.setdefault(k, {})
     node[path[-1]] = value
   if strict:
-    ignorable = getattr(rule, 'ignorable', ())
+    skipped = mapping_lib.TORCH_EXTRA_BUFFERS
     unused = [
       n
       for n in source.names()
-      if n not in used and n.rsplit('.', 1)[-1] not in ignorable
+      if n not in used and n.rsplit('.', 1)[-1] not in skipped
     ]
     if unused:
       raise ValueError(
@@ -228,8 +228,7 @@ def unflatten_weights(
       (``jax.ShapeDtypeStruct`` and ``jax.Array`` leaves); NumPy leaves
       give NumPy arrays.
     strict: raise if ``flat`` holds names the target does not use
-      (PyTorch's ``num_batches_tracked`` buffers excepted under
-      ``mapping='torch'``).
+      (PyTorch's ``num_batches_tracked`` buffers excepted).
 
   Raises:
     KeyError: a target path maps to a name ``flat`` lacks (the message

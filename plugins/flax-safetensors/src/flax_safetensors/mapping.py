@@ -24,7 +24,8 @@ _TORCH_NAMES = {
   'mean': 'running_mean',  # BatchNorm statistics
   'var': 'running_var',
 }
-# Buffers PyTorch keeps that no Flax layer has; strict loads skip them.
+# Buffers PyTorch keeps that no Flax layer has; strict loads skip them
+# (whatever the mapping) unless the target uses them.
 TORCH_EXTRA_BUFFERS = ('num_batches_tracked',)
 
 
@@ -110,5 +111,4 @@ def resolve(mapping) -> Callable:
   def apply(path, shape):
     return _checked(rule(path, tuple(shape)), path, len(shape))
 
-  apply.ignorable = TORCH_EXTRA_BUFFERS if mapping == 'torch' else ()
   return apply
