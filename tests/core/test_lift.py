@@ -600,18 +600,30 @@ def test_map_variables_immutable_target():
     apply(f, mutable=True)({'params': {'w': 0.0}})
 
 
-def test_fold_rngs_folds_the_lifted_scope_path():
+def test_fold_rngs_forks_keys_as_jit_does():
+  # One key is drawn per stream on entry (advancing the outer counter);
+  # keys made inside derive from it, and the outer scope counts on.
   def f(scope):
-    return scope.push('b').make_rng('params')
+    return scope.push('b').make_rng('params'), scope.make_rng('params')
 
+  def outer(transform):
+    def fn(scope):
+      a = scope.push('a')
+      first = a.make_rng('params')
+      inner = transform(f)(a)
+      return first, inner, a.make_rng('params')
+
+    return apply(fn)({}, rngs={'params': jax.random.PRNGKey(0)})
+
+  folded = jax.tree_util.tree_map(np.asarray, outer(lift.fold_rngs))
+  jitted = jax.tree_util.tree_map(np.asarray, outer(lift.jit))
+  jax.tree_util.tree_map(np.testing.assert_array_equal, folded, jitted)
   key = jax.random.PRNGKey(0)
-  out = apply(lift.fold_rngs(f))({}, rngs={'params': key})
-  np.testing.assert_array_equal(out, reference_key(key, 'b', 1))
-  out = apply(lambda s: lift.fold_rngs(f)(s.push('a')))(
-    {}, rngs={'params': key}
-  )
-  expected = reference_key(reference_key(key, 'a'), 'b', 1)
-  np.testing.assert_array_equal(out, expected)
+  forked = reference_key(key, 'a', 2)
+  np.testing.assert_array_equal(folded[1][0], reference_key(forked, 'b', 1))
+  np.testing.assert_array_equal(folded[1][1], reference_key(forked, 3))
+  np.testing.assert_array_equal(folded[0], reference_key(key, 'a', 1))
+  np.testing.assert_array_equal(folded[2], reference_key(key, 'a', 4))
 
 
 def test_scope_used_inside_raw_vmap_raises():
@@ -761,3 +773,27 @@ def test_axes_scan_build_shaped_array():
   spec = jax.ShapeDtypeStruct((5, 2), jnp.bfloat16)
   a = axes_scan.build_shaped_array(spec, batch_dim=True)
   assert (a.shape, a.dtype) == ((2,), jnp.bfloat16)
+
+
+def test_scan_broadcast_variables_made_inside_a_nested_jit():
+  # The broadcast value is computed by a jitted call that also reads the
+  # carry; only the outputs that use the carry depend on it.
+  def body(scope, c, x):
+    def inner(scope, c):
+      return c * scope.param('w', ones, ())
+
+    y = lift.jit(inner)(scope, c)
+    return y + x, c
+
+  def f(scope, c, xs):
+    scanned = lift.scan(
+      body,
+      variable_broadcast='params',
+      split_rngs={'params': False},
+    )
+    return scanned(scope, c, xs)
+
+  (c, ys), variables = init(f)(jax.random.PRNGKey(0), 1.0, jnp.arange(3.0))
+  assert float(variables['params']['w']) == 1.0
+  np.testing.assert_allclose(np.asarray(ys), [1.0, 1.0, 2.0])
+  assert float(c) == 4.0

@@ -37,16 +37,21 @@ def _hashable(x):
   return x
 
 
-def _is_lazy_rng(x) -> bool:
-  return isinstance(x, LazyRng)
+def _counters_key(counters: dict) -> tuple:
+  """A hashable form of PRNG counters; unused streams and children drop out.
 
-
-def _materialize_rngs(rng_groups):
-  return jax.tree_util.tree_map(
-    lambda r: r.clear_suffix() if isinstance(r, LazyRng) else r,
-    rng_groups,
-    is_leaf=_is_lazy_rng,
-  )
+  A child scope that drew no key leaves an empty entry behind, and a
+  stream's count of 0 is the same as no count: neither changes the keys.
+  """
+  items = []
+  for key, value in counters.items():
+    if isinstance(value, dict):
+      value = _counters_key(value)
+      if value:
+        items.append((str(key), value))
+    elif value:
+      items.append((str(key), value))
+  return tuple(sorted(items))
 
 
 def _copy_counters(counters: dict) -> dict:
@@ -92,16 +97,43 @@ def _wrap_keys(key_groups):
   )
 
 
+def forked_rng_groups(scope_fn, rng_groups):
+  """The keys and counters of a scope that forks its PRNG streams.
+
+  Returns ``(keys, outer_counters, inner_counters)``: the keys to build the
+  inner scopes with (one drawn per stream, see :func:`_fork_rngs`), the
+  outer scopes' counters (already advanced) and copies of them for the
+  inner scopes to count on from. Write the inner counters back with
+  :func:`write_back_counters` once the inner scopes are done.
+  """
+  outer_counters = [s.rng_counters for s in scope_fn.roots]
+  keys = _wrap_keys(_fork_rngs(rng_groups, outer_counters))
+  return keys, outer_counters, [_copy_counters(c) for c in outer_counters]
+
+
+def write_back_counters(outer_counters, inner_counters) -> None:
+  """Sets the outer scopes' counters to the inner scopes' ones."""
+  for counters, after in zip(outer_counters, inner_counters):
+    _set_counters(counters, after)
+
+
 def _fingerprint(scope_fn) -> tuple:
-  roots = tuple(
-    (
-      s.path,
-      _hashable(s.root.mutable),
-      _hashable(s.flags),
-    )
-    for s in scope_fn.roots
+  # Where the scopes sit does not change the traced computation (keys are
+  # derived outside from the full path), so equally configured scopes at
+  # different paths share a trace; only the leaves' places relative to
+  # their roots count.
+  roots = scope_fn.roots
+  root_keys = tuple(
+    (_hashable(s.root.mutable), _hashable(s.flags)) for s in roots
   )
-  return roots, tuple(s.path for s in scope_fn.leaves)
+  leaves = []
+  for leaf in scope_fn.leaves:
+    for i, root in enumerate(roots):
+      n = len(root.path)
+      if leaf.path[:n] == root.path:
+        leaves.append((i, leaf.path[n:]))
+        break
+  return root_keys, tuple(leaves)
 
 
 def jit(
@@ -162,7 +194,10 @@ def jit(
     outer_counters = [s.rng_counters for s in scope_fn.roots]
     key_groups = _fork_rngs(rng_groups, outer_counters)
     # The counters are static: they fix the keys drawn inside.
-    fingerprint = (_fingerprint(scope_fn), _hashable(outer_counters))
+    fingerprint = (
+      _fingerprint(scope_fn),
+      tuple(_counters_key(c) for c in outer_counters),
+    )
     context.append((scope_fn, repack_fn, outer_counters))
     try:
       result = jitted(fingerprint, variable_groups, key_groups, *args, **kwargs)

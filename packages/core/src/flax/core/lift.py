@@ -25,7 +25,7 @@ from typing import Any, Optional
 import jax
 
 from flax.core import axes_scan
-from flax.core._lift_jit import _materialize_rngs, jit
+from flax.core._lift_jit import forked_rng_groups, jit, write_back_counters
 from flax.core._filters import (
   CollectionFilter,
   PRNGSequenceFilter,
@@ -454,16 +454,22 @@ def fold_rngs(
   variables: CollectionFilter = True,
   rngs: PRNGSequenceFilter = True,
 ) -> Callable[..., Any]:
-  """Runs ``fn`` with the static path of each PRNG stream folded in.
+  """Runs ``fn`` with each PRNG stream forked into a plain key.
 
-  The streams then carry a plain key instead of a key plus a suffix, which
-  keeps the keys out of compile-time constants.
+  Every stream draws one key on entry, as ``make_rng`` would (advancing the
+  outer counter); keys made inside are derived from it, counting on from
+  the outer counter, which is updated on exit. The keys are those
+  ``lift.jit`` gives, and carry no static suffix (no compile-time
+  constants).
   """
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
-    scope = scope_fn(variable_groups, _materialize_rngs(rng_groups))
+    keys, outer_counters, counters = forked_rng_groups(scope_fn, rng_groups)
+    scope = scope_fn(variable_groups, keys, rng_counters=counters)
     y = fn(scope, *args, **kwargs)
-    return y, repack_fn(scope)
+    out = repack_fn(scope)
+    write_back_counters(outer_counters, counters)
+    return y, out
 
   return pack(
     inner,

@@ -31,9 +31,37 @@ def unknown_outputs(jaxpr, unknown_in: Sequence[bool]) -> list:
   """
   unknown = {v for v, u in zip(jaxpr.invars, unknown_in) if u}
   for eqn in jaxpr.eqns:
-    if any(not _is_literal(v) and v in unknown for v in eqn.invars):
+    flags = [not _is_literal(v) and v in unknown for v in eqn.invars]
+    if not any(flags):
+      continue
+    inner = _call_jaxpr(eqn)
+    if inner is None:
       unknown.update(eqn.outvars)
+    else:
+      # A nested call (``jax.jit``, ``checkpoint``): only the outputs that
+      # depend on unknown inputs inside it are unknown.
+      inner_flags = unknown_outputs(inner, flags)
+      unknown.update(v for v, u in zip(eqn.outvars, inner_flags) if u)
   return [not _is_literal(v) and v in unknown for v in jaxpr.outvars]
+
+
+# Primitives that call a jaxpr on their inputs as they are.
+_CALL_PRIMITIVES = frozenset({'jit', 'pjit', 'closed_call', 'core_call', 'remat2', 'checkpoint'})
+
+
+def _call_jaxpr(eqn):
+  """The open jaxpr that ``eqn`` calls on its inputs, if it is a call."""
+  if eqn.primitive.name not in _CALL_PRIMITIVES:
+    return None
+  inner = eqn.params.get('jaxpr', eqn.params.get('call_jaxpr'))
+  inner = getattr(inner, 'jaxpr', inner)
+  if (
+    inner is None
+    or len(inner.invars) != len(eqn.invars)
+    or len(inner.outvars) != len(eqn.outvars)
+  ):
+    return None
+  return inner
 
 
 def eval_outputs(closed_jaxpr, args: Sequence[Any], wanted: Sequence[bool]):

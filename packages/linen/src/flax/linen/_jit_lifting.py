@@ -41,10 +41,11 @@ class _Identity:
 
 
 def _state_key(state) -> tuple:
+  # Whether ``setup`` already ran outside does not matter: the clone that
+  # runs inside always runs it (on its own lifted scope).
   return (
     state.in_compact_method,
     state.in_setup,
-    int(state.setup_called),
     state.is_initialized,
     tuple(sorted(state.autoname_cursor.items())),
   )
