@@ -163,6 +163,16 @@ class Optimizer(Pytree, tp.Generic[M]):
       # Gradients as a graph node (tree-mode ``nnx.grad`` returns a copy
       # of the model): its Variables matching ``wrt``.
       grads = nnx.state(grads, self.wrt)
+    elif isinstance(grads, nnx.GraphState):
+      # Gradients of an ``nnx.unpack`` GraphState: its State.
+      grads = grads.state
+    elif isinstance(grads, nnx.State):
+      # Gradients of more Variables than ``wrt`` covers (every Param, with
+      # ``wrt=nnx.LoRAParam``): only those being optimized. A State of
+      # plain arrays (no Variable types to match) is taken as it is.
+      matching = grads.filter(self.wrt)
+      if jax.tree.leaves(matching):
+        grads = matching
     opt_vars = jax.tree.leaves(self.opt_state, is_leaf=_is_variable)
     updates, new_opt_state = self.tx.update(
       _pure(grads), _pure(self.opt_state), params, **_pure(kwargs)
