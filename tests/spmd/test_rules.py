@@ -120,3 +120,37 @@ def test_logical_to_mesh_sharding():
     logical, mesh, (('hidden', 'model'),)
   )
   assert shardings == {'w': NamedSharding(mesh, P(None, 'model'))}
+
+
+def test_unconstrained_rules_and_names():
+  from flax import linen as nn
+  from flax.linen import partitioning as nn_partitioning
+
+  U = P.UNCONSTRAINED
+  rules = (('batch', 'data'), ('embed', None))
+  assert nn_partitioning.logical_to_mesh_axes(
+    ('batch', 'foo'), rules + (('foo', U),)
+  ) == P('data', U)
+  # UNCONSTRAINED uses no mesh axis: several dimensions may have it.
+  assert nn.logical_to_mesh_axes(
+    ('a', 'b', 'c'), (('a', U), ('b', U), ('c', 'x'))
+  ) == P(U, U, 'x')
+  assert nn.logical_to_mesh_axes(
+    ('a', 'b'), (('a', ('x', 'y')), ('b', U))
+  ) == P(('x', 'y'), U)
+  assert nn.logical_to_mesh_axes(
+    ('a', 'b'), (('a', None), ('a', U), ('b', 'x'))
+  ) == P(None, 'x')
+  assert nn.logical_to_mesh_axes(('a',), (('a', U), ('a', 'x'))) == (
+    P(U)
+  )
+  # A dimension named UNCONSTRAINED stays so, even twice.
+  assert nn.logical_to_mesh_axes(('a', U), (('a', 'x'),)) == P(
+    'x', U
+  )
+  assert nn.logical_to_mesh_axes(('a', U, U), (('a', 'x'),)) == (
+    P('x', U, U)
+  )
+  assert nn.logical_to_mesh(
+    {'k': P('batch', 'foo')}, rules + (('foo', U),)
+  ) == {'k': P('data', U)}

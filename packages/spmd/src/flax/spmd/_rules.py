@@ -49,8 +49,15 @@ class _Unassigned:
 UNASSIGNED = _Unassigned()
 
 
+_UNCONSTRAINED = PartitionSpec.UNCONSTRAINED
+
+
 def _mesh_names(assignment) -> set:
-  if assignment is None or assignment is UNASSIGNED:
+  if (
+    assignment is None
+    or assignment is UNASSIGNED
+    or assignment is _UNCONSTRAINED
+  ):
     return set()
   if isinstance(assignment, str):
     return {assignment}
@@ -71,14 +78,23 @@ def logical_to_mesh_assignment(array_dim_names, rules=None):
     rules = get_logical_axis_rules()
   array_dim_names = tuple(array_dim_names)
   counts = collections.Counter(array_dim_names)
-  dups = tuple(k for k, v in counts.items() if v > 1 and k is not None)
+  dups = tuple(
+    k
+    for k, v in counts.items()
+    if v > 1 and k is not None and k is not _UNCONSTRAINED
+  )
   if dups:
     raise ValueError(
       f'Unsupported: Dimensions {dups} occur more than once in array names.'
     )
   if not isinstance(rules, (tuple, list)):
     raise ValueError('Unknown axis rule specification type.')
-  result = [UNASSIGNED] * len(array_dim_names)
+  # A dimension named ``PartitionSpec.UNCONSTRAINED`` stays unconstrained;
+  # a rule may map a name to it too (it uses no mesh axis).
+  result = [
+    _UNCONSTRAINED if name is _UNCONSTRAINED else UNASSIGNED
+    for name in array_dim_names
+  ]
   used: set = set()
   for rule in rules:
     logical_name, mesh_axes = rule
