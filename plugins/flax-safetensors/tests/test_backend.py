@@ -70,26 +70,6 @@ def test_selected_by_config(tmp_path):
   np.testing.assert_array_equal(raw['v'], np.ones(2))
 
 
-def test_selected_by_environment(tmp_path):
-  code = (
-    'import sys, numpy as np\n'
-    'from flax.training import checkpoints\n'
-    'd = sys.argv[1]\n'
-    "checkpoints.save_checkpoint(d, {'v': np.arange(3)}, 5)\n"
-    'print(checkpoints.restore_checkpoint(d, None)["v"].tolist())\n'
-  )
-  env = {**os.environ, 'FLAX_CHECKPOINT_BACKEND': 'safetensors'}
-  result = subprocess.run(
-    [sys.executable, '-W', 'error', '-c', code, str(tmp_path)],
-    capture_output=True,
-    text=True,
-    env=env,
-  )
-  assert result.returncode == 0, result.stderr
-  assert result.stdout.strip() == '[0, 1, 2]'
-  assert _is_ours(tmp_path / 'checkpoint_5')
-
-
 def test_file_is_plain_safetensors(tmp_path):
   tree = {
     'params': {'Dense_0': {'kernel': np.ones((2, 3), np.float32)}},
