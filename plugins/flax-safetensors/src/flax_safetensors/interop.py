@@ -175,7 +175,7 @@ def _assemble(source, target, mapping, shardings, strict):
     if sharding is None and isinstance(leaf, jax.ShapeDtypeStruct | jax.Array):
       sharding = getattr(leaf, 'sharding', None)
       if sharding is None:  # an abstract leaf without one: default device
-        sharding = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+        sharding = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
 
     def read(index, name=name):
       return source.read(name, index)
