@@ -47,6 +47,31 @@ def _einsum(einsum, einsum_dot_general, precision):
   return functools.partial(jnp.einsum, **options)
 
 
+# What attention operands must agree on: (end of the message, measure).
+QKV_AGREE = (
+  ('must have same rank', lambda x: x.ndim),
+  ('batch dims must match', lambda x: x.shape[:-3]),
+  ('num_heads must match', lambda x: x.shape[-2]),
+)
+QK_AGREE = QKV_AGREE + (('depths must match', lambda x: x.shape[-1]),)
+KV_AGREE = (('lengths must match', lambda x: x.shape[-3]),)
+
+
+def check_same(names, arrays, measures, error=AssertionError):
+  """Raises ``error('<names> <phrase>.')`` at the first measure that differs.
+
+  Args:
+    names: how the message names the operands (``'q, k'``).
+    arrays: the operands.
+    measures: ``(phrase, measure)`` pairs, e.g. :data:`QK_AGREE`.
+    error: the exception class.
+  """
+  for phrase, measure in measures:
+    first = measure(arrays[0])
+    if any(measure(x) != first for x in arrays[1:]):
+      raise error(f'{names} {phrase}.')
+
+
 def dot_product_attention_weights(
   query,
   key,
@@ -90,13 +115,9 @@ def dot_product_attention_weights(
   dtype = query.dtype
   if jnp.iscomplexobj(query):
     raise ValueError('Attention does not support complex inputs.')
-  assert query.ndim == key.ndim, 'q, k must have same rank.'
-  assert query.shape[:-3] == key.shape[:-3], 'q, k batch dims must match.'
-  assert query.shape[-2] == key.shape[-2], 'q, k num_heads must match.'
-  assert query.shape[-1] == key.shape[-1], 'q, k depths must match.'
-
-  depth = query.shape[-1]
-  query = query / jnp.sqrt(depth).astype(dtype)
+  check_same('q, k', (query, key), QK_AGREE)
+  # Scale the queries (not the logits) by 1/sqrt(depth), in ``dtype``.
+  query = query / jnp.sqrt(query.shape[-1]).astype(dtype)
   einsum = _einsum(einsum, einsum_dot_general, precision)
   weights = einsum('...qhd,...khd->...hqk', query, key)
   if bias is not None:
@@ -174,33 +195,58 @@ def dot_product_attention(
   """
   query, key, value = promote_dtype(query, key, value, dtype=dtype)
   dtype = query.dtype
-  assert key.ndim == query.ndim == value.ndim, 'q, k, v must have same rank.'
-  assert query.shape[:-3] == key.shape[:-3] == value.shape[:-3], (
-    'q, k, v batch dims must match.'
-  )
-  assert query.shape[-2] == key.shape[-2] == value.shape[-2], (
-    'q, k, v num_heads must match.'
-  )
-  assert key.shape[-3] == value.shape[-3], 'k, v lengths must match.'
-
+  check_same('q, k, v', (query, key, value), QKV_AGREE)
+  check_same('k, v', (key, value), KV_AGREE)
+  dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
   weights = dot_product_attention_weights(
     query,
     key,
     bias,
     mask,
-    broadcast_dropout,
-    dropout_rng,
-    dropout_rate,
-    deterministic,
+    *dropout,
     dtype,
     precision,
     module,
     force_fp32_for_softmax,
-    einsum_dot_general=einsum_dot_general,
     einsum=qk_attn_weights_einsum,
+    einsum_dot_general=einsum_dot_general,
   )
   einsum = _einsum(attn_weights_value_einsum, einsum_dot_general, precision)
   return einsum('...hqk,...khd->...qhd', weights, value)
+
+
+_KV_CLASH = (
+  'If either `inputs_k` or `inputs_v` is not None, `inputs_kv` must be '
+  'None. If `inputs_kv` is not None, both `inputs_k` and `inputs_v` must '
+  'be None. We recommend using `inputs_k` and `inputs_v` args, since '
+  '`inputs_kv` will be deprecated.'
+)
+_V_WITHOUT_K = (
+  '`inputs_k` cannot be None if `inputs_v` is not None. To have both '
+  '`inputs_k` and `inputs_v` be the same value, pass in the value to '
+  '`inputs_k` and leave `inputs_v` as None.'
+)
+
+
+def attention_inputs(inputs_q, inputs_k=None, inputs_v=None, inputs_kv=None):
+  """The ``(key_input, value_input)`` of an attention layer call.
+
+  Keys default to the queries (self-attention), values to the keys. The
+  older ``inputs_kv`` gives both at once and excludes the other two.
+  """
+  if inputs_kv is not None:
+    if inputs_k is None and inputs_v is None:
+      return inputs_kv, inputs_kv
+    raise ValueError(_KV_CLASH)
+  if inputs_k is None:
+    if inputs_v is not None:
+      raise ValueError(_V_WITHOUT_K)
+    inputs_k = inputs_q
+  return inputs_k, inputs_k if inputs_v is None else inputs_v
+
+
+ATTENTION_FIELDS = ('dropout_rate', 'broadcast_dropout', 'dtype', 'precision')
+"""Attention-layer attributes handed as they are to ``attention_fn``."""
 
 
 def make_attention_mask(
@@ -222,12 +268,11 @@ def make_attention_mask(
   Returns:
     ``[batch..., 1, len_q, len_kv]``.
   """
-  mask = pairwise_fn(
-    jnp.expand_dims(query_input, axis=-1), jnp.expand_dims(key_input, axis=-2)
-  )
-  mask = jnp.expand_dims(mask, axis=-3)
-  mask = jnp.expand_dims(mask, axis=tuple(range(extra_batch_dims)))
-  return mask.astype(dtype)
+  rows = jnp.asarray(query_input)[..., :, None]
+  pairs = pairwise_fn(rows, jnp.asarray(key_input)[..., None, :])
+  # One head axis before the two length axes, then the extra batch axes.
+  shape = (1,) * extra_batch_dims + pairs.shape[:-2] + (1,) + pairs.shape[-2:]
+  return pairs.reshape(shape).astype(dtype)
 
 
 def make_causal_mask(x, extra_batch_dims: int = 0, dtype=jnp.float32):
@@ -241,13 +286,10 @@ def make_causal_mask(x, extra_batch_dims: int = 0, dtype=jnp.float32):
   Returns:
     ``[batch..., 1, len, len]``.
   """
-  idxs = jnp.broadcast_to(jnp.arange(x.shape[-1], dtype=jnp.int32), x.shape)
+  positions = jnp.arange(x.shape[-1], dtype=jnp.int32)
+  positions = jnp.broadcast_to(positions, x.shape)
   return make_attention_mask(
-    idxs,
-    idxs,
-    jnp.greater_equal,
-    extra_batch_dims=extra_batch_dims,
-    dtype=dtype,
+    positions, positions, jnp.greater_equal, extra_batch_dims, dtype
   )
 
 

@@ -28,6 +28,8 @@ from flax.layers.attention import make_causal_mask as make_causal_mask
 from flax.layers.dtypes import promote_dtype as promote_dtype
 from flax.layers.linen.linear import DenseGeneral, default_kernel_init
 from flax.layers.linen.normalization import LayerNorm
+from flax.layers.dtypes import F32, MaybeDtype
+from flax.layers.initializers import zeros_init
 from flax.linen import Module, compact, merge_param
 
 Array = Any
@@ -63,146 +65,120 @@ def _call_attention(fn, query, key, value, options, module):
   return fn(query, key, value, **options)
 
 
+_OptInt = int | None
+_OptInit = Initializer | None
+_OptArray = Array | None
+_DotGeneral = Callable[..., Array]
+_EinsumFactory = Callable[..., Callable[..., Array]]
+_OptDotGeneral = _DotGeneral | None
+_OptBool = bool | None
+
+
+def _projection(mdl, which: str, **kwargs) -> DenseGeneral:
+  """A ``DenseGeneral`` of ``mdl`` with the settings all projections share.
+
+  ``which`` (``'qkv'`` or ``'out'``) picks the dot-product fields.
+  """
+  return DenseGeneral(
+    dtype=mdl.dtype,
+    param_dtype=mdl.param_dtype,
+    use_bias=mdl.use_bias,
+    precision=mdl.precision,
+    dot_general=getattr(mdl, f'{which}_dot_general'),
+    dot_general_cls=getattr(mdl, f'{which}_dot_general_cls'),
+    **kwargs,
+  )
+
+
 class MultiHeadDotProductAttention(Module):
-  """Multi-head dot-product attention.
+  """Attention with ``num_heads`` heads and learned q/k/v/out projections.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.MultiHeadDotProductAttention(num_heads=8, qkv_features=16)
-    >>> q = jnp.ones((4, 3, 5))
-    >>> variables = layer.init(jax.random.key(0), q)
-    >>> jax.tree_util.tree_map(jnp.shape, variables['params']['query'])
-    {'bias': (8, 2), 'kernel': (5, 8, 2)}
-    >>> layer.apply(variables, q).shape
-    (4, 3, 5)
+    >>> layer = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=6)
+    >>> q, kv = jnp.zeros((1, 3, 4)), jnp.zeros((1, 5, 4))
+    >>> v = layer.init(jax.random.key(1), q, kv)
+    >>> v['params']['key']['kernel'].shape, layer.apply(v, q, kv).shape
+    ((4, 2, 3), (1, 3, 4))
 
-  Attributes:
-    num_heads: number of attention heads. Features (i.e. inputs_q.shape[-1])
-      should be divisible by the number of heads.
-    dtype: the dtype of the computation (default: infer from inputs and
-      params).
-    param_dtype: the dtype passed to parameter initializers.
-    qkv_features: dimension of the key, query, and value.
-    out_features: dimension of the last projection.
-    broadcast_dropout: use a broadcasted dropout along batch dims.
-    dropout_rate: dropout rate.
-    deterministic: if false, the attention weight is masked randomly using
-      dropout, whereas if true, the attention weights are deterministic.
-    precision: numerical precision of the computation.
-    kernel_init: initializer for the kernel of the Dense layers.
-    out_kernel_init: initializer of the output kernel (default:
-      ``kernel_init``).
-    bias_init: initializer for the bias of the Dense layers.
-    out_bias_init: initializer of the output bias (default: ``bias_init``).
-    use_bias: whether pointwise QKVO dense transforms use bias.
-    attention_fn: ``dot_product_attention`` or a compatible function.
-    decode: whether to prepare and use an autoregressive cache.
-    normalize_qk: should QK normalization be applied
-      (arxiv.org/abs/2302.05442).
-    force_fp32_for_softmax: compute the softmax in float32.
-    qkv_dot_general: ``dot_general`` of the QKV projections.
-    out_dot_general: ``dot_general`` of the output projection.
-    qkv_dot_general_cls: class whose instances replace ``qkv_dot_general``.
-    out_dot_general_cls: class whose instances replace ``out_dot_general``.
-    qk_attn_weights_einsum_cls: factory of the einsum computing the
-      attention logits, handed to ``attention_fn`` as
-      ``qk_attn_weights_einsum``.
-    attn_weights_value_einsum_cls: factory of the einsum weighting the
-      values, handed as ``attn_weights_value_einsum``.
+  Fields ``qkv_dot_general(_cls)`` and ``out_dot_general(_cls)`` replace
+  the dot products of the input and output projections;
+  ``qk_attn_weights_einsum_cls`` and ``attn_weights_value_einsum_cls``
+  build the two einsums handed to ``attention_fn``
+  (``qk_attn_weights_einsum``, ``attn_weights_value_einsum``).
+  ``normalize_qk`` adds ``query_ln`` / ``key_ln`` LayerNorms (no bias).
   """
 
   num_heads: int
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
-  qkv_features: int | None = None
-  out_features: int | None = None
+  """Number of heads; must divide ``qkv_features``."""
+  dtype: MaybeDtype = None
+  """Computation dtype (None: promoted from inputs and params)."""
+  param_dtype: Dtype = F32
+  """Dtype the parameters are created in."""
+  qkv_features: _OptInt = None
+  """Width of queries, keys and values (default: the query input's)."""
+  out_features: _OptInt = None
+  """Width of the output (default: the query input's)."""
   broadcast_dropout: bool = True
+  """One dropout mask for all batch positions."""
   dropout_rate: float = 0.0
+  """Dropout rate of the attention weights."""
   deterministic: bool | None = None
+  """No dropout when True (may be given at call time instead)."""
   precision: Any = None
+  """``jax.lax.Precision`` of the projections and the attention."""
   kernel_init: Initializer = default_kernel_init
-  out_kernel_init: Initializer | None = None
-  bias_init: Initializer = initializers.zeros_init()
-  out_bias_init: Initializer | None = None
+  """Creates the projection kernels."""
+  out_kernel_init: _OptInit = None
+  """Creates the ``out`` kernel (default: ``kernel_init``)."""
+  bias_init: Initializer = zeros_init()
+  """Creates the projection biases."""
+  out_bias_init: _OptInit = None
+  """Creates the ``out`` bias (default: ``bias_init``)."""
   use_bias: bool = True
-  attention_fn: Callable[..., Array] = dot_product_attention
+  """Whether the projections have biases."""
+  attention_fn: _DotGeneral = dot_product_attention
+  """The attention function (``dot_product_attention``'s signature)."""
   decode: bool = False
+  """Keep an autoregressive key/value cache in ``cache``."""
   normalize_qk: bool = False
+  """LayerNorm queries and keys (arxiv.org/abs/2302.05442)."""
   force_fp32_for_softmax: bool = False
-  qkv_dot_general: Any = None
-  out_dot_general: Any = None
-  qkv_dot_general_cls: Any = None
-  out_dot_general_cls: Any = None
-  qk_attn_weights_einsum_cls: Callable[..., Callable[..., Array]] | None = None
-  attn_weights_value_einsum_cls: Callable[..., Callable[..., Array]] | None = (
-    None
-  )
+  """Compute the softmax in float32."""
+  qkv_dot_general: _OptDotGeneral = None
+  out_dot_general: _OptDotGeneral = None
+  qkv_dot_general_cls: Callable[[], _DotGeneral] | None = None
+  out_dot_general_cls: Callable[[], _DotGeneral] | None = None
+  qk_attn_weights_einsum_cls: _EinsumFactory | None = None
+  attn_weights_value_einsum_cls: _EinsumFactory | None = None
 
   @compact
   def __call__(
     self,
     inputs_q: Array,
-    inputs_k: Array | None = None,
-    inputs_v: Array | None = None,
+    inputs_k: _OptArray = None,
+    inputs_v: _OptArray = None,
     *,
     inputs_kv: Array | None = None,
-    mask: Array | None = None,
-    deterministic: bool | None = None,
+    mask: _OptArray = None,
+    deterministic: _OptBool = None,
     dropout_rng=None,
     sow_weights: bool = False,
   ):
-    """Applies multi-head dot product attention on the input data.
+    """Attends from ``inputs_q`` to ``inputs_k`` / ``inputs_v``.
 
-    Projects the inputs into multi-headed query, key, and value vectors,
-    applies dot-product attention and projects the results to an output
-    vector.
-
-    If both ``inputs_k`` and ``inputs_v`` are None, they take the value of
-    ``inputs_q`` (self attention); if only ``inputs_v`` is None it takes the
-    value of ``inputs_k``.
-
-    Args:
-      inputs_q: input queries of shape ``[batch..., length, features]``.
-      inputs_k: key of shape ``[batch..., length, features]``.
-      inputs_v: values of shape ``[batch..., length, features]``.
-      inputs_kv: key/values (older calling form; sets both ``inputs_k`` and
-        ``inputs_v``).
-      mask: attention mask of shape ``[batch..., num_heads, q_length,
-        kv_length]``.
-      deterministic: if false, the attention weight is masked randomly using
-        dropout, whereas if true, the attention weights are deterministic.
-      dropout_rng: optional rng key passed to the attention layer's dropout
-        mask. Otherwise, ``self.make_rng('dropout')`` is used instead.
-      sow_weights: if True, the attention weights are sowed into the
-        'intermediates' collection.
-
-    Returns:
-      Output of shape ``[batch..., length, out_features]``.
+    Inputs are ``[batch..., length, features]``. Keys default to the
+    queries and values to the keys; ``inputs_kv`` (older form) sets both.
+    ``mask`` is ``[batch..., heads, q_length, kv_length]``. Dropout uses
+    ``dropout_rng``, else the ``'dropout'`` stream; ``sow_weights`` sows
+    the weights into ``intermediates``. Returns ``[batch..., length,
+    out_features]``.
     """
-    if inputs_kv is not None:
-      if inputs_k is not None or inputs_v is not None:
-        raise ValueError(
-          'If either `inputs_k` or `inputs_v` is not None, '
-          '`inputs_kv` must be None. If `inputs_kv` is not None, both '
-          '`inputs_k` and `inputs_v` must be None. We recommend using '
-          '`inputs_k` and `inputs_v` args, since `inputs_kv` will be '
-          'deprecated.'
-        )
-      inputs_k = inputs_v = inputs_kv
-    else:
-      if inputs_k is None:
-        if inputs_v is not None:
-          raise ValueError(
-            '`inputs_k` cannot be None if `inputs_v` is not None. '
-            'To have both `inputs_k` and `inputs_v` be the same value, pass '
-            'in the value to `inputs_k` and leave `inputs_v` as None.'
-          )
-        inputs_k = inputs_q
-      if inputs_v is None:
-        inputs_v = inputs_k
-
+    inputs_k, inputs_v = attn_math.attention_inputs(
+      inputs_q, inputs_k, inputs_v, inputs_kv
+    )
     width = inputs_q.shape[-1]
     qkv_features = self.qkv_features or width
     if qkv_features % self.num_heads:
@@ -211,187 +187,126 @@ class MultiHeadDotProductAttention(Module):
         f' heads ({self.num_heads}).'
       )
     heads = (self.num_heads, qkv_features // self.num_heads)
-    # The three projections share every setting but their name;
-    # [batch..., length, n_heads, head_dim]
+    inits = {'kernel_init': self.kernel_init, 'bias_init': self.bias_init}
+    # Each projection gives [batch..., length, n_heads, head_dim].
     query, key, value = (
-      DenseGeneral(
-        features=heads,
-        axis=-1,
-        dtype=self.dtype,
-        param_dtype=self.param_dtype,
-        kernel_init=self.kernel_init,
-        bias_init=self.bias_init,
-        use_bias=self.use_bias,
-        precision=self.precision,
-        dot_general=self.qkv_dot_general,
-        dot_general_cls=self.qkv_dot_general_cls,
-        name=name,
-      )(x)
-      for name, x in (
-        ('query', inputs_q),
-        ('key', inputs_k),
-        ('value', inputs_v),
+      _projection(self, 'qkv', features=heads, axis=-1, name=name, **inits)(x)
+      for name, x in zip(
+        ('query', 'key', 'value'), (inputs_q, inputs_k, inputs_v)
       )
     )
-
     if self.normalize_qk:
-      query = LayerNorm(
-        name='query_ln',
-        use_bias=False,
-        dtype=self.dtype,
-        param_dtype=self.param_dtype,
-      )(query)
-      key = LayerNorm(
-        name='key_ln',
-        use_bias=False,
-        dtype=self.dtype,
-        param_dtype=self.param_dtype,
-      )(key)
-
+      query, key = (
+        LayerNorm(
+          name=name,
+          use_bias=False,
+          dtype=self.dtype,
+          param_dtype=self.param_dtype,
+        )(x)
+        for name, x in (('query_ln', query), ('key_ln', key))
+      )
     if self.decode:
       key, value, mask = self._decode_step(query, key, value, mask)
 
+    # Dropout needs a decision (field or argument) and a key.
+    no_dropout = True
     if self.dropout_rate > 0.0:
-      m_deterministic = merge_param(
+      no_dropout = merge_param(
         'deterministic', self.deterministic, deterministic
       )
-      if not m_deterministic and dropout_rng is None:
+      if not no_dropout and dropout_rng is None:
         dropout_rng = self.make_rng('dropout')
-    else:
-      m_deterministic = True
-
-    options = dict(
+    options = {k: getattr(self, k) for k in attn_math.ATTENTION_FIELDS}
+    options.update(
       mask=mask,
       dropout_rng=dropout_rng,
-      dropout_rate=self.dropout_rate,
-      broadcast_dropout=self.broadcast_dropout,
-      deterministic=m_deterministic,
-      dtype=self.dtype,
-      precision=self.precision,
+      deterministic=no_dropout,
       force_fp32_for_softmax=self.force_fp32_for_softmax,
     )
-    for option, factory in (
-      ('qk_attn_weights_einsum', self.qk_attn_weights_einsum_cls),
-      ('attn_weights_value_einsum', self.attn_weights_value_einsum_cls),
-    ):
+    for option in ('qk_attn_weights_einsum', 'attn_weights_value_einsum'):
+      factory = getattr(self, f'{option}_cls')
       if factory is not None:
         options[option] = factory()
-    x = _call_attention(
-      self.attention_fn,
-      query,
-      key,
-      value,
-      options,
-      self if sow_weights else None,
-    )
-
-    return DenseGeneral(
+    sower = self if sow_weights else None
+    x = _call_attention(self.attention_fn, query, key, value, options, sower)
+    return _projection(
+      self,
+      'out',
       features=self.out_features or width,
       axis=(-2, -1),
       kernel_init=self.out_kernel_init or self.kernel_init,
       bias_init=self.out_bias_init or self.bias_init,
-      use_bias=self.use_bias,
-      dtype=self.dtype,
-      param_dtype=self.param_dtype,
-      precision=self.precision,
-      dot_general=self.out_dot_general,
-      dot_general_cls=self.out_dot_general_cls,
       name='out',
     )(x)
 
   def _decode_step(self, query, key, value, mask):
-    """Creates (at init) or updates the autoregressive cache."""
-    is_initialized = self.has_variable('cache', 'cached_key')
-    cached_key = self.variable(
-      'cache', 'cached_key', jnp.zeros, key.shape, key.dtype
-    )
-    cached_value = self.variable(
-      'cache', 'cached_value', jnp.zeros, value.shape, value.dtype
+    """Creates (at init) or advances the autoregressive cache."""
+    ready = self.has_variable('cache', 'cached_key')
+    cached_key, cached_value = (
+      self.variable('cache', f'cached_{n}', jnp.zeros, x.shape, x.dtype)
+      for n, x in (('key', key), ('value', value))
     )
     cache_index = self.variable(
       'cache', 'cache_index', lambda: jnp.array(0, dtype=jnp.int32)
     )
-    if not is_initialized:
+    if not ready:
       return key, value, mask
     *batch_dims, max_length, num_heads, depth = cached_key.value.shape
-    expected = tuple(batch_dims) + (1, num_heads, depth)
+    expected = (*batch_dims, 1, num_heads, depth)
     if expected != query.shape:
       raise ValueError(
         'Autoregressive cache shape error, '
         f'expected query shape {expected} instead got {query.shape}.'
       )
-    cur_index = cache_index.value
-    indices = attn_math.cache_step_indices(cur_index, len(batch_dims))
-    key = lax.dynamic_update_slice(cached_key.value, key, indices)
-    value = lax.dynamic_update_slice(cached_value.value, value, indices)
-    cached_key.value = key
-    cached_value.value = value
-    cache_index.value = cache_index.value + 1
-    # The single query position attends only to the positions generated so
-    # far, not to the zeros that fill the rest of the cache.
-    mask = combine_masks(
-      mask, attn_math.cache_step_mask(cur_index, batch_dims, max_length)
-    )
-    return key, value, mask
+    position = cache_index.value
+    start = attn_math.cache_step_indices(position, len(batch_dims))
+    for cached, new in ((cached_key, key), (cached_value, value)):
+      cached.value = lax.dynamic_update_slice(cached.value, new, start)
+    cache_index.value = position + 1
+    # The one query attends to the steps written so far, not to the zeros
+    # still filling the rest of the cache.
+    written = attn_math.cache_step_mask(position, batch_dims, max_length)
+    return cached_key.value, cached_value.value, combine_masks(mask, written)
 
 
 class MultiHeadAttention(MultiHeadDotProductAttention):
-  """Multi-head dot-product attention (same as
-  :class:`MultiHeadDotProductAttention`).
+  """Another name of :class:`MultiHeadDotProductAttention`.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.MultiHeadAttention(num_heads=2, qkv_features=4)
-    >>> x = jnp.ones((1, 3, 6))
-    >>> variables = layer.init(jax.random.key(0), x)
-    >>> layer.apply(variables, x).shape
-    (1, 3, 6)
+    >>> layer = nn.MultiHeadAttention(num_heads=3)
+    >>> x = jnp.zeros((2, 4, 6))
+    >>> layer.apply(layer.init(jax.random.key(1), x), x).shape
+    (2, 4, 6)
   """
 
 
 class SelfAttention(MultiHeadDotProductAttention):
-  """Self-attention special case of multi-head dot-product attention.
+  """:class:`MultiHeadDotProductAttention` of a sequence with itself.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.SelfAttention(num_heads=2)
-    >>> x = jnp.ones((1, 3, 4))
-    >>> variables = layer.init(jax.random.key(0), x)
-    >>> layer.apply(variables, x).shape
-    (1, 3, 4)
+    >>> layer = nn.SelfAttention(num_heads=1)
+    >>> x = jnp.zeros((2, 5))
+    >>> layer.apply(layer.init(jax.random.key(1), x), x).shape
+    (2, 5)
   """
 
   @compact
   def __call__(  # type: ignore[override]
     self,
     inputs_q: Array,
-    mask: Array | None = None,
-    deterministic: bool | None = None,
+    mask: _OptArray = None,
+    deterministic: _OptBool = None,
     dropout_rng=None,
     sow_weights: bool = False,
   ):
-    """Applies multi-head dot product self-attention on the input data.
-
-    Args:
-      inputs_q: input queries of shape ``[batch..., length, features]``.
-      mask: attention mask of shape ``[batch..., num_heads, q_length,
-        kv_length]``.
-      deterministic: if false, the attention weight is masked randomly using
-        dropout.
-      dropout_rng: optional rng key for the dropout mask.
-      sow_weights: sow the attention weights into 'intermediates'.
-
-    Returns:
-      Output of shape ``[batch..., length, out_features]``.
-    """
+    """Attends from ``inputs_q`` to itself (see the parent's call)."""
+    options = dict(deterministic=deterministic, dropout_rng=dropout_rng)
     return super().__call__(
-      inputs_q,
-      mask=mask,
-      deterministic=deterministic,
-      dropout_rng=dropout_rng,
-      sow_weights=sow_weights,
+      inputs_q, mask=mask, sow_weights=sow_weights, **options
     )

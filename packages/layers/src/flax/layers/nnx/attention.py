@@ -30,13 +30,17 @@ make_attention_mask = _attention.make_attention_mask
 make_causal_mask = _attention.make_causal_mask
 
 _EMPTY = MappingProxyType({})
+_OptArray = Array | None
+_OptInt = int | None
+_OptBool = bool | None
+_DotGeneral = tp.Callable[..., Array]
 
 
 def dot_product_attention_weights(
   query: Array,
   key: Array,
   bias: Array | None = None,
-  mask: Array | None = None,
+  mask: _OptArray = None,
   broadcast_dropout: bool = True,
   dropout_rng: Array | None = None,
   dropout_rate: float = 0.0,
@@ -83,17 +87,9 @@ def dot_product_attention_weights(
   key, _ = _attention.repeat_kv_heads(query, key)
   if is_causal:
     mask = _attention.with_causal_mask(mask, query.shape[-3], key.shape[-3])
+  dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
   weights = _attention.dot_product_attention_weights(
-    query,
-    key,
-    bias=bias,
-    mask=mask,
-    broadcast_dropout=broadcast_dropout,
-    dropout_rng=dropout_rng,
-    dropout_rate=dropout_rate,
-    deterministic=deterministic,
-    dtype=query.dtype,
-    precision=precision,
+    query, key, bias, mask, *dropout, query.dtype, precision
   )
   if module is not None:
     module.sow(nnx.Intermediate, 'attention_weights', weights)
@@ -104,10 +100,10 @@ def dot_product_attention(
   query: Array,
   key: Array,
   value: Array,
-  bias: Array | None = None,
+  bias: _OptArray = None,
   mask: Array | None = None,
   broadcast_dropout: bool = True,
-  dropout_rng: Array | None = None,
+  dropout_rng: _OptArray = None,
   dropout_rate: float = 0.0,
   deterministic: bool = False,
   dtype=None,
@@ -137,23 +133,17 @@ def dot_product_attention(
   query, key, value = promote_dtype((query, key, value), dtype=dtype)
   dtype = query.dtype
   key, value = _attention.repeat_kv_heads(query, key, value)
-  if not (query.ndim == key.ndim == value.ndim):
-    raise ValueError('q, k, v must have same rank.')
-  if not (query.shape[:-3] == key.shape[:-3] == value.shape[:-3]):
-    raise ValueError('q, k, v batch dims must match.')
-  if not (query.shape[-2] == key.shape[-2] == value.shape[-2]):
-    raise ValueError('q, k, v num_heads must match.')
-  if key.shape[-3] != value.shape[-3]:
-    raise ValueError('k, v lengths must match.')
+  _attention.check_same(
+    'q, k, v', (query, key, value), _attention.QKV_AGREE, ValueError
+  )
+  _attention.check_same('k, v', (key, value), _attention.KV_AGREE, ValueError)
+  dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
   weights = dot_product_attention_weights(
     query,
     key,
     bias,
     mask,
-    broadcast_dropout,
-    dropout_rng,
-    dropout_rate,
-    deterministic,
+    *dropout,
     dtype,
     precision,
     module,
@@ -224,10 +214,10 @@ class MultiHeadAttention(nnx.Module):
     self,
     num_heads: int,
     in_features: int,
-    qkv_features: int | None = None,
-    out_features: int | None = None,
-    num_kv_heads: int | None = None,
-    in_kv_features: int | None = None,
+    qkv_features: _OptInt = None,
+    out_features: _OptInt = None,
+    num_kv_heads: _OptInt = None,
+    in_kv_features: _OptInt = None,
     *,
     dtype=None,
     param_dtype=jnp.float32,
@@ -240,16 +230,16 @@ class MultiHeadAttention(nnx.Module):
     bias_init=initializers.zeros_init(),
     out_bias_init=None,
     use_bias: bool = True,
-    attention_fn: tp.Callable[..., Array] = dot_product_attention,
-    decode: bool | None = None,
+    attention_fn: _DotGeneral = dot_product_attention,
+    decode: _OptBool = None,
     normalize_qk: bool = False,
     qkv_promote_dtype=dtypes.promote_dtype,
-    out_promote_dtype=dtypes.promote_dtype,
-    ln_promote_dtype=dtypes.promote_dtype,
-    qkv_dot_general=None,
-    out_dot_general=None,
-    qkv_dot_general_cls=None,
-    out_dot_general_cls=None,
+    out_promote_dtype: PromoteDtypeFn = dtypes.promote_dtype,
+    ln_promote_dtype: PromoteDtypeFn = dtypes.promote_dtype,
+    qkv_dot_general: _DotGeneral | None = None,
+    out_dot_general: _DotGeneral | None = None,
+    qkv_dot_general_cls: tp.Callable[[], _DotGeneral] | None = None,
+    out_dot_general_cls: tp.Callable[[], _DotGeneral] | None = None,
     rngs: nnx.Rngs,
     keep_rngs: bool = True,
     kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
@@ -366,23 +356,19 @@ class MultiHeadAttention(nnx.Module):
 
   def set_view(
     self,
-    deterministic: bool | None = None,
-    decode: bool | None = None,
+    deterministic: _OptBool = None,
+    decode: _OptBool = None,
     batch_size: int | tuple[int, ...] | None = None,
-    max_length: int | None = None,
+    max_length: _OptInt = None,
   ):
-    """Class method used by ``nnx.view``.
+    """Sets the modes ``nnx.view`` asks for (None leaves one unchanged).
 
-    Args:
-      deterministic: if True, the module is set to deterministic mode.
-      decode: if True, the module is set to decode mode.
-      batch_size: the batch size to use for the cache.
-      max_length: the max length to use for the cache.
+    ``batch_size`` with ``max_length`` also creates the decoding cache for
+    ``(*batch, max_length, in_features)`` inputs.
     """
-    if deterministic is not None:
-      self.deterministic = deterministic
-    if decode is not None:
-      self.decode = decode
+    for name, mode in (('deterministic', deterministic), ('decode', decode)):
+      if mode is not None:
+        setattr(self, name, mode)
     if (batch_size is None) != (max_length is None):
       raise ValueError(
         'set_view needs both batch_size and max_length to create the '
@@ -430,11 +416,11 @@ class MultiHeadAttention(nnx.Module):
   def __call__(
     self,
     inputs_q: Array,
-    inputs_k: Array | None = None,
-    inputs_v: Array | None = None,
+    inputs_k: _OptArray = None,
+    inputs_v: _OptArray = None,
     *,
     mask: Array | None = None,
-    deterministic: bool | None = None,
+    deterministic: _OptBool = None,
     rngs=None,
     sow_weights: bool = False,
     decode: bool | None = None,
@@ -463,16 +449,9 @@ class MultiHeadAttention(nnx.Module):
     Returns:
       The output ``[batch..., q_length, out_features]``.
     """
-    if inputs_k is None:
-      if inputs_v is not None:
-        raise ValueError(
-          '`inputs_k` cannot be None if `inputs_v` is not None. '
-          'To have both `inputs_k` and `inputs_v` be the same value, pass in '
-          'the value to `inputs_k` and leave `inputs_v` as None.'
-        )
-      inputs_k = inputs_q
-    if inputs_v is None:
-      inputs_v = inputs_k
+    inputs_k, inputs_v = _attention.attention_inputs(
+      inputs_q, inputs_k, inputs_v
+    )
 
     if inputs_q.shape[-1] != self.in_features:
       raise ValueError(
@@ -502,7 +481,11 @@ class MultiHeadAttention(nnx.Module):
     if decode:
       key, value, mask = self._decode_step(key, value, mask)
 
-    if self.dropout_rate > 0.0:
+    # Dropout needs a decision (argument, attribute or nnx.flag) and keys.
+    dropout_rng = None
+    if self.dropout_rate <= 0.0:
+      deterministic = True
+    else:
       deterministic = first_from(
         deterministic,
         self.deterministic,
@@ -510,33 +493,24 @@ class MultiHeadAttention(nnx.Module):
         'MultiHeadAttention as either a __call__ argument, class '
         'attribute, or nnx.flag.',
       )
-      if not deterministic:
-        rngs = first_from(
-          rngs,
-          self.rngs,
-          error_msg='`deterministic` is False, but no `rngs` argument was '
-          'provided to MultiHeadAttention as either a __call__ argument '
-          'or class attribute.',
-        )
-        dropout_rng = key_from(rngs, 'dropout')
-      else:
-        dropout_rng = None
-    else:
-      deterministic = True
-      dropout_rng = None
+    if not deterministic:
+      rngs = first_from(
+        rngs,
+        self.rngs,
+        error_msg='`deterministic` is False, but no `rngs` argument was '
+        'provided to MultiHeadAttention as either a __call__ argument '
+        'or class attribute.',
+      )
+      dropout_rng = key_from(rngs, 'dropout')
 
+    options = {k: getattr(self, k) for k in _attention.ATTENTION_FIELDS}
     x = self.attention_fn(
-      query,
-      key,
-      value,
-      mask=mask,
-      dropout_rng=dropout_rng,
-      dropout_rate=self.dropout_rate,
-      broadcast_dropout=self.broadcast_dropout,
-      deterministic=deterministic,
-      dtype=self.dtype,
-      precision=self.precision,
+      *(query, key, value),
+      **options,
       module=self if sow_weights else None,
+      mask=mask,
+      deterministic=deterministic,
+      dropout_rng=dropout_rng,
       is_causal=is_causal,
     )
     return self.out(x, out_sharding=out_sharding)
