@@ -35,6 +35,8 @@ from jax import lax
 
 from flax.layers.fp8_meta import _meta_of
 
+Array = jax.Array
+
 # The FP8 formats the ops quantize to.
 _FP8_DTYPES = (
   jnp.float8_e4m3fn,
@@ -153,15 +155,16 @@ def in_qdq(compute_dtype, q_dtype, inp, scale, amax_history):
 
 
 def in_qdq_fwd(compute_dtype, q_dtype, inp, scale, amax_history):
-  qin, new_scale, new_history = quantize_dequantize_update(
+  qin, *meta = quantize_dequantize_update(
     inp, q_dtype, scale, amax_history, compute_dtype
   )
-  return qin, (new_scale, new_history)
+  return qin, tuple(meta)
 
 
 def in_qdq_bwd(compute_dtype, q_dtype, res, g):
-  new_scale, new_history = res
-  return g, new_scale, new_history
+  # ``g`` goes straight through; the meta state's cotangents are its new
+  # values, saved by the forward pass.
+  return (g, *res)
 
 
 in_qdq.defvjp(in_qdq_fwd, in_qdq_bwd)
@@ -219,17 +222,15 @@ def dot_general_with_precision(
 def dot_general_with_precision_jvp(
   dimension_numbers, precision, preferred_element_type, primals, tangents
 ):
-  lhs, rhs = primals
-  lhs_dot, rhs_dot = tangents
-  out = lax.dot_general(
-    lhs, rhs, dimension_numbers, precision=lax.Precision.DEFAULT
-  )
-  exact = functools.partial(
-    lax.dot_general,
-    dimension_numbers=dimension_numbers,
-    precision=lax.Precision.HIGHEST,
-  )
-  return out, exact(lhs_dot, rhs) + exact(lhs, rhs_dot)
+  (lhs, rhs), (d_lhs, d_rhs) = primals, tangents
+
+  def dot(a, b, level):
+    return lax.dot_general(a, b, dimension_numbers, precision=level)
+
+  # Product rule, each term at the highest precision.
+  high = lax.Precision.HIGHEST
+  tangent = dot(d_lhs, rhs, high) + dot(lhs, d_rhs, high)
+  return dot(lhs, rhs, lax.Precision.DEFAULT), tangent
 
 
 dot_general_with_precision.defjvp(dot_general_with_precision_jvp)
@@ -250,14 +251,15 @@ def in_q(compute_dtype, q_dtype, inp, scale, amax_history):
 
 
 def in_q_fwd(compute_dtype, q_dtype, inp, scale, amax_history):
-  new_scale, new_history = update_fp8_meta(inp, q_dtype, scale, amax_history)
-  qin = quantize(inp, q_dtype, _physical(new_scale), compute_dtype)
-  return (qin, new_scale), (new_scale, new_history)
+  meta = update_fp8_meta(inp, q_dtype, scale, amax_history)
+  qin = quantize(inp, q_dtype, _physical(meta[0]), compute_dtype)
+  return (qin, meta[0]), meta
 
 
 def in_q_bwd(compute_dtype, q_dtype, res, _):
-  new_scale, new_history = res
-  return None, new_scale, new_history
+  # No cotangent for the operand (``quantized_dot`` gives it one); the meta
+  # state's are its new values.
+  return (None, *res)
 
 
 in_q.defvjp(in_q_fwd, in_q_bwd)
@@ -344,14 +346,14 @@ def dot_general_transpose_rhs(
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(8, 9))
 def quantized_dot(
-  lhs,
-  q_lhs,
-  lhs_scale,
-  rhs,
-  q_rhs,
-  rhs_scale,
-  out_grad_scale,
-  out_grad_amax_history,
+  lhs: Array,
+  q_lhs: Array,
+  lhs_scale: Array,
+  rhs: Array,
+  q_rhs: Array,
+  rhs_scale: Array,
+  out_grad_scale: Array,
+  out_grad_amax_history: Array,
   dimension_numbers,
   preferred_element_type=None,
 ):
@@ -376,33 +378,27 @@ def _fp8_dot(q_lhs, q_rhs, dimension_numbers, preferred_element_type):
 
 
 def quantized_dot_fwd(
-  lhs,
-  q_lhs,
-  lhs_scale,
-  rhs,
-  q_rhs,
-  rhs_scale,
-  out_grad_scale,
-  out_grad_amax_history,
+  lhs: Array,
+  q_lhs: Array,
+  lhs_scale: Array,
+  rhs: Array,
+  q_rhs: Array,
+  rhs_scale: Array,
+  out_grad_scale: Array,
+  out_grad_amax_history: Array,
   dimension_numbers,
   preferred_element_type,
 ):
   out = _fp8_dot(q_lhs, q_rhs, dimension_numbers, preferred_element_type)
-  res = (
-    lhs,
-    q_lhs,
-    lhs_scale,
-    rhs,
-    q_rhs,
-    rhs_scale,
-    out_grad_scale,
-    out_grad_amax_history,
-  )
-  return out, res
+  # Saved per side: (operand, its quantized form, its scale), then the
+  # output gradient's meta state.
+  sides = ((lhs, q_lhs, lhs_scale), (rhs, q_rhs, rhs_scale))
+  return out, (*sides, (out_grad_scale, out_grad_amax_history))
 
 
 def quantized_dot_bwd(dimension_numbers, preferred_element_type, res, g):
-  lhs, q_lhs, lhs_scale, rhs, q_rhs, rhs_scale, g_scale, g_history = res
+  (lhs, q_lhs, lhs_scale), (rhs, q_rhs, rhs_scale), g_meta = res
+  g_scale, g_history = g_meta
   new_g_scale, new_g_history = update_fp8_meta(
     g, jnp.float8_e5m2, g_scale, g_history
   )
@@ -440,18 +436,18 @@ _SCALED_DOT_STATE = (
 
 
 def fp8_scaled_dot_general(
-  lhs,
-  rhs,
+  lhs: Array,
+  rhs: Array,
   dimension_numbers,
   precision=None,
   preferred_element_type=None,
   *,
-  lhs_scale=None,
-  rhs_scale=None,
-  grad_scale=None,
-  lhs_amax_history=None,
-  rhs_amax_history=None,
-  grad_amax_history=None,
+  lhs_scale: Array | None = None,
+  rhs_scale: Array | None = None,
+  grad_scale: Array | None = None,
+  lhs_amax_history: Array | None = None,
+  rhs_amax_history: Array | None = None,
+  grad_amax_history: Array | None = None,
   quantize_compute_type=jnp.float32,
 ):
   """A ``dot_general`` computed as an FP8 dot with delayed scaling.
@@ -483,15 +479,8 @@ def fp8_scaled_dot_general(
   Array([[3., 3.],
          [3., 3.]], dtype=float32)
   """
-  state = dict(
-    lhs_scale=lhs_scale,
-    rhs_scale=rhs_scale,
-    grad_scale=grad_scale,
-    lhs_amax_history=lhs_amax_history,
-    rhs_amax_history=rhs_amax_history,
-    grad_amax_history=grad_amax_history,
-  )
-  missing = [name for name in _SCALED_DOT_STATE if state[name] is None]
+  given = locals()
+  missing = [name for name in _SCALED_DOT_STATE if given[name] is None]
   if missing:
     raise TypeError(
       'fp8_scaled_dot_general needs its FP8 state as keyword arguments; '
@@ -510,16 +499,9 @@ def fp8_scaled_dot_general(
   q_rhs, rhs_scale = in_q(
     quantize_compute_type, e4m3, rhs, rhs_scale, rhs_amax_history
   )
+  sides = (lhs, q_lhs, lhs_scale), (rhs, q_rhs, rhs_scale)
+  grad_meta = (grad_scale, grad_amax_history)
   out = quantized_dot(
-    lhs,
-    q_lhs,
-    lhs_scale,
-    rhs,
-    q_rhs,
-    rhs_scale,
-    grad_scale,
-    grad_amax_history,
-    dimension_numbers,
-    preferred_element_type,
+    *sides[0], *sides[1], *grad_meta, dimension_numbers, preferred_element_type
   )
   return out_dq(preferred_element_type, lhs_scale, rhs_scale, out)

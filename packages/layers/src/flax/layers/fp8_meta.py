@@ -74,14 +74,13 @@ class Fp8MetaTyRules:
     lowest = jnp.array(-jnp.inf, dt.float_dtype)
     return lax.convert_element_type(lowest, dt)
 
-  @staticmethod
-  def tangent_dtype(dtype):
-    return dtype
+  # A meta value's tangent is a meta value of the same dtype.
+  tangent_dtype = staticmethod(lambda dtype: dtype)
 
   @staticmethod
   def full(shape, fill_value, dtype):
-    filled = lax.full(shape, fill_value, dtype.float_dtype)
-    return lax.convert_element_type(filled, dtype)
+    physical = lax.full(shape, fill_value, dtype.float_dtype)
+    return lax.convert_element_type(physical, dtype)
 
   @staticmethod
   def global_sharded_result_handler(aval, out_sharding, committed):
@@ -94,13 +93,10 @@ class Fp8MetaTyRules:
     )
     return physical_handler.wrap(lambda data: earray.EArray(aval, data))
 
-  @staticmethod
-  def convert_from(fp8_meta_dtype, other_dtype) -> bool:
-    return fp8_meta_dtype.float_dtype == other_dtype
-
-  @staticmethod
-  def convert_to(other_dtype, fp8_meta_dtype) -> bool:
-    return fp8_meta_dtype.float_dtype == other_dtype
+  # Conversions are free in both directions between a meta dtype and its
+  # own float dtype, and refused otherwise.
+  convert_from = staticmethod(lambda meta, other: meta.float_dtype == other)
+  convert_to = staticmethod(lambda other, meta: meta.float_dtype == other)
 
 
 @dataclasses.dataclass(frozen=True)
