@@ -143,6 +143,17 @@ class TreeState(struct.PyTreeNode):
   def state(self):
     return self.__state__
 
+  def __getattr__(self, name):
+    # ``tree_state.kernel``: the entry of the state (e.g. a prefix).
+    if name.startswith('__'):
+      raise AttributeError(name)
+    state = vars(self).get('__state__')
+    if isinstance(state, tp.Mapping) and name in state:
+      return state[name]
+    raise AttributeError(
+      f'{type(self).__name__!r} object has no attribute {name!r}'
+    )
+
 
 def is_tree_node(x) -> bool:
   """Whether ``x`` is a :class:`NodeStates` (a node ``to_tree`` made)."""
@@ -320,7 +331,8 @@ def prefix(node, filter_map, /, *, graph=None):
         if pred(path, x):
           return value
       raise ValueError(
-        f'No filter of {list(filter_map)!r} matches the value at {path!r}.'
+        f'No filter matched leaf at path {path!r} with value {x!r}; the '
+        f'filters are {list(filter_map)!r}.'
       )
 
   leaves_with_paths, treedef = jax.tree_util.tree_flatten_with_path(

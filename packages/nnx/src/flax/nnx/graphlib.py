@@ -556,7 +556,7 @@ def _leaves_for(graphdef: GraphDef, states) -> list:
   if total != graphdef.num_leaves:
     raise ValueError(
       f'Incorrect number of leaves, expected {graphdef.num_leaves} leaves, '
-      f'but got {total}.'
+      f'but got {total}.{_paths_mismatch(graphdef, flats)}'
     )
   if len(flats) == 1:
     paths, leaves = flats[0]
@@ -587,6 +587,29 @@ def _leaves_for(graphdef: GraphDef, states) -> list:
       )
     out.append(lookup[path])
   return out
+
+
+def _paths_mismatch(graphdef, flats) -> str:
+  """Which paths of ``graphdef`` the states lack or add (error text)."""
+  if any(paths is None for paths, _ in flats):
+    return ''
+  given = [p for paths, _ in flats for p in paths]
+  expected = graphdef_paths(graphdef)
+  have = set(given)
+  want = set(expected)
+  missing = [p for p in expected if p not in have]
+  extra = [p for p in given if p not in want]
+  text = ''
+  if missing:
+    text += f' The states have no value at {_path_list(missing)}.'
+  if extra:
+    text += f' The GraphDef has no leaf at {_path_list(extra)}.'
+  return text
+
+
+def _path_list(paths) -> str:
+  shown = ', '.join(repr(p) for p in paths[:5])
+  return shown + (f' and {len(paths) - 5} more' if len(paths) > 5 else '')
 
 
 _PATHS_CACHE: dict = {}
@@ -664,23 +687,42 @@ def merge(
 
   graphdef = graphdef_or_graphstate
   if isinstance(graphdef, GraphState):
-    graphdef, states = graphdef.graphdef, (graphdef.state, *states)
-  if not isinstance(graphdef, GraphDef):
+    graphdef, states = _graph_states(graphdef, states)
+  elif not isinstance(graphdef, GraphDef):
     raise TypeError(
-      f'merge expects a GraphDef as first argument, got '
-      f'{type(graphdef).__name__}; call it as nnx.merge(graphdef, state).'
+      f'Expected a GraphDef or GraphState object, got: {graphdef!r}; call '
+      'it as nnx.merge(graphdef, state).'
     )
-  if not states:
-    if graphdef.num_leaves:
-      raise ValueError(
-        f'Incorrect number of leaves, expected {graphdef.num_leaves} '
-        'leaves, but got 0.'
-      )
-    states = ([],)
+  elif not states:
+    raise TypeError(
+      "merge() missing 1 required positional argument: 'state' (the "
+      'State that split returned with this GraphDef).'
+    )
   leaves = _leaves_for(graphdef, states)
   if copy:
     leaves = [v.copy() if isinstance(v, Variable) else v for v in leaves]
   return _rebuild(graphdef, leaves, raw=False, wrap=recreate_variables)
+
+
+def _graph_states(first, rest):
+  """The GraphDef and States of GraphStates passed to merge (all must be
+  GraphStates of the same GraphDef)."""
+  from flax.nnx.graphops import GraphState
+
+  states = [first.state]
+  for gs in rest:
+    if not isinstance(gs, GraphState):
+      raise ValueError(
+        f'Expected GraphState object, got {type(gs)}: merge takes either '
+        'GraphStates only or a GraphDef and States.'
+      )
+    if gs.graphdef != first.graphdef:
+      raise ValueError(
+        'GraphDef must be the same for all GraphState objects passed to '
+        'merge; they come from different graphs.'
+      )
+    states.append(gs.state)
+  return first.graphdef, states
 
 
 # Operations built on this module (imported last: they import it).

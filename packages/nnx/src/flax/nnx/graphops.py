@@ -20,7 +20,7 @@ from collections.abc import MutableMapping
 
 import jax
 
-from flax.nnx import reprlib, rebuildlib
+from flax.nnx import reprlib, rebuildlib, statelib
 from flax.nnx.deprecations import deprecated
 from flax.nnx.flattenlib import _Flattener, _sorted_items
 from flax.nnx.graphlib import (
@@ -390,22 +390,47 @@ class GraphState(MutableMapping, reprlib.Representable, tp.Generic[A]):
   def __len__(self):
     return len(self._state)
 
+  def __getattr__(self, name):
+    # ``graph_state.kernel``: the State's entry.
+    if name.startswith('_'):
+      raise AttributeError(name)
+    try:
+      return self._state[name]
+    except KeyError:
+      raise AttributeError(
+        f'{type(self).__name__!r} object has no attribute {name!r}'
+      ) from None
+
   def __nnx_repr__(self):
     yield reprlib.Object(type(self))
     yield reprlib.Attr('graphdef', self._graphdef)
     yield reprlib.Attr('state', self._state)
 
 
+# A GraphState flattens as its State does (same children and key paths);
+# the GraphDef is static.
+
+
 def _graph_state_flatten_with_keys(gs):
-  return ((jax.tree_util.GetAttrKey('state'), gs._state),), gs._graphdef
+  children, keys = statelib._state_flatten_with_keys(gs._state)
+  return children, (gs._graphdef, keys)
 
 
-def _graph_state_unflatten(graphdef, children):
-  return GraphState(graphdef, children[0])
+def _graph_state_flatten(gs):
+  children, keys = statelib._state_flatten(gs._state)
+  return children, (gs._graphdef, keys)
+
+
+def _graph_state_unflatten(aux, children):
+  graphdef, keys = aux
+  return GraphState(graphdef, statelib._state_unflatten(keys, children))
 
 
 jax.tree_util.register_pytree_with_keys(
-  GraphState, _graph_state_flatten_with_keys, _graph_state_unflatten
+  GraphState,
+  _graph_state_flatten_with_keys,
+  _graph_state_unflatten,
+  _graph_state_flatten,
 )
 
 

@@ -49,7 +49,7 @@ class Sequential(nnx.Module):
     self.layers = _layers_container(fns)
 
   def __call__(self, *args, rngs=None, **kwargs):
-    """Runs the chain (an empty chain returns None).
+    """Runs the chain.
 
     Args:
       *args: positional arguments of the first layer.
@@ -57,8 +57,14 @@ class Sequential(nnx.Module):
       **kwargs: keyword arguments of the first layer.
 
     Returns:
-      The output of the last layer.
+      The output of the last layer. An empty chain is the identity: it
+      returns its one positional argument, the tuple of several, else the
+      dict of keyword arguments (None without any).
     """
+    if not self.layers:
+      if args:
+        return args[0] if len(args) == 1 else args
+      return kwargs or None
     output: tp.Any = None
     for i, f in enumerate(self.layers):
       if not callable(f):

@@ -10,6 +10,7 @@
 {'accuracy': 0.5, 'loss': 2.0}
 """
 
+import inspect
 import typing as tp
 
 import jax
@@ -234,7 +235,9 @@ class MultiMetric(Metric):
   """Several metrics updated together: ``MultiMetric(name=metric, ...)``.
 
   ``update(**kwargs)`` passes every keyword to every metric; ``compute()``
-  returns ``{name: value}``.
+  returns ``{name: value}``. ``mask`` goes only to metrics whose ``update``
+  has a ``mask`` parameter; a dict ``{name: mask}`` gives each metric its
+  own (metrics it does not name get none).
   """
 
   def __init__(self, **metrics):
@@ -247,8 +250,29 @@ class MultiMetric(Metric):
       getattr(self, name).reset()
 
   def update(self, **updates) -> None:
+    mask = updates.pop('mask', None)
     for name in self._metric_names:
-      getattr(self, name).update(**updates)
+      metric = getattr(self, name)
+      m = mask.get(name) if isinstance(mask, dict) else mask
+      if m is not None and _takes_mask(type(metric)):
+        metric.update(mask=m, **updates)
+      else:
+        metric.update(**updates)
 
   def compute(self) -> dict:
     return {name: getattr(self, name).compute() for name in self._metric_names}
+
+
+_TAKES_MASK: dict = {}
+
+
+def _takes_mask(cls) -> bool:
+  """Whether ``cls.update`` has a ``mask`` parameter (cached per class)."""
+  takes = _TAKES_MASK.get(cls)
+  if takes is None:
+    try:
+      params = inspect.signature(cls.update).parameters
+    except (TypeError, ValueError):
+      params = {}
+    takes = _TAKES_MASK[cls] = 'mask' in params
+  return takes

@@ -159,13 +159,13 @@ class Optimizer(Pytree, tp.Generic[M]):
       The updates that were added to the parameters.
     """
     params = _pure(filtered_state(model, self.wrt, self.graph))
+    if isinstance(grads, nnx.GraphState):
+      # Gradients of an ``nnx.unpack`` GraphState: its State.
+      grads = grads.state
     if isinstance(grads, (Pytree, Variable)):
       # Gradients as a graph node (tree-mode ``nnx.grad`` returns a copy
       # of the model): its Variables matching ``wrt``.
       grads = nnx.state(grads, self.wrt)
-    elif isinstance(grads, nnx.GraphState):
-      # Gradients of an ``nnx.unpack`` GraphState: its State.
-      grads = grads.state
     elif isinstance(grads, nnx.State):
       # Gradients of more Variables than ``wrt`` covers (every Param, with
       # ``wrt=nnx.LoRAParam``): only those being optimized. A State of
