@@ -102,7 +102,12 @@ class _DescriptorWrapper:
       raise errors.DescriptorAttributeError() from e
 
   def __getattr__(self, name):
-    return getattr(self.wrapped, name)
+    # While unpickling, ``wrapped`` is not set yet.
+    try:
+      wrapped = self.__dict__['wrapped']
+    except KeyError:
+      raise AttributeError(name) from None
+    return getattr(wrapped, name)
 
 
 class _DataDescriptorWrapper(_DescriptorWrapper):
