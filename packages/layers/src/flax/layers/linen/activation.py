@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from flax.layers.activations import *  # noqa: F403
 from flax.layers.activations import __all__ as _functions
+from flax.layers.dtypes import F32
 from flax.linen import Module, compact
 
 # ``flax.linen.activation`` also names Dense.
@@ -19,47 +20,34 @@ Dtype = Any
 
 
 class PReLU(Module):
-  """Parametric Rectified Linear Unit (PReLU) activation function.
+  """``x`` where ``x >= 0``, a learned ``negative_slope * x`` elsewhere.
 
-  Note that PReLU is a Flax layer and not a simple activation function, so
-  it needs to be initialized before being called.
+  Unlike the plain activation functions it has a parameter, so it is
+  initialized like any layer.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.PReLU()
-    >>> variables = layer.init(jax.random.key(0), jnp.ones(3))
-    >>> variables['params']['negative_slope']
-    Array(0.01, dtype=float32)
-    >>> layer.apply(variables, jnp.array([-2.0, 3.0]))
-    Array([-0.02,  3.  ], dtype=float32)
-
-  Attributes:
-    param_dtype: the dtype passed to parameter initializers (default:
-      float32).
-    negative_slope_init: the value to initialize the negative slope
-      (default 0.01).
+    >>> act = nn.PReLU(negative_slope_init=0.5)
+    >>> v = act.init(jax.random.key(1), jnp.zeros(2))
+    >>> act.apply(v, jnp.array([-4.0, 1.0]))
+    Array([-2.,  1.], dtype=float32)
   """
 
-  param_dtype: Dtype = jnp.float32
+  param_dtype: Dtype = F32
+  """Dtype of ``negative_slope``."""
   negative_slope_init: float = 0.01
+  """Starting value of ``negative_slope``."""
 
   @compact
   def __call__(self, inputs: Array) -> Array:
-    """Applies the activation: ``x`` where ``x >= 0``, ``slope * x`` else.
-
-    Args:
-      inputs: the nd-array to apply the activation function to.
-
-    Returns:
-      The transformed input, with the dtype of ``inputs``.
-    """
-
-    def init_slope(_rng):
-      return jnp.full((), self.negative_slope_init, self.param_dtype)
-
-    slope = self.param('negative_slope', init_slope).astype(inputs.dtype)
+    """Applies the activation; the result has the dtype of ``inputs``."""
+    value = self.negative_slope_init
+    slope = self.param(
+      'negative_slope', lambda _: jnp.full((), value, self.param_dtype)
+    )
+    slope = slope.astype(inputs.dtype)
     return jnp.where(inputs < 0, slope * inputs, inputs)
 
 

@@ -7,6 +7,7 @@ from flax.layers import stochastic
 from flax.linen import Module, compact, merge_param
 
 Array = Any
+MaybeFlag = bool | None
 
 
 class Dropout(Module):
@@ -35,28 +36,20 @@ class Dropout(Module):
 
   rate: float
   broadcast_dims: Sequence[int] = ()
-  deterministic: bool | None = None
+  deterministic: MaybeFlag = None
   rng_collection: str = 'dropout'
 
   @compact
   def __call__(
-    self, inputs: Array, deterministic: bool | None = None, rng=None
+    self, inputs: Array, deterministic: MaybeFlag = None, rng=None
   ) -> Array:
-    """Applies a random dropout mask to the input.
+    """Zeroes a random ``rate`` of ``inputs`` and rescales the rest.
 
-    Args:
-      inputs: the inputs that should be randomly masked.
-      deterministic: if True no dropout is applied; overrides nothing, it
-        is merged with the attribute (exactly one must be set).
-      rng: an optional PRNG key used instead of ``make_rng``.
-
-    Returns:
-      The masked inputs reweighted to preserve mean.
+    ``deterministic`` must be given here or as the attribute (not both);
+    ``rng`` replaces the key drawn from ``rng_collection``.
     """
-    deterministic = merge_param(
-      'deterministic', self.deterministic, deterministic
-    )
-    if deterministic or self.rate == 0.0:
+    off = merge_param('deterministic', self.deterministic, deterministic)
+    if off or self.rate == 0.0:
       return inputs
     # Dropping everything needs no randomness, so no key is drawn for it.
     if rng is None and self.rate != 1.0:
