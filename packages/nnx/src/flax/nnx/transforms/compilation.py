@@ -28,7 +28,8 @@ from flax.nnx._common import (
 from flax.nnx._common import Missing as Missing
 from flax.nnx.extract import labeled as labeled
 from flax.nnx import graphlib
-from flax.nnx.transforms import common, flatcall, jitfns, stages, treecall
+from flax.nnx.transforms import _prefix, common, flatcall, jitfns, stages
+from flax.nnx.transforms import treecall
 from flax.nnx.transforms import varflow
 from flax.nnx.transforms.jitfns import JitFn as JitFn
 from flax.nnx.transforms.jitfns import SimpleJitFn as SimpleJitFn
@@ -72,6 +73,20 @@ def _normalize_names(names):
   if isinstance(names, str):
     return (names,)
   return tuple(names)
+
+
+def _with_static_slots(in_shardings, static_argnums):
+  """``in_shardings`` (one entry per non-static positional argument) with
+  a None entry at each static position: the static arguments stay in the
+  call ``jax.jit`` sees (as placeholders)."""
+  if not static_argnums or not isinstance(in_shardings, (tuple, list)):
+    return in_shardings
+  out = []
+  for entry in in_shardings:
+    while len(out) in static_argnums:
+      out.append(None)
+    out.append(entry)
+  return tuple(out)
 
 
 class _StaticBox:
@@ -161,6 +176,26 @@ class JitWrapped:
       )
     self.static_argnums = frozenset(static_argnums)
     self.static_argnames = frozenset(static_argnames)
+    # in_shardings cover the non-static positional arguments; entries
+    # given per Variable (nnx.prefix results, StateSharding) become
+    # prefixes of what crosses jax.jit (_prefix)
+    in_shardings = _with_static_slots(in_shardings, self.static_argnums)
+    self._node_in = self._node_out = None
+    self._node_jits: dict = {}
+    if not self.graph:
+      # tree mode: graph nodes are pytrees, nnx.prefix results match them
+      in_shardings = _prefix.to_jax(in_shardings, graph=False)
+      out_shardings = _prefix.to_jax(out_shardings, graph=False)
+    else:
+      if _prefix.has_node_entries(in_shardings):
+        # per call structure: the prefix of each graph node's slots
+        self._node_in = in_shardings
+        in_shardings = None
+      if _prefix.has_node_entries(out_shardings):
+        # constrained inside, and given the sharding objects outside
+        fun = _prefix.with_out_shardings(fun, out_shardings)
+        self._node_out = out_shardings
+        out_shardings = None
     self._donate_argnums = frozenset(donate_argnums)
     self._donate_argnames = frozenset(donate_argnames)
     self._fn = self._make_fn(fun, in_shardings, out_shardings, update_shardings)
@@ -168,13 +203,19 @@ class JitWrapped:
     self._fast = (
       FAST_PATH
       and in_shardings is None
+      and self._node_in is None
       and out_shardings is None
       and not update_shardings
     )
     # compiled entries by call structure (graph or tree mode: a wrapper
     # has one mode) and the memo of the last call (flatcall.Memo)
     self._entries: dict = {}
-    self._hot = self._fast and not self.static_argnums and not static_argnames
+    self._hot = (
+      self._fast
+      and not self.static_argnums
+      and not static_argnames
+      and self._node_out is None
+    )
     self._hot_key = (None, self.graph_updates)
     self._memo = [None]
     self._fast_jit_kwargs = dict(
@@ -200,7 +241,20 @@ class JitWrapped:
       # the Variable values leave with these shardings, one per Variable
       # of the arguments in pytree order (tree mode)
       jit_kwargs['out_shardings'] = (out_shardings, list(update_shardings))
+    self._jit_kwargs = jit_kwargs
     self._jitted = jax.jit(self._fn, **jit_kwargs)
+
+  def _jit_of(self, ga, args):
+    """The ``jax.jit`` function for a graph-mode call (one per call
+    structure when ``in_shardings`` give shardings per Variable)."""
+    if self._node_in is None:
+      return self._jitted
+    jitted = self._node_jits.get(ga.static)
+    if jitted is None:
+      prefix = _prefix.graph_prefix(self._node_in, tuple(args), ga)
+      jitted = jax.jit(self._fn, **dict(self._jit_kwargs, in_shardings=prefix))
+      self._node_jits[ga.static] = jitted
+    return jitted
 
   def _make_fn(self, fun, in_shardings, out_shardings, update_shardings):
     """The function handed to ``jax.jit`` (see :mod:`jitfns`)."""
@@ -237,6 +291,10 @@ class JitWrapped:
       if i < len(args):
         statics.append(('a', i, args[i]))
         args[i] = None
+    # trailing static arguments leave the call (in_shardings cover the
+    # non-static positional arguments)
+    while args and len(args) - 1 in self.static_argnums:
+      args.pop()
     kwargs = dict(kwargs)
     for name in sorted(self.static_argnames):
       if name in kwargs:
@@ -245,6 +303,12 @@ class JitWrapped:
 
   # -- graph mode -------------------------------------------------------------
   def _call_graph(self, args, kwargs):
+    out = self._call_graph_(args, kwargs)
+    if self._node_out is not None:
+      out = _prefix.map_variables(out, self._node_out, jax.device_put)
+    return out
+
+  def _call_graph_(self, args, kwargs):
     args, kwargs, box = self._split_static(args, kwargs)
     if self._fast:
       graph_updates = self.graph_updates
@@ -264,7 +328,7 @@ class JitWrapped:
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
-    result = self._jitted(key, *pure_args, **pure_kwargs)
+    result = self._jit_of(ga, args)(key, *pure_args, **pure_kwargs)
     out_leaves, values = result.leaves
     out_static, changed = result.static
     ga.write_back((changed, values), variables_only=not self.graph_updates)
@@ -393,7 +457,7 @@ class JitWrapped:
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
-    return self._jitted.trace(key, *pure_args, **pure_kwargs)
+    return self._jit_of(ga, args).trace(key, *pure_args, **pure_kwargs)
 
   def trace(self, *args, **kwargs):
     """Traces the function for these arguments (a :class:`Traced`)."""

@@ -11,7 +11,8 @@ from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
-from flax.nnx.transforms import _axis_metadata, _fns, common, varflow
+from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common
+from flax.nnx.transforms import varflow
 from flax.nnx.extract import labeled as labeled
 from flax.nnx.transforms.general import ForiLoopBodyFn as ForiLoopBodyFn
 from flax.nnx.transforms.general import (
@@ -365,15 +366,16 @@ def _tree_map_call(
   the arguments with their mapped axis restored. Keyword arguments are
   mapped over their axis 0, as in ``jax.vmap``."""
   common.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
+  g = resolve_graph(graph)
+  in_axes = _prefix.to_jax(in_axes, graph=g)
+  out_axes = _prefix.to_jax(out_axes, graph=g)
   ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-  fn = fn_cls(f, resolve_graph(graph), ia, out_axes, ())
+  fn = fn_cls(f, g, ia, out_axes, ())
   variables = fn.variables((args, kwargs))
-  var_axes = []
-  for a, ax in zip(args, ia):
-    var_axes.extend([ax] * len(fn.variables(((a,), {}))))
+  pure_args, pure_kwargs = fn.pure((args, kwargs))
+  var_axes = _prefix.variable_prefixes(ia, tuple(pure_args))
   var_axes.extend([0] * len(fn.variables(((), kwargs))))
   fn.update_axes = tuple(var_axes)
-  pure_args, pure_kwargs = fn.pure((args, kwargs))
   out, mapped, unmapped = jax_map(
     fn, in_axes=ia, out_axes=(out_axes, 0, None), **kw
   )(*pure_args, **pure_kwargs)

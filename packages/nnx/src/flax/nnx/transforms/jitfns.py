@@ -30,6 +30,8 @@ def join_static(args, kwargs, box):
   args = list(args)
   for kind, where, value in box.values:
     if kind == 'a':
+      if where >= len(args):
+        args.extend([None] * (where + 1 - len(args)))
       args[where] = value
     else:
       kwargs[where] = value

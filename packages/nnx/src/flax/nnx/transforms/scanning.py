@@ -23,7 +23,8 @@ import jax
 from flax import struct
 from flax.core.frozen_dict import FrozenDict
 from flax.nnx._common import MISSING, resolve_graph
-from flax.nnx.transforms import _axis_metadata, _fns, common, tracecache
+from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common
+from flax.nnx.transforms import tracecache
 from flax.nnx.transforms import varflow
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
@@ -372,13 +373,10 @@ def scan(
       common.check_tree_mode_args(ia, name='nnx.scan')
       probe = _fns.SimpleFn(f, resolve_graph(graph))
       probe.name = 'scan'
+      ia = tuple(_prefix.to_jax(ia, graph=probe.graph))
       variables = probe.variables(args, 'arguments')
-      update_axes = tuple(
-        ax
-        for arg, ax in zip(args, ia)
-        for _ in probe.variables((arg,), 'arguments')
-      )
       pure_args = probe.pure(args)
+      update_axes = tuple(_prefix.variable_prefixes(ia, tuple(pure_args)))
       key = (False, probe.graph, update_axes)
     flat, treedef = jax.tree_util.tree_flatten(pure_args)
     # one step function per structure: jax.lax.scan reuses the trace of

@@ -29,7 +29,7 @@ import jax
 from jax.sharding import PartitionSpec
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
-from flax.nnx.transforms import _fns, common, varflow
+from flax.nnx.transforms import _fns, _prefix, common, varflow
 from flax.nnx.transforms.types import StateAxes, StateSharding
 from flax.nnx.variablelib import Variable
 
@@ -182,7 +182,10 @@ def _graph_call(f, args, specs, updates, mesh, out_specs, axis_names, vma):
       return jax.tree_util.tree_map(node, arg, is_leaf=_is_ns)
     return spec
 
-  prefix = tuple(conv(s, a) for s, a in zip(specs, pure_args))
+  if _prefix.has_tree_states(specs):
+    prefix = tuple(_prefix.graph_prefix(tuple(specs), tuple(args), ga))
+  else:
+    prefix = tuple(conv(s, a) for s, a in zip(specs, pure_args))
   values_specs = _values_specs(ga, pure_args, prefix)
   if updates:
     fn = ShardMapFn(f, prefix, out_specs, None, None, graph_args=ga)
@@ -259,6 +262,8 @@ def shard_map(
     specs = _specs_per_arg(in_specs, len(args))
     if not updates:
       _check_no_state_sharding(specs)
+    if not g:
+      specs = tuple(_prefix.to_jax(specs, graph=False))
     if g:
       return _graph_call(
         f, args, specs, updates, mesh, out_specs, axis_names, check_vma

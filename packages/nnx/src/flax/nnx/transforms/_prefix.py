@@ -1,0 +1,261 @@
+"""Prefixes on graph nodes, as JAX takes them.
+
+Every NNX transform takes prefixes of its arguments or outputs (``in_axes``,
+``out_axes``, ``in_specs``, ``in_shardings``, ``argnums``, ...). A prefix
+may hold NNX objects that stand for graph nodes:
+
+* the results of :func:`nnx.prefix` (a ``TreeState``: a GraphDef with a
+  State mapping each Variable path to its prefix), in every mode;
+* :class:`StateAxes`, :class:`StateSharding` and :class:`DiffState` (graph
+  mode with graph updates only).
+
+:func:`check` validates a prefix when the transform is created;
+:func:`to_jax` turns ``TreeState`` entries into the prefix of what JAX sees
+of the graph node (its pytree in tree mode, its ``NodeStates`` when the
+nodes cross as graphs), so the result is a prefix JAX accepts.
+"""
+
+import functools
+
+import jax
+
+from flax.nnx import extract
+from flax.nnx.pytreelib import Pytree
+from flax.nnx.variablelib import Variable
+
+_TreeState = extract.TreeState
+
+
+def _is_tree_state(x) -> bool:
+  return isinstance(x, _TreeState)
+
+
+def _is_prefix_leaf(x) -> bool:
+  return x is None or isinstance(x, _TreeState)
+
+
+def _nnx_prefix_types():
+  from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
+
+  return (StateAxes, StateSharding, DiffState)
+
+
+def check(prefix, *, name: str, what: str, graph_updates: bool) -> None:
+  """Validates the prefix ``prefix`` given as ``what`` to ``nnx.<name>``:
+  graph nodes and Variables are no prefixes, and without graph updates
+  (tree mode or ``graph_updates=False``) neither are StateAxes,
+  StateSharding or DiffState."""
+  special = _nnx_prefix_types()
+
+  def is_leaf(x):
+    return isinstance(x, (Pytree, Variable, _TreeState) + special)
+
+  leaves = jax.tree_util.tree_flatten_with_path(prefix, is_leaf=is_leaf)[0]
+  for path, leaf in leaves:
+    where = jax.tree_util.keystr(path)
+    if isinstance(leaf, Variable):
+      raise ValueError(
+        f'Found Variable of type {type(leaf).__name__} at path {where} in '
+        f'`{what}` for nnx.{name}. Variables are not valid prefixes: give '
+        'the axis, sharding or flag itself, or build a prefix tree for a '
+        'graph node with nnx.prefix.'
+      )
+    if isinstance(leaf, Pytree):
+      raise ValueError(
+        f'Found graph node of type {type(leaf).__name__} at path {where} '
+        f'in `{what}` for nnx.{name}. Graph nodes are not valid prefixes: '
+        'build a prefix tree for a graph node with nnx.prefix, or use '
+        'StateAxes / StateSharding / DiffState in graph mode.'
+      )
+    if isinstance(leaf, special) and not graph_updates:
+      raise ValueError(
+        f'`{what}` cannot contain `{type(leaf).__name__}` objects when '
+        '`graph=False` or `graph_updates=False` (found one at path '
+        f'{where} for nnx.{name}); build a prefix tree for the graph node '
+        'with nnx.prefix instead.'
+      )
+
+
+def has_tree_states(prefix) -> bool:
+  """Whether ``prefix`` holds results of :func:`nnx.prefix`."""
+  return any(
+    map(_is_tree_state, jax.tree_util.tree_leaves(prefix, is_leaf=_is_prefix_leaf))
+  )
+
+
+def to_jax(prefix, *, graph: bool):
+  """``prefix`` with each :func:`nnx.prefix` result replaced by the prefix
+  of its graph node as JAX sees it: the ``NodeStates`` the node crosses as
+  (``graph``: nodes cross as graphs, ``graph=True, graph_updates=False``),
+  or the node's own pytree with the prefix at each Variable (tree mode).
+  Other entries are left as they are."""
+  if not has_tree_states(prefix):
+    return prefix
+
+  def conv(x):
+    if not _is_tree_state(x):
+      return x
+    if graph:
+      return extract.NodeStates(
+        _graphdef=x.graphdef, states=(x.state,), metadata=None
+      )
+    return _as_pytree_prefix(x)
+
+  return jax.tree.map(conv, prefix, is_leaf=_is_prefix_leaf)
+
+
+class _Boxed:
+  """A prefix value held as a Variable's value while the node is rebuilt
+  (so that None and pytree prefixes stay one leaf)."""
+
+  __slots__ = ('value',)
+
+  def __init__(self, value):
+    self.value = value
+
+
+def _as_pytree_prefix(tree_state):
+  """The graph node of ``tree_state`` rebuilt as a pytree prefix: its
+  Variables replaced by their prefixes."""
+  from flax.nnx import graphlib
+
+  boxed = jax.tree.map(
+    _Boxed, tree_state.state, is_leaf=lambda x: x is None
+  )
+  node = graphlib.merge(tree_state.graphdef, boxed)
+  return jax.tree.map(
+    lambda v: v.get_value().value if isinstance(v, Variable) else v,
+    node,
+    is_leaf=lambda x: isinstance(x, Variable),
+  )
+
+
+def variable_prefixes(prefix, pure_tree) -> list:
+  """The prefix of each Variable of ``pure_tree`` (what crosses the JAX
+  transform), in pytree order: ``prefix`` (as :func:`to_jax` returns it)
+  broadcast over ``pure_tree`` with Variables as leaves."""
+  out: list = []
+
+  def is_variable(x):
+    return isinstance(x, Variable)
+
+  def visit(p, sub):
+    leaves = jax.tree_util.tree_leaves(sub, is_leaf=is_variable)
+    out.extend([p] * sum(map(is_variable, leaves)))
+
+  jax.tree.map(visit, prefix, pure_tree, is_leaf=lambda x: x is None)
+  return out
+
+
+def _is_entry(x) -> bool:
+  from jax.sharding import PartitionSpec
+
+  return x is None or isinstance(
+    x, (_TreeState, PartitionSpec) + _nnx_prefix_types()
+  )
+
+
+def has_node_entries(prefix) -> bool:
+  """Whether ``prefix`` holds entries that stand for graph nodes
+  (:func:`nnx.prefix` results, StateAxes, StateSharding)."""
+  kinds = (_TreeState,) + _nnx_prefix_types()
+  return any(
+    isinstance(x, kinds)
+    for x in jax.tree_util.tree_leaves(prefix, is_leaf=_is_entry)
+  )
+
+
+def entry_of(entry):
+  """``(path, variable) -> prefix`` of the Variables of a graph node the
+  prefix entry ``entry`` covers."""
+  from flax.nnx.transforms.types import StateAxes
+
+  if isinstance(entry, _TreeState):
+    paths, values = entry.state._flat_items()
+    table = {
+      tuple(p): (v.get_value() if isinstance(v, Variable) else v)
+      for p, v in zip(paths, values)
+    }
+    return lambda path, var: table.get(tuple(path))
+  if isinstance(entry, StateAxes):
+    return entry.map_prefix
+  return lambda path, var: entry
+
+
+def map_variables(tree, prefix, fn):
+  """Applies ``fn(value, prefix_value)`` to the leaves of ``tree`` (arrays,
+  and the values of the Variables of its graph nodes) wherever ``prefix``
+  gives them a value that is not None; graph nodes are updated in place,
+  the new tree is returned."""
+  from flax.nnx import graphlib
+
+  def is_node(x):
+    return isinstance(x, (Pytree, Variable))
+
+  leaves, treedef = jax.tree_util.tree_flatten(tree, is_leaf=is_node)
+  entries = extract.broadcast_prefix(
+    prefix, tree, prefix_is_leaf=_is_entry, tree_is_leaf=is_node
+  )
+  out = []
+  for leaf, entry in zip(leaves, entries):
+    if entry is not None and is_node(leaf):
+      lookup = entry_of(entry)
+      for path, var in graphlib.iter_graph(leaf):
+        if isinstance(var, Variable):
+          value = lookup(tuple(path), var)
+          if value is not None:
+            var.set_value(fn(var.get_value(), value))
+    elif entry is not None:
+      leaf = fn(leaf, entry)
+    out.append(leaf)
+  return treedef.unflatten(out)
+
+
+def _constrain(x, sharding):
+  """``x`` constrained to ``sharding`` inside a trace (resharded where the
+  mesh axes are explicit)."""
+  try:
+    return jax.lax.with_sharding_constraint(x, sharding)
+  except ValueError:
+    return jax.sharding.reshard(x, sharding)
+
+
+def with_out_shardings(fun, out_shardings):
+  """``fun`` with its outputs constrained to the shardings of the prefix
+  ``out_shardings``, graph node entries included (the Variables of an
+  output graph node get the sharding their entry gives their path)."""
+
+  @functools.wraps(fun)
+  def sharded(*args, **kwargs):
+    return map_variables(fun(*args, **kwargs), out_shardings, _constrain)
+
+  return sharded
+
+
+def graph_prefix(prefix, tree, ga):
+  """``prefix`` (a prefix of ``tree``, which holds graph nodes) as a
+  prefix of ``ga.pure()``: each graph node's entry becomes a NodeStates
+  holding the prefix of each of its slots (:func:`entry_of`)."""
+  from flax.nnx.transforms import common
+
+  def is_node(x):
+    return isinstance(x, (Pytree, Variable))
+
+  entries = extract.broadcast_prefix(
+    prefix, tree, prefix_is_leaf=_is_entry, tree_is_leaf=is_node
+  )
+  leaves = list(entries)
+  for k, (pos, root) in enumerate(zip(ga.positions, ga.roots)):
+    if pos >= len(leaves):  # a keyword argument: not covered
+      break
+    lookup = entry_of(entries[pos])
+    values = [
+      lookup(tuple(path), slot) for path, slot in zip(root.paths, root.slots)
+    ]
+    groups = (
+      (values,)
+      if root.mask is None
+      else common._group(values, root.mask, root.ngroups)
+    )
+    leaves[pos] = common.NodeStates(groups, k)
+  return jax.tree_util.tree_structure(tree, is_leaf=is_node).unflatten(leaves)
