@@ -56,3 +56,19 @@ def test_module_built_while_another_is_on_the_stack_is_adopted():
   assert jax.tree.map(jnp.shape, variables) == {
     'params': {'Dense_0': {'bias': (2,), 'kernel': (4, 2)}}
   }
+
+
+def test_module_helpers_libraries_import():
+  class Foo(nn.Module):
+    features: int = 3
+    act: object = nn.relu
+
+  assert module_lib._get_unspecified_parent() is module_lib._unspecified_parent
+  assert module_lib._sorted_items({'b': 1, 'a': 2}) == [('a', 2), ('b', 1)]
+  assert module_lib._attr_repr(Foo) == 'Foo'
+  assert module_lib._attr_repr(nn.relu) == 'relu'
+  assert module_lib._attr_repr('s') == "'s'"
+  assert module_lib._module_repr(Foo()) == repr(Foo())
+  assert module_lib._module_repr(Foo(), 2) == (
+    'Foo(\n  # attributes\n  features = 3\n  act = relu\n)'
+  )

@@ -811,3 +811,14 @@ def __getattr__(name):
     globals()[name] = value
     return value
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+# Helpers that code built on Linen imports from this module by name.
+_module_repr = _module_tree.module_repr
+_attr_repr = _module_tree.attr_repr
+_get_unspecified_parent = _unspecified
+
+
+def _sorted_items(x):
+  """The items of mapping ``x``, sorted by key."""
+  return sorted(x.items(), key=lambda item: item[0])

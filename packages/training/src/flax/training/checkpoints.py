@@ -139,6 +139,28 @@ def available_steps(ckpt_dir, prefix: str = 'checkpoint_', step_type=int):
   return [step_type(s) for s in steps]
 
 
+def _all_checkpoints(ckpt_dir, prefix: str = 'checkpoint_') -> list[str]:
+  """The paths of the checkpoints in ``ckpt_dir``, oldest step first."""
+  ckpt_dir = safe_normpath(ckpt_dir)
+  entries = backend_lib.list_entries(ckpt_dir, prefix)
+  return [os.path.join(ckpt_dir, name) for _, name in entries]
+
+
+def _allowempty_listdir(path: str):
+  """The names in folder ``path``; an empty list if it does not exist."""
+  try:
+    return os.listdir(path)
+  except FileNotFoundError:
+    return []
+
+
+def _is_multiprocess_array(value) -> bool:
+  """Whether ``value`` is a ``jax.Array`` spread over several processes."""
+  import jax
+
+  return isinstance(value, jax.Array) and not value.is_fully_addressable
+
+
 class AsyncManager:
   """Runs checkpoint writes in a background thread, one at a time.
 
@@ -372,10 +394,7 @@ def save_checkpoint(
 def _has_multiprocess_arrays(target) -> bool:
   import jax
 
-  return any(
-    isinstance(x, jax.Array) and not x.is_fully_addressable
-    for x in jax.tree.leaves(target)
-  )
+  return any(map(_is_multiprocess_array, jax.tree.leaves(target)))
 
 
 def save_checkpoint_multiprocess(
