@@ -222,10 +222,25 @@ def get_axis_names(axes_metadata):
   """
   flat = flatten_dict(unfreeze(axes_metadata))
   specs = {
-    path[:-1] + (_AXES_SUFFIX.sub('', path[-1]),): PartitionSpec(*meta.names)
+    path[:-1] + (_AXES_SUFFIX.sub('', path[-1]),): _names_to_specs(meta.names)
     for path, meta in flat.items()
   }
   return freeze(unflatten_dict(specs))
+
+
+def _is_names_leaf(names):
+  return isinstance(names, tuple) and all(
+    n is None or n is PartitionSpec.UNCONSTRAINED or isinstance(n, str)
+    for n in names
+  )
+
+
+def _names_to_specs(names):
+  # A pytree-valued variable carries a pytree of axis names: one
+  # ``PartitionSpec`` per tuple of names (or per single name).
+  return jax.tree_util.tree_map(
+    lambda n: PartitionSpec(*n), names, is_leaf=_is_names_leaf
+  )
 
 
 def _edit_names(tree, edit):
