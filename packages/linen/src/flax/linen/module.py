@@ -249,25 +249,22 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     preserve = getattr(
       type(self), 'preserve_adopted_names', config.flax_preserve_adopted_names
     )
-    cache = {}
     queue = []
 
     def adopt(suffix, sub):
-      adopted_name = None
+      # A parentless Module is adopted in place: wherever else it is held
+      # (another field, another Module's field), it is this same child.
+      # One made in ``setup`` is named after the attribute.
       if sub.parent is None:
-        key = sub._id
+        adopted_name = None
         if preserve:
           adopted_name = object.__getattribute__(sub, 'name')
-        if key in cache:
-          sub = cache[key]
-        else:
-          sub = sub.clone(name=None)
-          cache[key] = sub
-      if sub.name is None:
         object.__setattr__(sub, 'parent', self)
-        if adopted_name is None:
-          adopted_name = f'{name}{suffix}'
-        object.__setattr__(sub, 'name', adopted_name)
+        object.__setattr__(sub, 'name', adopted_name or f'{name}{suffix}')
+        queue.append(sub)
+      elif sub.name is None:
+        object.__setattr__(sub, 'parent', self)
+        object.__setattr__(sub, 'name', f'{name}{suffix}')
         queue.append(sub)
       return sub
 
