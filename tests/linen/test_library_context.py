@@ -72,3 +72,26 @@ def test_module_helpers_libraries_import():
   assert module_lib._module_repr(Foo(), 2) == (
     'Foo(\n  # attributes\n  features = 3\n  act = relu\n)'
   )
+
+
+def test_module_pushed_on_the_stack_becomes_the_parent():
+  def make_under(parent, cls, *args, **kwargs):
+    stack = module_lib._context.module_stack
+    stack.append(parent)
+    try:
+      return cls(*args, **kwargs)
+    finally:
+      stack.pop()
+
+  class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      helper = make_under(self, nn.Dense, 5, name='injected')
+      assert helper.parent is self
+      return helper(x)
+
+  variables = Net().init(jax.random.key(0), jnp.ones((1, 3)))
+  assert jax.tree.map(jnp.shape, variables) == {
+    'params': {'injected': {'bias': (5,), 'kernel': (3, 5)}}
+  }
+  assert make_under(None, nn.Dense, 2).parent is None
