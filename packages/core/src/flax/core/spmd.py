@@ -197,6 +197,11 @@ def shard_value(value, out_sharding, sharding_rules, mesh):
   """
   if not out_sharding:
     return value
+  if isinstance(out_sharding, jax.sharding.Sharding):
+    # A concrete sharding (e.g. a NamedSharding) places the value itself.
+    if isinstance(value, jax.core.Tracer):
+      return jax.lax.with_sharding_constraint(value, out_sharding)
+    return jax.device_put(value, out_sharding)
   spec = get_pspec(out_sharding, sharding_rules)
   if mesh is None and meta.get_global_mesh() is None:
     raise ValueError(

@@ -7,6 +7,7 @@
 True
 """
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 from jax import random
@@ -18,6 +19,19 @@ def dropout_mask_shape(shape, broadcast_dims=()) -> list:
   for dim in broadcast_dims:
     shape[dim] = 1
   return shape
+
+
+def explicit_spec(x):
+  """The PartitionSpec of ``x`` (one entry per axis) when it is sharded on
+  a mesh with Explicit axes (``jax.set_mesh``); None otherwise."""
+  sharding = getattr(jax.typeof(x), 'sharding', None)
+  mesh = getattr(sharding, 'mesh', None)
+  if mesh is None or mesh.empty:
+    return None
+  if jax.sharding.AxisType.Explicit not in mesh.axis_types:
+    return None
+  spec = tuple(sharding.spec)
+  return spec + (None,) * (x.ndim - len(spec))
 
 
 def dropout(inputs, rate: float, rng, broadcast_dims=()):
@@ -40,8 +54,17 @@ def dropout(inputs, rate: float, rng, broadcast_dims=()):
   if rate == 1.0:
     return jnp.zeros_like(inputs)
   keep_prob = 1.0 - rate
-  mask = random.bernoulli(
-    rng, p=keep_prob, shape=dropout_mask_shape(inputs.shape, broadcast_dims)
-  )
-  mask = jnp.broadcast_to(mask, inputs.shape)
+  shape = dropout_mask_shape(inputs.shape, broadcast_dims)
+  spec = explicit_spec(inputs)
+  if spec is None:
+    mask = random.bernoulli(rng, p=keep_prob, shape=shape)
+    mask = jnp.broadcast_to(mask, inputs.shape)
+  else:
+    # Explicit sharding: the mask is sharded as the inputs (broadcast axes
+    # replicated), so that the select sees matching shardings.
+    mask_spec = [None if d in broadcast_dims else a for d, a in enumerate(spec)]
+    mask = random.bernoulli(
+      rng, p=keep_prob, shape=shape, out_sharding=jax.P(*mask_spec)
+    )
+    mask = jnp.broadcast_to(mask, inputs.shape, out_sharding=jax.P(*spec))
   return lax.select(mask, inputs / keep_prob, jnp.zeros_like(inputs))

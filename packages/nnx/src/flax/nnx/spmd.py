@@ -115,8 +115,10 @@ def with_partitioning(
   >>> kernel.out_sharding
   (None, 'model')
   """
+  if not isinstance(sharding, jax.sharding.Sharding):
+    sharding = tuple(sharding)
   return variablelib.with_metadata(
-    initializer, out_sharding=tuple(sharding), mesh=mesh, **metadata
+    initializer, out_sharding=sharding, mesh=mesh, **metadata
   )
 
 
