@@ -91,8 +91,13 @@ def get_module_scopes(module, args=None, kwargs=None):
 
 
 def set_module_scopes(module, args, kwargs, scopes, arg_objects):
-  """Inverse of ``get_module_scopes``: clones bound to ``scopes``."""
+  """Inverse of ``get_module_scopes``: clones bound to ``scopes``.
+
+  A Module or Variable met several times (as an argument and a field, or
+  in two fields) becomes one clone, so its uses share the variables.
+  """
   index = 0
+  rebuilt = {}
 
   def take():
     nonlocal index
@@ -100,10 +105,13 @@ def set_module_scopes(module, args, kwargs, scopes, arg_objects):
     index += 1
     return scope
 
+  def once(original, clone):
+    return rebuilt.setdefault(id(original), (original, clone))[1]
+
   def rebuild(x, scope):
     if isinstance(x, Variable):
-      return Variable(scope, x.collection, x.name, unbox=x.unbox)
-    return x.clone(parent=scope)
+      return once(x, Variable(scope, x.collection, x.name, unbox=x.unbox))
+    return once(x, x.clone(parent=scope))
 
   def set_arg(x):
     if isinstance(x, _Placeholder):
@@ -125,7 +133,7 @@ def set_module_scopes(module, args, kwargs, scopes, arg_objects):
     attrs = jax.tree_util.tree_map(
       set_leaf, _module_attrs(mdl), is_leaf=_is_leaf
     )
-    return mdl.clone(parent=take(), **attrs)
+    return once(mdl, mdl.clone(parent=take(), **attrs))
 
   return visit(module), args, kwargs
 
