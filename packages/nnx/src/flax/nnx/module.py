@@ -17,6 +17,7 @@ import warnings
 from flax.nnx import _capture, filterlib
 from flax.nnx._common import resolve_graph
 from flax.nnx.graphwalk import iter_children as iter_children
+from flax.nnx.graphwalk import iter_graph
 from flax.nnx.pytreelib import Pytree, PytreeMeta
 from flax.nnx.statelib import State as State
 from flax.nnx.variablelib import (
@@ -203,38 +204,17 @@ class Module(Pytree, metaclass=ModuleMeta):
     )
 
 
-def _children(node, graph: bool):
-  from flax.nnx.pytreelib import _sort_key, data_names
-
-  d = vars(node)
-  keys = d if graph else data_names(node)
-  for k in sorted(keys, key=_sort_key):
-    yield k, d[k]
-
-
-def _walk_modules(node, graph: bool, path, seen):
-  if id(node) in seen:
-    return
-  seen.add(id(node))
-  for key, value in _children(node, graph):
-    if isinstance(value, Pytree):
-      yield from _walk_modules(value, graph, (*path, key), seen)
-    elif graph and type(value) in (list, tuple, dict):
-      items = value.items() if type(value) is dict else enumerate(value)
-      for k, v in items:
-        if isinstance(v, Pytree):
-          yield from _walk_modules(v, graph, (*path, key, k), seen)
-  if isinstance(node, Module):
-    yield path, node
-
-
 def iter_modules(
   module, /, *, graph: bool | None = None
 ) -> tp.Iterator[tuple[PathParts, Module]]:
-  """Yields ``(path, module)`` for every Module in ``module``, children
-  first, keys sorted, each Module once (``graph=False``: only through data
-  attributes, as JAX sees the tree)."""
-  yield from _walk_modules(module, resolve_graph(graph), (), set())
+  """Yields ``(path, module)`` for every Module reachable from ``module``
+  (through Pytree attributes and the lists, tuples and dicts they hold, at
+  any depth), children first, keys sorted, each Module once. With
+  ``graph=False`` the walk is :func:`nnx.iter_graph`'s tree mode (shared
+  references are an error)."""
+  for path, node in iter_graph(module, graph=resolve_graph(graph)):
+    if isinstance(node, Module):
+      yield path, node
 
 
 def iter_module_children(
