@@ -419,6 +419,8 @@ class InnerGraph:
     changed = []
     any_changed = False
     shared = {}
+    # per root, (paths, slots) of its leaves after the function
+    self.update_slots = []
     total = (
       sum(len(ix) for ix in self.indexes)
       if self.fast
@@ -440,9 +442,10 @@ class InnerGraph:
         f_start = len(f.leaves)
       node = f.visit(obj, ())
       if self.fast:
-        vals = [s._raw_value for s in f.leaves]
+        self.update_slots.append((f.paths, f.leaves))
       else:
-        vals = [s._raw_value for s in f.leaves[f_start:]]
+        self.update_slots.append((f.paths[f_start:], f.leaves[f_start:]))
+      vals = [s._raw_value for s in self.update_slots[-1][1]]
       values.append(vals)
       if node != self.nodes[k]:
         any_changed = True

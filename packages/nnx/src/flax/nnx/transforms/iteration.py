@@ -86,6 +86,12 @@ class VmapFn(_fns.InnerFn):
   # how the returned elements go back into (output leaves, values).
   value_axes: tp.Any = dataclasses.field(default=None, init=False, repr=False)
   route: tp.Any = dataclasses.field(default=None, init=False, repr=False)
+  # the in_axes entry of each root (set before the call); per root whose
+  # structure changed under a StateAxes, the axis of each of its values
+  root_axes: tp.Any = dataclasses.field(default=None, init=False, repr=False)
+  changed_axes: tp.Any = dataclasses.field(
+    default=None, init=False, repr=False
+  )
 
   name: tp.ClassVar[str] = 'vmap'
 
@@ -101,6 +107,7 @@ class VmapFn(_fns.InnerFn):
     if meta:
       _axis_metadata.insert(mapped, metadata)
     self.changed, values = ig.updates()
+    self.changed_axes = _changed_axes(self.changed, self.root_axes, ig)
     out_static, out_leaves = ig.flatten_out(out)
     self.out_static = out_static
     if not isinstance(self.out_axes, int):
@@ -187,6 +194,7 @@ def _vmap_call(
   meta = _axis_metadata.enabled(transform_metadata)
   fn = fn_cls(f, transform_metadata, in_axes, out_axes, graph_args=ga)
   pos_axes = fn.value_axes = _value_axes(prefix, pure_args, ga)
+  fn.root_axes = root_in_axes(in_axes, args, ga)
   mapped, unmapped = jax_map(
     fn, in_axes=prefix, out_axes=(0, None), **map_kwargs
   )(*pure_args)
@@ -196,7 +204,9 @@ def _vmap_call(
   new_values = [
     _fix_out(vals, pos_axes[k])
     if changed is None or changed[k] is None
-    else _changed_node_values(vals, root_in_axes(in_axes, args, ga)[k], fn.name)
+    else _fix_out(vals, fn.changed_axes[k])
+    if fn.changed_axes.get(k) is not None
+    else _changed_node_values(vals, fn.root_axes[k], fn.name)
     for k, vals in enumerate(values)
   ]
   ga.write_back((changed, new_values))
@@ -278,6 +288,8 @@ def _routing(fn, out_leaves, values, pos_axes):
     elements.extend(vals)
     if fn.changed is None or fn.changed[k] is None:
       flags.extend(ax is not None for ax in pos_axes[k])
+    elif fn.changed_axes and fn.changed_axes.get(k) is not None:
+      flags.extend(ax is not None for ax in fn.changed_axes[k])
     else:
       flags.extend([True] * len(vals))
 
@@ -296,6 +308,25 @@ def _routing(fn, out_leaves, values, pos_axes):
     return out, vals
 
   return elements, flags, rebuild
+
+
+def _changed_axes(changed, root_axes, ig) -> dict:
+  """Per root whose structure changed inside the function and that is
+  mapped with a StateAxes (not one int axis for all), the axis of each of
+  its leaves after the function: the one its filter gives (None: not
+  mapped), so new attributes are batched or broadcast by their filter."""
+  out = {}
+  if changed is None or root_axes is None:
+    return out
+  for k, node in enumerate(changed):
+    axis = root_axes[k]
+    if node is None or not isinstance(axis, StateAxes):
+      continue
+    if int_axis(axis) is not None:
+      continue
+    paths, slots = ig.update_slots[k]
+    out[k] = [axis.map_prefix(tuple(p), s) for p, s in zip(paths, slots)]
+  return out
 
 
 def _changed_node_values(values, axis, name):
