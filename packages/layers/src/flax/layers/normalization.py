@@ -289,3 +289,28 @@ def group_stats(
 def l2_normalize(x, axis=None, eps=1e-12):
   """``x / ||x||`` with ``eps`` guarding against zero norms."""
   return x * lax.rsqrt((x * x).sum(axis=axis, keepdims=True) + eps)
+
+
+def power_iteration(matrix, u, n_steps: int, eps: float):
+  """Estimates the largest singular value of a 2-D ``matrix``.
+
+  Args:
+    matrix: ``(m, n)``.
+    u: the ``(1, n)`` starting vector (the previous call's result).
+    n_steps: iterations (at least one).
+    eps: guards the normalizations against zero norms.
+
+  Returns:
+    ``(u, v, sigma)``: the new right and left vectors (gradients stopped)
+    and the estimate ``v @ matrix @ u.T``.
+  """
+  for _ in range(n_steps):
+    v = l2_normalize(jnp.matmul(u, matrix.T), eps=eps)
+    u = l2_normalize(jnp.matmul(v, matrix), eps=eps)
+  u, v = lax.stop_gradient(u), lax.stop_gradient(v)
+  return u, v, jnp.matmul(jnp.matmul(v, matrix), u.T)[0, 0]
+
+
+def divide_by_sigma(matrix, sigma):
+  """``matrix / sigma``, left as it is where ``sigma`` is zero."""
+  return matrix / jnp.where(sigma != 0, sigma, 1)

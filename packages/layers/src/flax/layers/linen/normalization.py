@@ -12,16 +12,19 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
 from flax.layers import initializers, normalization
-from flax.layers.dtypes import canonicalize_dtype
+from flax.layers.dtypes import F32, MaybeDtype, canonicalize_dtype
+from flax.layers.initializers import ones, zeros
 from flax.linen import Module, compact, map_variables, merge_param
 
 Array = Any
 Axes = int | Any
 Dtype = Any
 Initializer = initializers.Initializer
+AxisName = str | None
+MaybeFlag = bool | None
+OptInt = int | None
 
 
 def _norm_with_params(
@@ -51,70 +54,44 @@ def _norm_with_params(
 
 
 class BatchNorm(Module):
-  """BatchNorm Module.
+  """Normalizes with batch statistics, keeping running averages of them.
 
-  Usage::
+  The running ``mean`` and ``var`` (float32) live in ``batch_stats``;
+  ``use_running_average`` (field or argument, exactly one) switches from
+  the batch's statistics to them. ``axis`` is the feature axis, and
+  ``axis_name`` / ``axis_index_groups`` average the statistics over a
+  mapped axis. ``momentum`` is the weight the running value keeps.
+
+  Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> x = jax.random.normal(jax.random.key(0), (5, 6))
-    >>> layer = nn.BatchNorm(momentum=0.9, epsilon=1e-5)
-    >>> variables = layer.init(jax.random.key(1), x,
-    ...                        use_running_average=False)
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'batch_stats': {'mean': (6,), 'var': (6,)}, 'params': {'bias': (6,), 'scale': (6,)}}
-    >>> y, updates = layer.apply(variables, x, use_running_average=False,
-    ...                          mutable=['batch_stats'])
-
-  Attributes:
-    use_running_average: if True, the stored statistics are used instead of
-      the batch's (merged with the call argument; exactly one must be set).
-    axis: the feature or non-batch axis of the input.
-    momentum: decay rate of the running averages.
-    epsilon: a small float added to variance to avoid dividing by zero.
-    dtype: the dtype of the result (default: infer from input and params).
-    param_dtype: the dtype passed to parameter initializers.
-    use_bias: if True, bias (beta) is added.
-    use_scale: if True, multiply by scale (gamma).
-    bias_init: initializer for bias.
-    scale_init: initializer for scale.
-    axis_name: the axis name used to combine batch statistics from multiple
-      devices (``jax.pmap`` / ``vmap`` axis).
-    axis_index_groups: groups of axis indices within that named axis.
-    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
-    force_float32_reductions: statistics are always reduced in float32 (or
-      wider); kept for API compatibility.
+    >>> bn = nn.BatchNorm(use_running_average=False)
+    >>> x = jnp.arange(8.0).reshape(4, 2)
+    >>> v = bn.init(jax.random.key(1), x)
+    >>> y, new = bn.apply(v, x, mutable=['batch_stats'])
+    >>> new['batch_stats']['mean']
+    Array([0.03, 0.04], dtype=float32)
   """
 
-  use_running_average: bool | None = None
+  use_running_average: MaybeFlag = None
   axis: int = -1
   momentum: float = 0.99
   epsilon: float = 1e-5
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
   use_bias: bool = True
   use_scale: bool = True
-  bias_init: Initializer = initializers.zeros
-  scale_init: Initializer = initializers.ones
-  axis_name: str | None = None
+  bias_init: Initializer = zeros
+  scale_init: Initializer = ones
+  axis_name: AxisName = None
   axis_index_groups: Any = None
   use_fast_variance: bool = True
   force_float32_reductions: bool = True
 
   @compact
-  def __call__(self, x, use_running_average: bool | None = None, *, mask=None):
-    """Normalizes the input using batch statistics.
-
-    Args:
-      x: the input to be normalized.
-      use_running_average: if true, the statistics stored in batch_stats
-        will be used instead of computing the batch statistics on the input.
-      mask: binary array of shape broadcastable to ``x``, indicating the
-        positions for which the statistics are computed.
-
-    Returns:
-      Normalized inputs (the same shape as inputs).
-    """
+  def __call__(self, x, use_running_average: MaybeFlag = None, *, mask=None):
+    """Normalizes ``x``; ``mask`` picks the entries the statistics see."""
     use_running_average = merge_param(
       'use_running_average', self.use_running_average, use_running_average
     )
@@ -162,131 +139,75 @@ def _decay_into(running, momentum, **batch):
 
 
 class LayerNorm(Module):
-  """Layer normalization (https://arxiv.org/abs/1607.06450).
+  """Normalizes each example over ``reduction_axes`` (arxiv 1607.06450).
 
-  Normalizes each example independently over ``reduction_axes``.
+  ``scale`` and ``bias`` span ``feature_axes``; ``use_fast_variance``
+  takes the variance as ``E[x**2] - E[x]**2``; ``force_float32_reductions``
+  reduces in at least float32.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> x = jax.random.normal(jax.random.key(0), (3, 4, 5))
-    >>> layer = nn.LayerNorm()
-    >>> variables = layer.init(jax.random.key(1), x)
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'bias': (5,), 'scale': (5,)}}
-    >>> layer.apply(variables, x).shape
-    (3, 4, 5)
-
-  Attributes:
-    epsilon: a small float added to variance to avoid dividing by zero.
-    dtype: the dtype of the result (default: infer from input and params).
-    param_dtype: the dtype passed to parameter initializers.
-    use_bias: if True, bias (beta) is added.
-    use_scale: if True, multiply by scale (gamma).
-    bias_init: initializer for bias.
-    scale_init: initializer for scale.
-    reduction_axes: axes for computing normalization statistics.
-    feature_axes: feature axes for learned bias and scaling.
-    axis_name: the axis name used to combine batch statistics from multiple
-      devices.
-    axis_index_groups: groups of axis indices within that named axis.
-    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
-    force_float32_reductions: reduce the statistics in at least float32
-      (when False, in the computation dtype).
+    >>> ln = nn.LayerNorm()
+    >>> x = jnp.array([[1.0, 3.0]])
+    >>> ln.apply(ln.init(jax.random.key(1), x), x).round(3)
+    Array([[-1.,  1.]], dtype=float32)
   """
 
   epsilon: float = 1e-6
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
   use_bias: bool = True
   use_scale: bool = True
-  bias_init: Initializer = initializers.zeros
-  scale_init: Initializer = initializers.ones
+  bias_init: Initializer = zeros
+  scale_init: Initializer = ones
   reduction_axes: Axes = -1
   feature_axes: Axes = -1
-  axis_name: str | None = None
+  axis_name: AxisName = None
   axis_index_groups: Any = None
   use_fast_variance: bool = True
   force_float32_reductions: bool = True
 
   @compact
   def __call__(self, x, *, mask=None):
-    """Applies layer normalization on the input.
-
-    Args:
-      x: the inputs.
-      mask: binary array of shape broadcastable to ``x``, indicating the
-        positions for which the statistics are computed.
-
-    Returns:
-      Normalized inputs (the same shape as inputs).
-    """
-    mean, var = normalization.layer_stats(self, x, self.reduction_axes, mask)
-    return _norm_with_params(
-      self,
-      x,
-      mean,
-      var,
-      self.reduction_axes,
-      self.feature_axes,
-      self.use_bias,
-    )
+    """Normalizes ``x``; ``mask`` picks the entries the statistics see."""
+    axes = self.reduction_axes, self.feature_axes
+    mean, var = normalization.layer_stats(self, x, axes[0], mask)
+    return _norm_with_params(self, x, mean, var, *axes, self.use_bias)
 
 
 class RMSNorm(Module):
-  """RMS Layer normalization (https://arxiv.org/abs/1910.07467).
+  """``x / sqrt(mean(x**2) + epsilon)`` times ``scale`` (arxiv 1910.07467).
 
-  Like LayerNorm without re-centering: ``x / sqrt(mean(x**2) + eps)``.
+  LayerNorm without the centering and without a bias.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> layer = nn.RMSNorm()
-    >>> variables = layer.init(jax.random.key(0), jnp.ones((2, 3)))
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'scale': (3,)}}
-
-  Attributes:
-    epsilon: a small float added to variance to avoid dividing by zero.
-    dtype: the dtype of the result (default: infer from input and params).
-    param_dtype: the dtype passed to parameter initializers.
-    use_scale: if True, multiply by scale (gamma).
-    scale_init: initializer for scale.
-    reduction_axes: axes for computing normalization statistics.
-    feature_axes: feature axes for learned scaling.
-    axis_name: the axis name used to combine statistics across devices.
-    axis_index_groups: groups of axis indices within that named axis.
-    use_fast_variance: kept for API compatibility.
-    force_float32_reductions: reduce the statistics in at least float32
-      (when False, in the computation dtype).
+    >>> norm = nn.RMSNorm(epsilon=0.0)
+    >>> x = jnp.array([[3.0, 4.0]])
+    >>> y = norm.apply(norm.init(jax.random.key(1), x), x)
+    >>> (y**2).mean().round(3)
+    Array(1., dtype=float32)
   """
 
   epsilon: float = 1e-6
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
   use_scale: bool = True
-  scale_init: Initializer = initializers.ones
+  scale_init: Initializer = ones
   reduction_axes: Axes = -1
   feature_axes: Axes = -1
-  axis_name: str | None = None
+  axis_name: AxisName = None
   axis_index_groups: Any = None
   use_fast_variance: bool = True
   force_float32_reductions: bool = True
 
   @compact
   def __call__(self, x, *, mask=None):
-    """Applies RMS layer normalization on the input.
-
-    Args:
-      x: the inputs.
-      mask: binary array of shape broadcastable to ``x``, indicating the
-        positions for which the statistics are computed.
-
-    Returns:
-      Normalized inputs (the same shape as inputs).
-    """
+    """Normalizes ``x``; ``mask`` picks the entries the statistics see."""
     mean, var = normalization.layer_stats(
       self, x, self.reduction_axes, mask, use_mean=False
     )
@@ -296,68 +217,40 @@ class RMSNorm(Module):
 
 
 class GroupNorm(Module):
-  """Group normalization (arxiv.org/abs/1803.08494).
+  """Normalizes groups of channels of each example (arxiv 1803.08494).
 
-  Statistics are shared across groups of channels, per example. The input
-  is ``(batch, ..., channels)``; exactly one of ``num_groups`` and
-  ``group_size`` must be set.
+  The channels (last axis) form ``num_groups`` groups, or groups of
+  ``group_size``: exactly one of the two is set. The statistics cover
+  ``reduction_axes`` (default: all but the first) within a group.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> x = jax.random.normal(jax.random.key(0), (3, 4, 6))
-    >>> layer = nn.GroupNorm(num_groups=3)
-    >>> variables = layer.init(jax.random.key(1), x)
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'bias': (6,), 'scale': (6,)}}
-
-  Attributes:
-    num_groups: the total number of channel groups (default 32).
-    group_size: the number of channels in a group.
-    epsilon: a small float added to variance to avoid dividing by zero.
-    dtype: the dtype of the result (default: infer from input and params).
-    param_dtype: the dtype passed to parameter initializers.
-    use_bias: if True, bias (beta) is added.
-    use_scale: if True, multiply by scale (gamma).
-    bias_init: initializer for bias.
-    scale_init: initializer for scale.
-    reduction_axes: axes for computing the statistics (must include the
-      last one); default: every axis but the first.
-    axis_name: the axis name used to combine statistics across devices.
-    axis_index_groups: groups of axis indices within that named axis.
-    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
-    force_float32_reductions: reduce the statistics in at least float32
-      (when False, in the computation dtype).
+    >>> gn = nn.GroupNorm(num_groups=2)
+    >>> v = gn.init(jax.random.key(1), jnp.zeros((1, 3, 4)))
+    >>> v['params']['scale'].shape, v['params']['bias'].shape
+    ((4,), (4,))
   """
 
-  num_groups: int | None = 32
-  group_size: int | None = None
+  num_groups: OptInt = 32
+  group_size: OptInt = None
   epsilon: float = 1e-6
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
   use_bias: bool = True
   use_scale: bool = True
-  bias_init: Initializer = initializers.zeros
-  scale_init: Initializer = initializers.ones
+  bias_init: Initializer = zeros
+  scale_init: Initializer = ones
   reduction_axes: Axes | None = None
-  axis_name: str | None = None
+  axis_name: AxisName = None
   axis_index_groups: Any = None
   use_fast_variance: bool = True
   force_float32_reductions: bool = True
 
   @compact
   def __call__(self, x, *, mask=None):
-    """Applies group normalization to the input.
-
-    Args:
-      x: the input of shape ``N...C``.
-      mask: binary array of shape broadcastable to ``x``, indicating the
-        positions for which the statistics are computed.
-
-    Returns:
-      Normalized inputs (the same shape as inputs).
-    """
+    """Normalizes ``(N, ..., C)`` inputs; ``mask`` as for LayerNorm."""
     num_groups = normalization.group_norm_groups(
       x.shape[-1], self.num_groups, self.group_size
     )
@@ -381,62 +274,37 @@ class GroupNorm(Module):
 
 
 class InstanceNorm(Module):
-  """Instance normalization (https://arxiv.org/abs/1607.08022v3).
+  """Normalizes each example and channel over the other axes (1607.08022).
 
-  Normalizes each example and each feature independently over the other
-  (spatial) axes; the first axis is the batch axis.
+  Axis 0 is the batch; ``feature_axes`` (default: the last) keep their own
+  statistics and get ``scale`` / ``bias``.
 
   Example::
 
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
-    >>> x = jax.random.normal(jax.random.key(0), (2, 3, 4, 5))
-    >>> layer = nn.InstanceNorm()
-    >>> variables = layer.init(jax.random.key(1), x)
-    >>> jax.tree_util.tree_map(jnp.shape, variables)
-    {'params': {'bias': (5,), 'scale': (5,)}}
-
-  Attributes:
-    epsilon: a small float added to variance to avoid dividing by zero.
-    dtype: the dtype of the result (default: infer from input and params).
-    param_dtype: the dtype passed to parameter initializers.
-    use_bias: if True, bias (beta) is added.
-    use_scale: if True, multiply by scale (gamma).
-    bias_init: initializer for bias.
-    scale_init: initializer for scale.
-    feature_axes: the feature axes (must not include the batch axis 0).
-    axis_name: the axis name used to combine statistics across devices.
-    axis_index_groups: groups of axis indices within that named axis.
-    use_fast_variance: compute the variance as ``E[x**2] - E[x]**2``.
-    force_float32_reductions: reduce the statistics in at least float32
-      (when False, in the computation dtype).
+    >>> norm = nn.InstanceNorm()
+    >>> v = norm.init(jax.random.key(1), jnp.zeros((2, 5, 3)))
+    >>> v['params']['scale'].shape
+    (3,)
   """
 
   epsilon: float = 1e-6
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
   use_bias: bool = True
   use_scale: bool = True
-  bias_init: Initializer = initializers.zeros
-  scale_init: Initializer = initializers.ones
+  bias_init: Initializer = zeros
+  scale_init: Initializer = ones
   feature_axes: Axes = -1
-  axis_name: str | None = None
+  axis_name: AxisName = None
   axis_index_groups: Any = None
   use_fast_variance: bool = True
   force_float32_reductions: bool = True
 
   @compact
   def __call__(self, x, *, mask=None):
-    """Applies instance normalization on the input.
-
-    Args:
-      x: the inputs.
-      mask: binary array of shape broadcastable to ``x``, indicating the
-        positions for which the statistics are computed.
-
-    Returns:
-      Normalized inputs (the same shape as inputs).
-    """
+    """Normalizes ``x``; ``mask`` picks the entries the statistics see."""
     feature_axes, reduction_axes = normalization.instance_norm_axes(
       x.ndim, self.feature_axes
     )
@@ -486,8 +354,8 @@ class SpectralNorm(Module):
   layer_instance: Module
   n_steps: int = 1
   epsilon: float = 1e-12
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
   error_on_non_matrix: bool = False
   collection_name: str = 'batch_stats'
 
@@ -519,44 +387,40 @@ class SpectralNorm(Module):
 
   def _spectral_normalize(self, path, vs, update_stats):
     value = jnp.asarray(vs)
-    value_shape = value.shape
-    if value.ndim <= 1 or self.n_steps < 1:
-      return value
-    if value.ndim > 2:
-      if self.error_on_non_matrix:
-        raise ValueError(
-          f'Input is {value.ndim}D but error_on_non_matrix is True'
-        )
-      value = jnp.reshape(value, (-1, value.shape[-1]))
-    name = self.layer_instance.name + '/' + _path_name(path[1:])
-    u0_var = self.variable(
-      self.collection_name,
-      name + '/u',
+    if value.ndim < 2 or self.n_steps < 1:
+      return value  # vectors, scalars, or no iteration: left alone
+    if value.ndim > 2 and self.error_on_non_matrix:
+      raise ValueError(
+        f'Input is {value.ndim}D but error_on_non_matrix is True'
+      )
+    # Higher-rank parameters are treated as (rows, last axis) matrices.
+    matrix = jnp.reshape(value, (-1, value.shape[-1]))
+    stat = self.layer_instance.name + '/' + _path_name(path[1:])
+    where = self.collection_name
+    # ``u`` starts random: a key is only drawn when it does not exist yet.
+    first_u_key = None
+    if not self.has_variable(where, stat + '/u'):
+      first_u_key = self.make_rng('params')
+    u_var = self.variable(
+      where,
+      stat + '/u',
       jax.random.normal,
-      self.make_rng('params')
-      if not self.has_variable(self.collection_name, name + '/u')
-      else None,
-      (1, value.shape[-1]),
+      first_u_key,
+      (1, matrix.shape[-1]),
       self.param_dtype,
     )
     sigma_var = self.variable(
-      self.collection_name, name + '/sigma', jnp.ones, (), self.param_dtype
+      where, stat + '/sigma', jnp.ones, (), self.param_dtype
     )
-    u0 = u0_var.value
-    v0 = None
-    for _ in range(self.n_steps):
-      v0 = normalization.l2_normalize(jnp.matmul(u0, value.T), eps=self.epsilon)
-      u0 = normalization.l2_normalize(jnp.matmul(v0, value), eps=self.epsilon)
-    u0 = lax.stop_gradient(u0)
-    v0 = lax.stop_gradient(v0)
-    sigma = jnp.matmul(jnp.matmul(v0, value), jnp.transpose(u0))[0, 0]
-    value /= jnp.where(sigma != 0, sigma, 1)
-    value_bar = value.reshape(value_shape)
+    u, v, sigma = normalization.power_iteration(
+      matrix, u_var.value, self.n_steps, self.epsilon
+    )
     if update_stats:
-      u0_var.value = u0
-      sigma_var.value = sigma
-    dtype = canonicalize_dtype(vs, u0, v0, sigma, dtype=self.dtype)
-    return jnp.asarray(value_bar, dtype)
+      u_var.value, sigma_var.value = u, sigma
+    result = normalization.divide_by_sigma(matrix, sigma).reshape(value.shape)
+    return jnp.asarray(
+      result, canonicalize_dtype(vs, u, v, sigma, dtype=self.dtype)
+    )
 
 
 class WeightNorm(Module):
@@ -592,10 +456,10 @@ class WeightNorm(Module):
 
   layer_instance: Module
   epsilon: float = 1e-12
-  dtype: Dtype | None = None
-  param_dtype: Dtype = jnp.float32
+  dtype: MaybeDtype = None
+  param_dtype: Dtype = F32
   use_scale: bool = True
-  scale_init: Initializer = initializers.ones
+  scale_init: Initializer = ones
   feature_axes: Axes | None = -1
   variable_filter: Iterable | None = dataclasses.field(
     default_factory=lambda: {'kernel'}

@@ -19,6 +19,10 @@ from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import optional_data
 
 Array = jax.Array
+_MaybeFlag = bool | None
+
+# Norm attributes handed as they are to the statistics helpers.
+_STAT_OPTIONS = ('dtype', 'axis_name', 'axis_index_groups', 'use_fast_variance')
 Axes = int | tp.Sequence[int]
 
 _EMPTY = MappingProxyType({})
@@ -129,32 +133,21 @@ class BatchNorm(nnx.Module):
     self.var = nnx.BatchStat(jnp.ones((num_features,), jnp.float32))
     _init_norm(self, locals())
 
-  def set_view(self, use_running_average: bool | None = None):
-    """Class method used by ``nnx.view``.
-
-    Args:
-      use_running_average: if True, the stored batch statistics will be
-        used instead of computing the batch statistics on the input.
-    """
+  def set_view(self, use_running_average: _MaybeFlag = None):
+    """Sets the mode ``nnx.view`` asks for (None: leave it as it is)."""
     if use_running_average is not None:
       self.use_running_average = use_running_average
 
   def __call__(
     self,
     x: Array,
-    use_running_average: bool | None = None,
+    use_running_average: _MaybeFlag = None,
     *,
     mask: Array | None = None,
   ) -> Array:
-    """Normalizes ``x``.
+    """Normalizes ``x`` (``mask``: True where entries count in the stats).
 
-    Args:
-      x: the input.
-      use_running_average: overrides the attribute of the same name.
-      mask: boolean array, True where elements count in the statistics.
-
-    Returns:
-      The normalized input.
+    ``use_running_average`` overrides the attribute for this call.
     """
     use_running_average = first_from(
       use_running_average,
@@ -167,18 +160,12 @@ class BatchNorm(nnx.Module):
     if use_running_average:
       mean, var = self.mean[...], self.var[...]
     else:
-      mean, var = _math.compute_stats(
-        x,
-        reduction_axes,
-        dtype=self.dtype,
-        axis_name=self.axis_name,
-        axis_index_groups=self.axis_index_groups,
-        use_fast_variance=self.use_fast_variance,
-        mask=mask,
-      )
+      stats = {k: getattr(self, k) for k in _STAT_OPTIONS}
+      mean, var = _math.compute_stats(x, reduction_axes, mask=mask, **stats)
+      # Exponential moving averages; the old value keeps ``momentum``.
       m = self.momentum
-      self.mean[...] = m * self.mean[...] + (1 - m) * mean
-      self.var[...] = m * self.var[...] + (1 - m) * var
+      for stat, batch in ((self.mean, mean), (self.var, var)):
+        stat[...] = m * stat[...] + (1 - m) * batch
     return _norm_output(self, x, mean, var, reduction_axes, feature_axes)
 
 
@@ -369,15 +356,9 @@ class GroupNorm(nnx.Module):
 
   def __call__(self, x: Array, *, mask: Array | None = None) -> Array:
     """Normalizes ``x`` per group of channels."""
+    stats = {k: getattr(self, k) for k in _STAT_OPTIONS}
     mean, var, reduction_axes = _math.group_stats(
-      x,
-      self.num_groups,
-      self.reduction_axes,
-      self.dtype,
-      self.axis_name,
-      self.axis_index_groups,
-      use_fast_variance=self.use_fast_variance,
-      mask=mask,
+      x, self.num_groups, self.reduction_axes, mask=mask, **stats
     )
     feature_axes = (self.feature_axis % x.ndim,)
     return _norm_output(self, x, mean, var, reduction_axes, feature_axes)
@@ -446,10 +427,6 @@ class InstanceNorm(nnx.Module):
     return _norm_output(self, x, mean, var, reduction_axes, feature_axes)
 
 
-def _l2_normalize(x: Array, eps: float) -> Array:
-  return x * jax.lax.rsqrt(jnp.sum(x * x) + eps)
-
-
 def _flat_variables(module, variable_filter):
   """``(path, Variable)`` of ``module``'s Variables matching the filter, in
   path order."""
@@ -506,12 +483,7 @@ class SpectralNorm(nnx.Module):
     update_stats: bool = True,
     rngs: nnx.Rngs,
   ):
-    self.layer_instance = layer_instance
-    self.n_steps = n_steps
-    self.epsilon = epsilon
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.error_on_non_matrix = error_on_non_matrix
+    keep_args(self, locals(), skip=('update_stats',))
     self.use_running_average = not update_stats
     u_init = initializers.normal(stddev=0.01)
     stats = {}
@@ -565,19 +537,28 @@ class SpectralNorm(nnx.Module):
     # Power iteration in the promoted dtype of the parameter and ``u``; the
     # result is cast to ``dtype`` (when given), then to the parameter's.
     matrix, u = dtypes.promote_dtype((matrix, u_stat[...]))
-    for _ in range(self.n_steps):
-      v = _l2_normalize(jnp.matmul(u, matrix.T), self.epsilon)
-      u = _l2_normalize(jnp.matmul(v, matrix), self.epsilon)
-    u = jax.lax.stop_gradient(u)
-    v = jax.lax.stop_gradient(v)
-    sigma = jnp.matmul(jnp.matmul(v, matrix), u.T)[0, 0]
-    normalized = matrix / jnp.where(sigma != 0, sigma, 1)
+    u, _, sigma = _math.power_iteration(matrix, u, self.n_steps, self.epsilon)
+    normalized = _math.divide_by_sigma(matrix, sigma)
     if self.dtype is not None:
       normalized = normalized.astype(self.dtype)
     if update_stats:
       u_stat[...] = u.astype(u_stat[...].dtype)
       sigma_stat[...] = sigma.astype(sigma_stat[...].dtype)
     return jnp.reshape(normalized, value.shape).astype(value.dtype)
+
+
+# WeightNorm's constructor arguments kept as attributes, in this order.
+_WEIGHT_NORM_ATTRS = (
+  'layer_instance',
+  'feature_axes',
+  'use_scale',
+  'scale_init',
+  'epsilon',
+  'dtype',
+  'param_dtype',
+  'variable_filter',
+  'promote_dtype',
+)
 
 
 class WeightNorm(nnx.Module):
@@ -630,15 +611,9 @@ class WeightNorm(nnx.Module):
     promote_dtype=dtypes.promote_dtype,
     rngs: nnx.Rngs,
   ):
-    self.layer_instance = layer_instance
-    self.feature_axes = feature_axes
-    self.use_scale = use_scale
-    self.scale_init = scale_init
-    self.epsilon = epsilon
-    self.dtype = dtype
-    self.param_dtype = param_dtype
-    self.variable_filter = variable_filter
-    self.promote_dtype = promote_dtype
+    args = locals()
+    for name in _WEIGHT_NORM_ATTRS:
+      setattr(self, name, args[name])
     scales = None
     if use_scale:
       scales = {}
