@@ -30,6 +30,12 @@ from flax.spmd._backends import current_backend as current_backend
 from flax.spmd._logical import LogicallyPartitioned as LogicallyPartitioned
 from flax.spmd._logical import RulesFallback as RulesFallback
 from flax.spmd._logical import (
+  _with_sharding_constraint as _with_sharding_constraint,
+)
+from flax.spmd._logical import (
+  _with_sharding_constraint_one_fallback as _with_sharding_constraint_one_fallback,
+)
+from flax.spmd._logical import (
   with_logical_constraint as with_logical_constraint,
 )
 from flax.spmd._logical import (

@@ -10,6 +10,7 @@ LogicallyPartitioned(value=(2, 3), names=('embed', 'mlp'), mesh=None, rules=None
 
 import enum
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -51,19 +52,44 @@ def _is_logical_spec(x) -> bool:
   )
 
 
-def _constrain_one(names, x, *, rules, mesh, fallback, backend):
-  assignment = _rules.logical_to_mesh_assignment(names, rules)
-  if assignment is None:
+def _with_sharding_constraint(x, axis_resources, mesh=None):
+  """Constrains ``x`` to the mesh-axis spec ``axis_resources``.
+
+  The constraint is applied on ``mesh`` (else on the context mesh) by the
+  current partitioning backend; without a mesh, or with ``axis_resources``
+  None, ``x`` is returned unchanged.
+  """
+  if axis_resources is None:
     return x
+  return _backends.current_backend().constrain(x, axis_resources, mesh)
+
+
+def _constrain_fn():
+  # Looked up on the package at call time, so that patching
+  # ``flax.spmd._with_sharding_constraint`` reaches every constraint.
+  return getattr(sys.modules[__package__], '_with_sharding_constraint')
+
+
+def _with_sharding_constraint_one_fallback(
+  axis_resources,
+  x,
+  fallback: RulesFallback = RulesFallback.AXIS_IS_UNSHARDED,
+  rules: _rules.LogicalRules | None = None,
+  mesh=None,
+):
+  """Constrains one array by logical names, or applies ``fallback``."""
+  assignment = _rules.logical_to_mesh_assignment(axis_resources, rules)
+  if assignment is None:
+    return _constrain_fn()(x, None, mesh=mesh)
   if any(a is _rules.UNASSIGNED for a in assignment):
     if fallback == RulesFallback.RAISE_ERROR:
-      raise ValueError(f'Axis names {names} did not match a rule')
+      raise ValueError(f'Axis names {axis_resources} did not match a rule')
     if fallback == RulesFallback.NO_CONSTRAINT:
       return x
   spec = PartitionSpec(
     *(None if a is _rules.UNASSIGNED else a for a in assignment)
   )
-  return backend.constrain(x, spec, mesh)
+  return _constrain_fn()(x, spec, mesh=mesh)
 
 
 def with_logical_constraint(
@@ -78,7 +104,7 @@ def with_logical_constraint(
   The names are mapped to mesh axes with ``rules`` (by default the current
   logical axis rules), then ``x`` is constrained to that sharding on
   ``mesh`` (by default the context mesh, e.g. of ``jax.set_mesh``). Without
-  a mesh, ``x`` is returned unchanged.
+  rules, names or a mesh, ``x`` is returned unchanged.
 
   >>> import jax.numpy as jnp
   >>> from flax import spmd
@@ -97,14 +123,17 @@ def with_logical_constraint(
   Returns:
     ``x``, constrained.
   """
+  if rules is None:
+    rules = _rules.get_logical_axis_rules()
+  if not rules or logical_axis_resources is None:
+    return x
   if not isinstance(fallback, RulesFallback):
     fallback = RulesFallback(fallback)
   constrain = functools.partial(
-    _constrain_one,
+    _with_sharding_constraint_one_fallback,
+    fallback=fallback,
     rules=rules,
     mesh=mesh,
-    fallback=fallback,
-    backend=_backends.current_backend(),
   )
   if _is_logical_spec(logical_axis_resources):
     return constrain(logical_axis_resources, x)
