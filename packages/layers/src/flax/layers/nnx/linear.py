@@ -77,44 +77,34 @@ def _reshape(value, shape):
 
 
 class Linear(nnx.Module):
-  """A linear transformation applied over the last dimension of the input.
+  """``x @ kernel + bias`` over the last axis of ``x``.
 
-  Parameters: ``kernel`` of shape ``(in_features, out_features)`` and, with
-  ``use_bias``, ``bias`` of shape ``(out_features,)``, both ``nnx.Param``.
-  Keys are drawn from ``rngs.params()`` in that order.
+  ``kernel`` is ``(in_features, out_features)`` and, with ``use_bias``,
+  ``bias`` is ``(out_features,)``; both are ``nnx.Param`` and take their
+  keys from ``rngs.params()``, kernel first.
 
   >>> from flax import nnx
-  >>> import jax, jax.numpy as jnp
-  >>> layer = nnx.Linear(in_features=3, out_features=4, rngs=nnx.Rngs(0))
-  >>> jax.tree.map(jnp.shape, nnx.state(layer))
-  State({
-    'bias': Param(
-      value=(4,)
-    ),
-    'kernel': Param(
-      value=(3, 4)
-    )
-  })
+  >>> import jax.numpy as jnp
+  >>> layer = nnx.Linear(2, 5, rngs=nnx.Rngs(1))
+  >>> layer.kernel.shape, layer.bias.shape, layer(jnp.ones((3, 2))).shape
+  ((2, 5), (5,), (3, 5))
 
   Args:
-    in_features: the number of input features.
-    out_features: the number of output features.
-    use_bias: whether to add a bias to the output (default: True).
-    dtype: the dtype of the computation (default: infer from input and
-      params).
-    param_dtype: the dtype passed to parameter initializers (default:
-      float32).
-    precision: numerical precision of the computation, see
-      ``jax.lax.Precision``.
-    kernel_init: initializer function for the weight matrix.
-    bias_init: initializer function for the bias.
-    dot_general: dot product function.
-    promote_dtype: function to promote the dtype of the arrays to the desired
-      dtype; it gets ``(inputs, kernel, bias)`` and a ``dtype`` keyword.
-    preferred_element_type: the accumulation dtype of ``dot_general``.
-    rngs: rng key container.
-    kernel_metadata: extra metadata for the ``kernel`` Param.
-    bias_metadata: extra metadata for the ``bias`` Param.
+    in_features: size of the input's last axis.
+    out_features: size of the output's last axis.
+    use_bias: add a learned bias (default True).
+    dtype: computation dtype (None: promoted from inputs and params).
+    param_dtype: dtype the parameters are created in (float32).
+    precision: ``jax.lax.Precision`` of the product.
+    kernel_init: creates the kernel.
+    bias_init: creates the bias.
+    dot_general: the product (``lax.dot_general`` by default).
+    promote_dtype: casts ``(inputs, kernel, bias)`` together; called with
+      a ``dtype`` keyword.
+    preferred_element_type: accumulation dtype of the product.
+    rngs: where the parameter keys come from.
+    kernel_metadata: metadata stored on the ``kernel`` Param.
+    bias_metadata: metadata stored on the ``bias`` Param.
   """
 
   def __init__(
@@ -205,7 +195,7 @@ class LinearGeneral(nnx.Module):
     param_dtype=jnp.float32,
     kernel_init=default_kernel_init,
     bias_init=default_bias_init,
-    precision=None,
+    precision: tp.Any = None,
     dot_general=None,
     dot_general_cls=None,
     promote_dtype=dtypes.promote_dtype,
@@ -358,13 +348,9 @@ class Einsum(nnx.Module):
     inputs, kernel, bias = self.promote_dtype(
       (inputs, kernel, bias), dtype=self.dtype
     )
-    y = self.einsum_op(
-      einsum_str,
-      inputs,
-      kernel,
-      precision=self.precision,
-      **_dot_general_kwargs(self.preferred_element_type, out_sharding),
-    )
+    extra = _dot_general_kwargs(self.preferred_element_type, out_sharding)
+    extra['precision'] = self.precision
+    y = self.einsum_op(einsum_str, inputs, kernel, **extra)
     if bias is not None:
       _, shape = _math.einsum_bias_shape(einsum_str, inputs.ndim, kernel.shape)
       y = y + jnp.reshape(bias, shape)
