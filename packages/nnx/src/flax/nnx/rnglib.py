@@ -29,6 +29,7 @@ from flax.nnx._rngmethods import KeylessInitializer as KeylessInitializer
 from flax.nnx._rngmethods import RngMethods
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import _check_trace as check_trace
 from flax.typing import Key as Key
 
 
@@ -101,6 +102,7 @@ class RngStream(RngMethods, Pytree):
       count = count_var.get_value()
       count_var.set_value(count + 1)
       return jax.random.fold_in(self.key.get_value(), count)
+    check_trace(count_var)  # the count is mutated: same rule as set_value
     count = count_var._raw_value
     out = jax.random.fold_in(self.key._raw_value, count)
     count_var._raw_value = count + 1

@@ -155,7 +155,7 @@ def _check_trace(var):
   except AttributeError:
     return
   if created is not None and created != trace_state():
-    raise trace_context_error(f'{type(var).__name__!r}')
+    raise trace_context_error(type(var).__name__)
 
 
 def _shard_eagerly(value, meta):
