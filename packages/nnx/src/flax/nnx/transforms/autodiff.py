@@ -264,8 +264,6 @@ def _zeros(x):
 def _make_grad(
   f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, with_value
 ):
-  common.check_not_bound_method(f, 'grad')
-
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     g = resolve_graph(graph)
@@ -305,7 +303,7 @@ def _reduce_axes_check(name):
   return check
 
 
-@common.options_first(check=_reduce_axes_check('grad'))
+@common.options_first(check=_reduce_axes_check('grad'), no_methods=True)
 def grad(
   f=MISSING,
   *,
@@ -336,7 +334,9 @@ def grad(
   )
 
 
-@common.options_first(check=_reduce_axes_check('value_and_grad'))
+@common.options_first(
+  check=_reduce_axes_check('value_and_grad'), no_methods=True
+)
 def value_and_grad(
   f=MISSING,
   *,
@@ -496,7 +496,7 @@ class SimpleRematFn(_fns.SimpleFn):
   name: tp.ClassVar[str] = 'remat'
 
 
-@common.options_first
+@common.options_first(no_methods=True)
 def remat(
   f=MISSING,
   *,

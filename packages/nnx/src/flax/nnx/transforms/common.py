@@ -55,7 +55,7 @@ def node_leaf_predicate():
 is_node_leaf = is_graph_node_leaf
 
 
-def options_first(transform=None, *, check=None):
+def options_first(transform=None, *, check=None, no_methods=False):
   """Lets ``transform`` be configured before it gets its function.
 
   ``transform``'s first parameter is the function to transform; called
@@ -64,10 +64,13 @@ def options_first(transform=None, *, check=None):
   signature and docstring. ``check(**options)``, when given
   (``@options_first(check=...)``), refuses bad options as soon as they are
   given without a function, as ``transform`` itself does when called with
-  one.
+  one. With ``no_methods``, a bound method of a graph node is refused
+  (:func:`check_not_bound_method`).
   """
   if transform is None:
-    return functools.partial(options_first, check=check)
+    return functools.partial(
+      options_first, check=check, no_methods=no_methods
+    )
   first = next(iter(inspect.signature(transform).parameters))
 
   @functools.wraps(transform)
@@ -77,6 +80,8 @@ def options_first(transform=None, *, check=None):
       if check is not None:
         check(**kwargs)
       return functools.partial(wrapper, *args[1:], **kwargs)
+    if no_methods:
+      check_not_bound_method(fn, transform.__name__)
     return transform(fn, *args[1:], **kwargs)
 
   return wrapper
@@ -625,15 +630,17 @@ def check_tree_mode_args(*prefixes, name):
 
 
 def check_not_bound_method(f, name):
+  """Refuses a method bound to a graph node: the transform would not see
+  the instance as an argument (its updates would be lost)."""
   import inspect
 
   if inspect.ismethod(f) and isinstance(f.__self__, Pytree):
+    cls = type(f.__self__).__name__
     raise ValueError(
-      f'nnx.{name} got the bound method {f.__qualname__} of a '
-      f'{type(f.__self__).__name__}. Bound methods are not supported: '
-      f'decorate the method definition with @nnx.{name}, or call '
-      f'nnx.{name}({type(f.__self__).__name__}.{f.__name__})(instance, ...) '
-      'with the unbound method.'
+      f'nnx.{name} does not support bound methods: {f.__qualname__} is '
+      f'bound to a {cls}. Decorate the method definition with @nnx.{name}, '
+      f'or transform the unbound method, nnx.{name}({cls}.{f.__name__}), '
+      'and pass the instance as the first argument.'
     )
 
 

@@ -315,7 +315,7 @@ class CustomVjp:
     return out
 
 
-@common.options_first
+@common.options_first(no_methods=True)
 def custom_vjp(
   fun=MISSING, *, nondiff_argnums=(), graph=None, graph_updates=None
 ):

@@ -101,6 +101,7 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
   >>> nnx.eval_shape(lambda: M()).w.shape
   (2, 3)
   """
+  common.check_not_bound_method(f, 'eval_shape')
   return lift(
     lambda pf: functools.partial(jax.eval_shape, pf),
     f,

@@ -414,7 +414,7 @@ def _tree_map_call(
   return fn.result(out)
 
 
-@common.options_first
+@common.options_first(no_methods=True)
 def vmap(
   f=MISSING,
   *,
@@ -467,7 +467,7 @@ def vmap(
   return wrapper
 
 
-@common.options_first
+@common.options_first(no_methods=True)
 def pmap(
   f=MISSING,
   *,

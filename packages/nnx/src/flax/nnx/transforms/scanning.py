@@ -297,7 +297,7 @@ def _updated_leaves(pure, values, plan):
   return jax.tree_util.tree_leaves(rebuilt)
 
 
-@common.options_first
+@common.options_first(no_methods=True)
 def scan(
   f=MISSING,
   *,

@@ -232,7 +232,7 @@ def _tree_call(f, args, specs, mesh, out_specs, axis_names, vma):
   return out
 
 
-@common.options_first
+@common.options_first(no_methods=True)
 def shard_map(
   f=MISSING,
   *,
