@@ -27,6 +27,18 @@ class LoRAParam(nnx.Param):
   """The Variable type of the ``lora_a`` / ``lora_b`` parameters."""
 
 
+# LoRA's constructor arguments kept as attributes, in this order.
+_LORA_ATTRS = (
+  'in_features',
+  'out_features',
+  'dtype',
+  'param_dtype',
+  'lora_param_type',
+  'base_module',
+  'promote_dtype',
+)
+
+
 class LoRA(nnx.Module):
   """A low-rank update ``x @ lora_a @ lora_b``, plus an optional base module.
 
@@ -74,17 +86,9 @@ class LoRA(nnx.Module):
     a_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     b_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
-    settings = dict(
-      in_features=in_features,
-      out_features=out_features,
-      dtype=dtype,
-      param_dtype=param_dtype,
-      lora_param_type=lora_param_type,
-      base_module=base_module,
-      promote_dtype=promote_dtype,
-    )
-    for name, value in settings.items():
-      setattr(self, name, value)
+    args = locals()
+    for name in _LORA_ATTRS:
+      setattr(self, name, args[name])
     # Keys: ``lora_a`` first, then ``lora_b``, both from the params stream.
     for name, init, shape, metadata in (
       ('lora_a', a_initializer, (in_features, lora_rank), a_metadata),
@@ -150,17 +154,18 @@ class LoRALinear(Linear):
     rngs: nnx.Rngs,
     **kwargs,
   ):
+    args = locals()
     super().__init__(in_features, out_features, rngs=rngs, **kwargs)
+    # The adapter takes the ``lora_*`` settings under LoRA's own names.
+    own = {k: args[k] for k in ('a_initializer', 'b_initializer')}
+    own.update(dtype=lora_dtype, param_dtype=lora_param_dtype)
     self.lora = LoRA(
       in_features,
       lora_rank,
       out_features,
-      dtype=lora_dtype,
-      param_dtype=lora_param_dtype,
-      a_initializer=a_initializer,
-      b_initializer=b_initializer,
       lora_param_type=lora_param_type,
       rngs=rngs,
+      **own,
     )
 
   def __call__(self, x: Array, out_sharding=None) -> Array:
