@@ -16,7 +16,8 @@ from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
 
-_ARRAY_TYPES = (jax.Array, np.ndarray)
+# Leaves of a graph's state besides Variables (a raw ``jax.Ref`` too).
+_ARRAY_TYPES = (jax.Array, np.ndarray, jax.Ref)
 
 
 class _Static:
@@ -196,6 +197,10 @@ class _Flattener:
     self.versions: list = []
     self.containers: list = []
     self.with_paths = with_paths
+    # id -> path of every raw jax.Ref met, and the paths of Refs met again
+    # (a tree must not share them).
+    self.refs: dict = {}
+    self.shared_refs: list = []
 
   def _index(self, x):
     i = None
@@ -232,6 +237,10 @@ class _Flattener:
       )
       return ('n', type(x), i, attrs, frozenset(data))
     if isinstance(x, _ARRAY_TYPES):
+      if isinstance(x, jax.Ref):
+        first = self.refs.setdefault(id(x), path)
+        if first is not path:
+          self.shared_refs.append((x, first, path))
       self.leaves.append(_ArraySlot(owner, okeys, osnaps))
       self.paths.append(path)
       return ('a',)

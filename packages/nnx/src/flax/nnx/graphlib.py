@@ -275,6 +275,7 @@ class _View:
     'path_index',
     'tree_graphdef',
     'ordered',
+    'shared_refs',
     '__weakref__',
   )
 
@@ -302,6 +303,7 @@ def _build_view(root) -> _View:
   view.path_index = None
   view.tree_graphdef = None
   view.ordered = False
+  view.shared_refs = f.shared_refs
   return view
 
 
@@ -470,6 +472,12 @@ def _tree_graphdef(view, node) -> GraphDef:
   graphdef = view.graphdef
   if graphdef.has_refs():
     raise ValueError(_duplicates_message(node, 'split'))
+  if view.shared_refs:
+    ref, first, again = view.shared_refs[0]
+    raise ValueError(
+      f'Duplicate {ref!r} found at paths {first!r} and {again!r}: tree mode '
+      '(graph=False) does not support shared references; use graph mode.'
+    )
   tree = view.tree_graphdef
   if tree is None:
     tree = view.tree_graphdef = graphdef._replace(tree=True)

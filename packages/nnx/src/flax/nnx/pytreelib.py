@@ -113,7 +113,7 @@ def _marker(value):
 
 # -- what counts as data --------------------------------------------------------
 
-_DATA_TYPES: list = [jax.Array, np.ndarray, GraphNodeBase]
+_DATA_TYPES: list = [jax.Array, np.ndarray, jax.Ref, GraphNodeBase]
 _data_types = tuple(_DATA_TYPES)
 
 

@@ -412,11 +412,12 @@ def make_entry(
       donate.extend(range(s, s + n))
       donated.update(range(s - n_others, s - n_others + n))
   # values that are no arrays yet (numbers held by data attributes) are
-  # written back too: they come out of the call as arrays
+  # written back too: they come out of the call as arrays (a raw jax.Ref
+  # is written in place, never returned)
   donated.update(
     i
     for i, v in enumerate(call.flat[n_others:])
-    if not isinstance(v, jax.Array)
+    if not isinstance(v, (jax.Array, jax.Ref))
   )
   # without graph updates only Variables get their new values (arrays and
   # numbers held by plain attributes keep theirs), as Flax 0.12.8
