@@ -109,3 +109,54 @@ def test_aliased_mutation(name):
   assert jax.tree_util.tree_map(lambda v: v.tolist(), new) == {
     'muts': {'b': {'c': {'v': [1.0]}, 'outer_c': {'v': [1.0]}}}
   }
+
+
+def test_value_and_grad_over_adopted_submodules():
+  class Bar(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      k = self.param('k', lambda key, s: jnp.full(s, 2.0), (2, 2))
+      return x @ k
+
+  class Foo(nn.Module):
+    bar: nn.Module
+    qup: nn.Module
+
+    @nn.compact
+    def __call__(self, x):
+      def fn(mdl, x):
+        return jnp.sum((mdl.bar(x) - mdl.qup(x)) ** 2)
+
+      return nn.value_and_grad(fn, self, x)
+
+  x = jnp.ones((1, 2))
+  f = Foo(Bar(), Dense(2))
+  v = f.init(jax.random.key(0), x)
+  value, grads = f.apply(v, x)
+  assert float(value) == 8.0
+  assert type(grads) is tuple
+  assert jax.tree_util.tree_map(lambda a: a.tolist(), grads) == ([[8.0, 8.0]],)
+
+
+def test_transformed_classes_live_in_flax_linen_transforms():
+  def make():
+    class D(nn.Module):
+      def __call__(self, x):
+        return x
+
+    return D
+
+  for transform, prefix in [
+    (nn.jit, 'Jit'),
+    (nn.vmap, 'Vmap'),
+    (nn.remat, 'Checkpoint'),
+    (nn.scan, 'Scan'),
+    (nn.map_variables, 'Map_variables'),
+    (nn.fold_rngs, 'Fold_rngs'),
+  ]:
+    cls = transform(make())
+    assert (cls.__name__, cls.__qualname__, cls.__module__) == (
+      f'{prefix}D',
+      f'{prefix}D',
+      'flax.linen.transforms',
+    )

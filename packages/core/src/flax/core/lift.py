@@ -273,6 +273,10 @@ def jvp(
 
 def _bwd_wrapper(treedef, bwd_fn, tangent):
   vars_grad, *inputs_grad = bwd_fn(tangent)
+  if treedef.num_leaves != len(vars_grad):
+    # Scopes nested in one another share their root's variables: one
+    # gradient per root scope.
+    return (tuple(vars_grad), *inputs_grad)
   return (treedef.unflatten(vars_grad), *inputs_grad)
 
 

@@ -217,8 +217,8 @@ def _build_class(module_class, methods, trafo_kwargs):
     return wrapped_fn
 
   namespace = {name: create(name, kw) for name, kw in specs.items()}
-  namespace['__module__'] = module_class.__module__
-  namespace['__qualname__'] = f'Jit{module_class.__qualname__}'
+  namespace['__module__'] = 'flax.linen.transforms'
+  namespace['__qualname__'] = f'Jit{module_class.__name__}'
   return type(f'Jit{module_class.__name__}', (module_class,), namespace)
 
 

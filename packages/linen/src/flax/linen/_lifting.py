@@ -235,8 +235,9 @@ def module_class_lift_transform(
     return wrapped_fn
 
   namespace = {name: create(name, kw) for name, kw in specs.items()}
-  namespace['__module__'] = module_class.__module__
-  namespace['__qualname__'] = f'{prefix}{module_class.__qualname__}'
+  # Transformed classes live in ``flax.linen.transforms`` (as in Flax).
+  namespace['__module__'] = 'flax.linen.transforms'
+  namespace['__qualname__'] = f'{prefix}{module_class.__name__}'
   return type(f'{prefix}{module_class.__name__}', (module_class,), namespace)
 
 

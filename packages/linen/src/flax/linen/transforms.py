@@ -451,7 +451,7 @@ def value_and_grad(
 
   Returns:
     ``(out, grads)``, or ``((out, aux), grads)`` with ``has_aux``, where
-    ``grads`` is a list holding the gradient of each primal, in order.
+    ``grads`` is a tuple holding the gradient of each primal, in order.
 
   Raises:
     ValueError: if ``fn``'s output is not a scalar.
@@ -477,6 +477,7 @@ def value_and_grad(
       f'out shape={jnp.shape(out)}'
     )
   _, *argument_grads = vjp_fn(jnp.ones_like(out))
+  argument_grads = tuple(argument_grads)
   if has_aux:
     return (out, aux), argument_grads
   return out, argument_grads
