@@ -461,9 +461,9 @@ def test_grad_return_structure():
   p = v['params']['Lin_0']
   y = lin(p, x)
   expected = 2 * y @ p['kernel'].T  # d/dx sum((x W + b)^2)
-  # Gradients come as a list with one entry per primal, as in Flax.
+  # Gradients come as a tuple with one entry per primal, as in Flax.
   for g in (one, grads, grads2, grads3, held):
-    assert isinstance(g, list) and len(g) == 1
+    assert isinstance(g, tuple) and len(g) == 1
     np.testing.assert_allclose(g[0], expected, rtol=1e-5)
   np.testing.assert_allclose(value, jnp.sum(y**2), rtol=1e-6)
   np.testing.assert_allclose(value2, value, rtol=1e-6)
