@@ -62,3 +62,109 @@ def test_bound_method_of_plain_object_accepted():
 def test_unbound_method_accepted():
   m = M()
   assert float(nnx.jit(M.f)(m, jnp.array(2.0))) == 4.0
+
+
+NODE = nnx.Dict(a=nnx.Param(jnp.ones(1)))
+IDENTITY = lambda x: x  # noqa: E731
+
+PREFIX_ERRORS = [
+  (
+    lambda: nnx.vmap(IDENTITY, in_axes=NODE),
+    r'Found graph node of type Dict at path  in `in_axes` for nnx\.vmap',
+  ),
+  (
+    lambda: nnx.vmap(IDENTITY, out_axes=NODE),
+    r'Found graph node of type Dict at path  in `out_axes` for nnx\.vmap',
+  ),
+  (
+    lambda: nnx.grad(IDENTITY, argnums=NODE),
+    r'Found graph node of type Dict at path  in `argnums` for nnx\.grad',
+  ),
+  (
+    lambda: nnx.jit(IDENTITY, in_shardings=NODE),
+    r'Found graph node of type Dict at path  in `in_shardings` for nnx\.jit',
+  ),
+  (
+    lambda: nnx.scan(IDENTITY, in_axes=NODE),
+    r'Found graph node of type Dict at path  in `in_axes` for nnx\.scan',
+  ),
+  (
+    lambda: nnx.pmap(IDENTITY, in_axes=NODE),
+    r'Found graph node of type Dict at path  in `in_axes` for nnx\.pmap',
+  ),
+  (
+    lambda: nnx.shard_map(
+      IDENTITY, mesh=MESH, in_specs=NODE, out_specs=jax.P()
+    ),
+    r'Found graph node of type Dict at path  in `in_specs` for '
+    r'nnx\.shard_map',
+  ),
+  (
+    lambda: nnx.grad(IDENTITY, argnums=nnx.DiffState(0, ...), graph=False),
+    r'`argnums` cannot contain `DiffState` objects when `graph=False` or '
+    r'`graph_updates=False`',
+  ),
+  (
+    lambda: nnx.grad(
+      IDENTITY, argnums=nnx.DiffState(0, ...), graph_updates=False
+    ),
+    r'`argnums` cannot contain `DiffState` objects',
+  ),
+  (
+    lambda: nnx.vmap(IDENTITY, in_axes=nnx.StateAxes({...: 0}), graph=False),
+    r'`in_axes` cannot contain `StateAxes` objects',
+  ),
+  (
+    lambda: nnx.vmap(
+      IDENTITY, out_axes=nnx.StateAxes({...: 0}), graph_updates=False
+    ),
+    r'`out_axes` cannot contain `StateAxes` objects',
+  ),
+  (
+    lambda: nnx.jit(
+      IDENTITY, in_shardings=nnx.StateSharding({...: None}), graph=False
+    ),
+    r'`in_shardings` cannot contain `StateSharding` objects',
+  ),
+  (
+    lambda: nnx.scan(
+      IDENTITY, in_axes=(nnx.StateAxes({...: 0}),), graph=False
+    ),
+    r'`in_axes` cannot contain `StateAxes` objects',
+  ),
+  (
+    lambda: nnx.custom_vjp(
+      IDENTITY, nondiff_argnums=(nnx.DiffState(0, ...),), graph=False
+    ),
+    r'`nondiff_argnums` cannot contain `DiffState` objects',
+  ),
+  (
+    lambda: nnx.vmap(IDENTITY, in_axes=(nnx.Variable(0),), graph=False),
+    r'Found Variable of type Variable at path \[0\] in `in_axes` for '
+    r'nnx\.vmap',
+  ),
+  (
+    lambda: nnx.vmap(IDENTITY, in_axes=(nnx.Variable(0),)),
+    r'Found Variable of type Variable at path \[0\] in `in_axes`',
+  ),
+]
+
+
+@pytest.mark.parametrize('make, phrase', PREFIX_ERRORS)
+def test_prefix_checked_at_creation(make, phrase):
+  with pytest.raises(ValueError, match=phrase):
+    make()
+
+
+def test_prefix_checks_wait_for_the_function():
+  # the decorator form checks when it gets the function
+  deco = nnx.vmap(in_axes=nnx.StateAxes({...: 0}), graph=False)
+  with pytest.raises(ValueError, match='cannot contain `StateAxes`'):
+    deco(IDENTITY)
+
+
+def test_node_shaped_prefix_accepted_in_tree_mode():
+  m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  axes = nnx.prefix(m, {...: None}, graph=False)
+  f = nnx.vmap(lambda m, x: m(x), in_axes=(axes, 0), graph=False)
+  assert f(m, jnp.ones((4, 2))).shape == (4, 3)

@@ -40,11 +40,12 @@ def _nnx_prefix_types():
   return (StateAxes, StateSharding, DiffState)
 
 
-def check(prefix, *, name: str, what: str, graph_updates: bool) -> None:
-  """Validates the prefix ``prefix`` given as ``what`` to ``nnx.<name>``:
-  graph nodes and Variables are no prefixes, and without graph updates
-  (tree mode or ``graph_updates=False``) neither are StateAxes,
-  StateSharding or DiffState."""
+def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
+  """Validates the prefix ``prefix`` given as ``what`` to ``nnx.<name>``
+  when the transform is created: Variables are no prefixes; in graph mode
+  neither are graph nodes (tree mode takes node-shaped prefixes, e.g.
+  ``nnx.prefix(..., graph=False)``); without graph updates (``updates``
+  False) neither are StateAxes, StateSharding or DiffState."""
   special = _nnx_prefix_types()
 
   def is_leaf(x):
@@ -53,27 +54,41 @@ def check(prefix, *, name: str, what: str, graph_updates: bool) -> None:
   leaves = jax.tree_util.tree_flatten_with_path(prefix, is_leaf=is_leaf)[0]
   for path, leaf in leaves:
     where = jax.tree_util.keystr(path)
+    kind = type(leaf).__name__
     if isinstance(leaf, Variable):
       raise ValueError(
-        f'Found Variable of type {type(leaf).__name__} at path {where} in '
-        f'`{what}` for nnx.{name}. Variables are not valid prefixes: give '
-        'the axis, sharding or flag itself, or build a prefix tree for a '
-        'graph node with nnx.prefix.'
+        f'Found Variable of type {kind} at path {where} in `{what}` for '
+        f'nnx.{name}. A Variable cannot be a prefix: give the prefix of the '
+        'whole Variable (its axis, sharding, ...) instead.'
       )
-    if isinstance(leaf, Pytree):
+    if graph and isinstance(leaf, Pytree):
       raise ValueError(
-        f'Found graph node of type {type(leaf).__name__} at path {where} '
-        f'in `{what}` for nnx.{name}. Graph nodes are not valid prefixes: '
-        'build a prefix tree for a graph node with nnx.prefix, or use '
-        'StateAxes / StateSharding / DiffState in graph mode.'
+        f'Found graph node of type {kind} at path {where} in `{what}` for '
+        f'nnx.{name}. Graph nodes cannot be prefixes in graph mode: remove '
+        f'it, use tree mode (nnx.{name}(..., graph=False)), or build the '
+        'prefix with nnx.prefix(..., graph=True).'
       )
-    if isinstance(leaf, special) and not graph_updates:
+    if not updates and isinstance(leaf, special):
       raise ValueError(
-        f'`{what}` cannot contain `{type(leaf).__name__}` objects when '
-        '`graph=False` or `graph_updates=False` (found one at path '
-        f'{where} for nnx.{name}); build a prefix tree for the graph node '
-        'with nnx.prefix instead.'
+        f'`{what}` cannot contain `{kind}` objects when `graph=False` or '
+        f'`graph_updates=False` (found one at path {where} for nnx.{name}). '
+        f'Remove it, use graph mode with graph updates (nnx.{name}(..., '
+        f'graph=True, graph_updates=True) or nnx.compat.{name}), or build '
+        'a prefix tree for the graph node with nnx.prefix.'
       )
+
+
+def check_all(name: str, graph, graph_updates, **prefixes) -> None:
+  """:func:`check` for each ``what=prefix`` of a transform created with
+  these ``graph`` / ``graph_updates`` options (None: the defaults)."""
+  from flax.nnx._common import graph_updates_default, resolve_graph
+
+  g = resolve_graph(graph)
+  if graph_updates is None:
+    graph_updates = graph_updates_default()
+  updates = g and bool(graph_updates)
+  for what, prefix in prefixes.items():
+    check(prefix, name=name, what=what, graph=g, updates=updates)
 
 
 def has_tree_states(prefix) -> bool:

@@ -14,7 +14,7 @@ from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
 from flax.nnx.statelib import node_state
 from flax.nnx.extract import labeled as labeled
-from flax.nnx.transforms import _fns, common, varflow
+from flax.nnx.transforms import _fns, _prefix, common, varflow
 from flax.nnx.transforms.varflow import (
   arg_index_of_positions as _arg_index_of_positions,
 )
@@ -264,6 +264,12 @@ def _zeros(x):
 def _make_grad(
   f, argnums, has_aux, holomorphic, allow_int, graph, graph_updates, with_value
 ):
+  _prefix.check_all(
+    'value_and_grad' if with_value else 'grad',
+    graph,
+    graph_updates,
+    argnums=argnums,
+  )
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     g = resolve_graph(graph)

@@ -140,6 +140,13 @@ class JitWrapped:
     update_shardings=None,
   ):
     common.check_not_bound_method(fun, 'jit')
+    _prefix.check_all(
+      'jit',
+      graph,
+      graph_updates,
+      in_shardings=in_shardings,
+      out_shardings=out_shardings,
+    )
     functools.update_wrapper(self, fun)
     self.fun = fun
     self.graph = resolve_graph(graph)

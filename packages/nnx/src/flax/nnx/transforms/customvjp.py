@@ -21,7 +21,7 @@ import numpy as np
 from flax.nnx import extract, filterlib, graphlib
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx.statelib import State
-from flax.nnx.transforms import _fns, common
+from flax.nnx.transforms import _fns, _prefix, common
 from flax.nnx.transforms.types import DiffState
 from flax.nnx.transforms.varflow import arg_index_of_positions
 from flax.nnx.transforms.varflow import resolved_updates as _updates
@@ -337,6 +337,9 @@ def custom_vjp(
   >>> float(jax.grad(f)(0.5))
   2.0
   """
+  _prefix.check_all(
+    'custom_vjp', graph, graph_updates, nondiff_argnums=nondiff_argnums
+  )
   g = resolve_graph(graph)
   if g and _updates(graph_updates):
     return CustomVjp(fun, nondiff_argnums)

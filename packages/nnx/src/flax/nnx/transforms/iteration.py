@@ -440,6 +440,10 @@ def vmap(
   (2, 3)
   """
 
+  _prefix.check_all(
+    'vmap', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
+  )
+
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     kw = dict(
@@ -498,6 +502,10 @@ def pmap(
       f'(static_broadcasted_argnums) and donated (donate_argnums): '
       f'{sorted(static & donate)}.'
     )
+
+  _prefix.check_all(
+    'pmap', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
+  )
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):

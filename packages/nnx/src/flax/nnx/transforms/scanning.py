@@ -331,6 +331,9 @@ def scan(
     False: tracecache.EagerCache(lambda *a, **k: run(False, a, k), 'nnx.scan', True),
   }
 
+  _prefix.check_all(
+    'scan', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
+  )
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     return caches[graph_with_updates(graph, graph_updates)](*args, **kwargs)

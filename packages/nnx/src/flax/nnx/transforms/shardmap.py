@@ -252,6 +252,9 @@ def shard_map(
   ``graph=False`` or ``graph_updates=False`` the arguments are pytrees
   (PartitionSpecs for whole arguments; Variable values flow back).
   """
+  _prefix.check_all(
+    'shard_map', graph, graph_updates, in_specs=in_specs, out_specs=out_specs
+  )
 
   @functools.wraps(f)
   def wrapper(*args):
