@@ -147,6 +147,9 @@ def param_with_axes(
   return value
 
 
+_LogicalAxes = tuple[str, ...] | None
+
+
 class PartitionedVariable(Variable):
   """A Variable whose value is sharding-constrained by logical axis names.
 
@@ -159,7 +162,7 @@ class PartitionedVariable(Variable):
     scope,
     collection: str,
     name: str,
-    axes: tuple[str, ...] | None = None,
+    axes: _LogicalAxes = None,
     fallback: RulesFallback = RulesFallback.AXIS_IS_UNSHARDED,
   ):
     super().__init__(scope, collection, name, True)
@@ -278,19 +281,61 @@ def _plain_axis(axis):
   return getattr(axis, 'axis', axis)
 
 
+_AxesByCollection = Mapping[Any, Any]
+_SplitRngs = Mapping[Any, bool]
+_Collections = tuple[str, ...]
+_OptInt = int | None
+_OptName = str | None
+
+# Arguments the wrappers below hand on unchanged to the transform they wrap.
+_SCAN_FORWARDED = (
+  'variable_broadcast',
+  'variable_carry',
+  'split_rngs',
+  'in_axes',
+  'out_axes',
+  'length',
+  'reverse',
+  'unroll',
+  'data_transform',
+  'methods',
+)
+_VMAP_FORWARDED = (
+  'split_rngs',
+  'in_axes',
+  'out_axes',
+  'axis_size',
+  'axis_name',
+  'spmd_axis_name',
+  'methods',
+)
+_CHECKPOINT_FORWARDED = (
+  'variables',
+  'rngs',
+  'concrete',
+  'prevent_cse',
+  'policy',
+)
+
+
+def _forwarded(args, names):
+  """The entries ``names`` of a wrapper's ``locals()``."""
+  return {name: args[name] for name in names}
+
+
 def scan_with_axes(
   target,
-  variable_axes: Mapping[Any, Any] = {},
+  variable_axes: _AxesByCollection = {},
   variable_broadcast=False,
   variable_carry=False,
-  split_rngs: Mapping[Any, bool] = {},
+  split_rngs: _SplitRngs = {},
   in_axes=0,
   out_axes=0,
-  length: int | None = None,
+  length: _OptInt = None,
   reverse: bool = False,
   unroll: int = 1,
   axis_name: str = 'layers',
-  axes_collections: tuple[str, ...] = ('params',),
+  axes_collections: _Collections = ('params',),
   data_transform=None,
   methods=None,
 ):
@@ -301,24 +346,14 @@ def scan_with_axes(
   :func:`variable_with_axes` get ``axis_name`` at the scanned axis.
   Other arguments are those of ``nn.scan``.
   """
-  variable_axes = dict(variable_axes)
+  forwarded = _forwarded(locals(), _SCAN_FORWARDED)
   scanned = [col for col in axes_collections if col in variable_axes]
-  for col in scanned:
-    variable_axes[f'{col}_axes'] = variable_axes[col]
-  transformed = nn.scan(
-    target,
-    variable_axes=variable_axes,
-    variable_broadcast=variable_broadcast,
-    variable_carry=variable_carry,
-    split_rngs=split_rngs,
-    in_axes=in_axes,
-    out_axes=out_axes,
-    length=length,
-    reverse=reverse,
-    unroll=unroll,
-    data_transform=data_transform,
-    methods=methods,
-  )
+  # Each scanned collection's axis-name metadata is scanned along with it.
+  variable_axes = {
+    **variable_axes,
+    **{f'{col}_axes': variable_axes[col] for col in scanned},
+  }
+  transformed = nn.scan(target, variable_axes=variable_axes, **forwarded)
   for col in scanned:
     transformed = _add_axis_to_metadata(
       transformed, _plain_axis(variable_axes[col]), axis_name, f'{col}_axes'
@@ -328,14 +363,14 @@ def scan_with_axes(
 
 def vmap_with_axes(
   target,
-  variable_axes: Mapping[Any, Any],
-  split_rngs: Mapping[Any, bool] = {},
+  variable_axes: _AxesByCollection,
+  split_rngs: _SplitRngs = {},
   in_axes=0,
   out_axes=0,
-  axis_size: int | None = None,
-  axis_name: str | None = None,
+  axis_size: _OptInt = None,
+  axis_name: _OptName = None,
   partitioning_axis_names: Mapping[Any, str] = {},
-  spmd_axis_name: str | None = None,
+  spmd_axis_name: _OptName = None,
   methods=None,
 ):
   """``nn.vmap`` that adds axis names to the axis names of its variables.
@@ -345,20 +380,12 @@ def vmap_with_axes(
   mapped axis ``variable_axes[col]``. Other arguments are those of
   ``nn.vmap``.
   """
-  variable_axes = dict(variable_axes)
-  for col in partitioning_axis_names:
-    variable_axes[f'{col}_axes'] = variable_axes[col]
-  transformed = nn.vmap(
-    target,
-    variable_axes=variable_axes,
-    split_rngs=split_rngs,
-    in_axes=in_axes,
-    out_axes=out_axes,
-    axis_size=axis_size,
-    axis_name=axis_name,
-    spmd_axis_name=spmd_axis_name,
-    methods=methods,
-  )
+  forwarded = _forwarded(locals(), _VMAP_FORWARDED)
+  variable_axes = {
+    **variable_axes,
+    **{f'{col}_axes': variable_axes[col] for col in partitioning_axis_names},
+  }
+  transformed = nn.vmap(target, variable_axes=variable_axes, **forwarded)
   for col, name in partitioning_axis_names.items():
     transformed = _add_axis_to_metadata(
       transformed, _plain_axis(variable_axes[col]), name, f'{col}_axes'
@@ -370,9 +397,9 @@ def core_remat_static(
   fn,
   variables=True,
   rngs=True,
-  concrete=False,
+  concrete: bool = False,
   prevent_cse=True,
-  static_argnums=(),
+  static_argnums: tuple[int, ...] = (),
   policy=None,
 ):
   """``lift.remat`` whose ``static_argnums`` arguments stay Python values.
@@ -381,6 +408,7 @@ def core_remat_static(
   Those arguments are closed over instead of traced, so they can steer
   Python control flow; the others are traced by ``jax.checkpoint``.
   """
+  checkpoint_options = _forwarded(locals(), _CHECKPOINT_FORWARDED)
   static_argnums = tuple(sorted(static_argnums))
 
   @functools.wraps(fn)
@@ -396,15 +424,9 @@ def core_remat_static(
       ]
       return fn(scope, *full, **kwargs)
 
-    rematted = lift.checkpoint(
-      merged,
-      variables=variables,
-      rngs=rngs,
-      concrete=concrete,
-      prevent_cse=prevent_cse,
-      policy=policy,
+    return lift.checkpoint(merged, **checkpoint_options)(
+      scope, *dynamic, **kwargs
     )
-    return rematted(scope, *dynamic, **kwargs)
 
   return wrapper
 
@@ -413,9 +435,9 @@ def remat(
   target,
   variables=True,
   rngs=True,
-  concrete=False,
+  concrete: bool = False,
   prevent_cse=True,
-  static_argnums=(),
+  static_argnums: tuple[int, ...] = (),
   policy=None,
   methods=None,
 ):
@@ -424,14 +446,7 @@ def remat(
   ``static_argnums`` count the method's arguments after ``self`` (0 is
   the first). The transformed class is named ``Core_remat_static<Name>``.
   """
+  options = _forwarded(locals(), (*_CHECKPOINT_FORWARDED, 'static_argnums'))
   return linen_transforms.lift_transform(
-    core_remat_static,
-    target,
-    variables=variables,
-    rngs=rngs,
-    concrete=concrete,
-    prevent_cse=prevent_cse,
-    static_argnums=static_argnums,
-    policy=policy,
-    methods=methods,
+    core_remat_static, target, methods=methods, **options
   )
