@@ -40,7 +40,7 @@ class EarlyStopping(struct.PyTreeNode):
 
   min_delta: float = 0
   patience: int = 0
-  best_metric: float = float('inf')
+  best_metric: float = math.inf
   patience_count: int = 0
   should_stop: bool = False
   has_improved: bool = False

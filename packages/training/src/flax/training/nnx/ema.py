@@ -25,6 +25,7 @@ from flax.training.nnx._common import filtered_state
 __all__ = ['EMA']
 
 A = tp.TypeVar('A')
+_GraphMode = bool | None
 
 
 def _is_variable(x) -> bool:
@@ -63,11 +64,10 @@ class EMA(nnx.Pytree):
     decay: float,
     *,
     only: filterlib.Filter = ...,
-    graph: bool | None = None,
+    graph: _GraphMode = None,
   ):
     self.graph = check_graph(graph)
-    self.decay = decay
-    self.filter = only
+    self.decay, self.filter = decay, only
     state = filtered_state(params, only, self.graph)
     self.params = nnx.data(
       jax.tree.map(lambda v: v.copy(), state, is_leaf=_is_variable)
