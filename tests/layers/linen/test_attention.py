@@ -1,5 +1,7 @@
 """Linen attention: parameter tree, numerics, decode cache, dropout."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -57,7 +59,8 @@ def test_mha_params_and_numerics():
   ref = _reference(params, np.asarray(q), np.asarray(kv), 2, mask)
   np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
   # Older call form: inputs_kv.
-  y2 = layer.apply(v, q, inputs_kv=kv, mask=mask)
+  with pytest.warns(DeprecationWarning, match='inputs_kv arg will be deprecated'):
+    y2 = layer.apply(v, q, inputs_kv=kv, mask=mask)
   np.testing.assert_allclose(y2, y, rtol=1e-6)
 
 
@@ -67,9 +70,9 @@ def test_self_attention_and_aliases():
   v = mha.init(KEY, x)
   assert shapes(v['params']['out']) == {'kernel': (2, 2, 4), 'bias': (4,)}
   y = mha.apply(v, x)
-  np.testing.assert_allclose(
-    nn.SelfAttention(num_heads=2).apply(v, x), y, rtol=1e-6
-  )
+  with pytest.warns(DeprecationWarning, match='SelfAttention will be deprecated'):
+    y_self = nn.SelfAttention(num_heads=2).apply(v, x)
+  np.testing.assert_allclose(y_self, y, rtol=1e-6)
   np.testing.assert_allclose(
     nn.MultiHeadAttention(num_heads=2).apply(v, x), y, rtol=1e-6
   )
@@ -81,7 +84,9 @@ def test_self_attention_and_aliases():
         num_heads=2
       )(x)
 
-  assert set(Parent().init(KEY, x)['params']) == {
+  with pytest.warns(DeprecationWarning, match='SelfAttention will be'):
+    variables = Parent().init(KEY, x)
+  assert set(variables['params']) == {
     'MultiHeadAttention_0',
     'SelfAttention_0',
   }
@@ -194,3 +199,119 @@ def test_functions_exported():
     jnp.ones((1, 2, 1, 3)), jnp.ones((1, 2, 1, 3))
   )
   np.testing.assert_allclose(w, 0.5)
+
+
+def test_custom_einsums_are_called_with_subscripts_and_operands():
+  q = jnp.arange(24.0).reshape(1, 3, 2, 4) / 10
+  seen = []
+
+  def einsum(subscripts, a, b, **kwargs):
+    seen.append((subscripts, a.shape, b.shape, sorted(kwargs)))
+    return jnp.einsum(subscripts, a, b, **kwargs)
+
+  y = nn.dot_product_attention(
+    q, q, q, qk_attn_weights_einsum=einsum, attn_weights_value_einsum=einsum
+  )
+  np.testing.assert_allclose(y.sum(), 41.069374, rtol=1e-5)
+  assert seen == [
+    ('...qhd,...khd->...hqk', (1, 3, 2, 4), (1, 3, 2, 4), []),
+    ('...hqk,...khd->...qhd', (1, 2, 3, 3), (1, 3, 2, 4), []),
+  ]
+  seen.clear()
+  w = nn.dot_product_attention_weights(q, q, einsum=einsum)
+  np.testing.assert_allclose(w.sum(), 6.0, rtol=1e-5)
+  assert seen == [('...qhd,...khd->...hqk', (1, 3, 2, 4), (1, 3, 2, 4), [])]
+
+  class Einsum:
+    def __init__(self):
+      seen.append('init')
+
+    def __call__(self, subscripts, a, b):
+      seen.append(subscripts)
+      return jnp.einsum(subscripts, a, b)
+
+  seen.clear()
+  layer = nn.MultiHeadDotProductAttention(
+    num_heads=2,
+    qkv_features=4,
+    qk_attn_weights_einsum_cls=Einsum,
+    attn_weights_value_einsum_cls=Einsum,
+  )
+  y, _ = layer.init_with_output(KEY, jnp.ones((1, 3, 4)))
+  assert y.shape == (1, 3, 4)
+  assert seen == [
+    'init', 'init', '...qhd,...khd->...hqk', '...hqk,...khd->...qhd'
+  ]
+
+
+def test_custom_einsum_argument_errors():
+  q = jnp.ones((1, 3, 2, 4))
+
+  def dot_general(*args, **kwargs):
+    return jax.lax.dot_general(*args, **kwargs)
+
+  with pytest.raises(ValueError, match='must be specified together'):
+    nn.dot_product_attention(q, q, q, qk_attn_weights_einsum=jnp.einsum)
+  with pytest.raises(ValueError, match='must be specified together'):
+    nn.dot_product_attention(
+      q, q, q, einsum_dot_general=dot_general, attn_weights_value_einsum=jnp.einsum
+    )
+  with pytest.raises(ValueError, match='must be specified together'):
+    nn.MultiHeadDotProductAttention(
+      num_heads=2, qk_attn_weights_einsum_cls=lambda: jnp.einsum
+    ).init(KEY, jnp.ones((1, 3, 4)))
+  with pytest.raises(
+    ValueError,
+    match='precision/einsum_dot_general and '
+    'qk_attn_weights_einsum/attn_weights_value_einsum are mutually exclusive',
+  ):
+    nn.dot_product_attention(
+      q,
+      q,
+      q,
+      precision='highest',
+      qk_attn_weights_einsum=jnp.einsum,
+      attn_weights_value_einsum=jnp.einsum,
+    )
+  with pytest.raises(
+    ValueError, match='precision/einsum_dot_general and einsum are mutually'
+  ):
+    nn.dot_product_attention_weights(
+      q, q, einsum_dot_general=dot_general, einsum=jnp.einsum
+    )
+
+
+def test_complex_inputs():
+  q = jnp.arange(24.0).reshape(1, 3, 2, 4) / 10
+  qc = (q + 1j * q[..., ::-1]).astype(jnp.complex64)
+  y = nn.dot_product_attention(qc, qc, qc)
+  assert y.dtype == jnp.complex64
+  np.testing.assert_allclose(y.sum(), 42.48521 + 12.71478j, rtol=1e-5)
+  w = nn.dot_product_attention_weights(qc, qc)
+  np.testing.assert_allclose(w.sum(), 6.0, rtol=1e-5, atol=1e-5)
+  x = jnp.ones((1, 3, 4), jnp.complex64)
+  layer = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4)
+  y, v = layer.init_with_output(KEY, x)
+  assert y.dtype == jnp.complex64
+  np.testing.assert_allclose(y.sum(), 3.621581, rtol=1e-5, atol=1e-5)
+  assert v['params']['query']['kernel'].dtype == jnp.float32
+  layer = nn.MultiHeadDotProductAttention(
+    num_heads=2, qkv_features=4, param_dtype=jnp.complex64
+  )
+  y, v = layer.init_with_output(KEY, x)
+  assert v['params']['query']['kernel'].dtype == jnp.complex64
+  np.testing.assert_allclose(
+    y.sum(), 0.008781195 - 3.984109j, rtol=1e-5, atol=1e-5
+  )
+
+
+def test_inputs_kv_and_self_attention_deprecation():
+  x = jnp.ones((1, 3, 4))
+  layer = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4)
+  with pytest.warns(DeprecationWarning, match='The inputs_kv arg will be'):
+    v = layer.init(KEY, x, inputs_kv=x)
+  with warnings.catch_warnings():
+    warnings.simplefilter('error')
+    layer.apply(v, x, x, mask=jnp.ones((1, 1, 3, 3), bool))
+  with pytest.warns(DeprecationWarning, match='SelfAttention will be'):
+    nn.SelfAttention(num_heads=2, qkv_features=4).init(KEY, x)

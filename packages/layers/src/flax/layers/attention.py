@@ -25,26 +25,46 @@ from flax.layers.dtypes import promote_dtype
 Array = Any
 
 
-def _einsum(einsum, einsum_dot_general, precision):
+def _einsum(einsum, einsum_dot_general, precision, names='einsum'):
   """The einsum to use: a custom one as given, or ``jnp.einsum`` with
   ``precision`` (and ``einsum_dot_general``) bound.
 
   Raises:
     ValueError: for a custom einsum together with ``precision`` or
-      ``einsum_dot_general``, which only configure ``jnp.einsum``.
+      ``einsum_dot_general``, which only configure ``jnp.einsum``
+      (``names`` says which arguments gave the custom einsum).
   """
   if einsum is not None:
     if precision is not None or einsum_dot_general is not None:
       raise ValueError(
-        'precision/einsum_dot_general and qk_attn_weights_einsum/'
-        'attn_weights_value_einsum are mutually exclusive: a custom einsum '
-        'brings its own settings, so give only one of them.'
+        f'precision/einsum_dot_general and {names} are mutually exclusive: '
+        'a custom einsum brings its own settings, so give only one of them.'
       )
     return einsum
   options = {'precision': precision}
   if einsum_dot_general is not None:
     options['_dot_general'] = einsum_dot_general
   return functools.partial(jnp.einsum, **options)
+
+
+_EINSUM_PAIR = 'qk_attn_weights_einsum/attn_weights_value_einsum'
+
+
+def _einsum_pair(qk_einsum, av_einsum, einsum_dot_general, precision):
+  """The two einsums of :func:`dot_product_attention` (see ``_einsum``).
+
+  Raises:
+    ValueError: if only one of the two custom einsums is given.
+  """
+  if (qk_einsum is None) != (av_einsum is None):
+    raise ValueError(
+      'qk_attn_weights_einsum and attn_weights_value_einsum must be '
+      'specified together.'
+    )
+  return (
+    _einsum(qk_einsum, einsum_dot_general, precision, _EINSUM_PAIR),
+    _einsum(av_einsum, einsum_dot_general, precision, _EINSUM_PAIR),
+  )
 
 
 # What attention operands must agree on: (end of the message, measure).
@@ -113,8 +133,6 @@ def dot_product_attention_weights(
   """
   query, key = promote_dtype(query, key, dtype=dtype)
   dtype = query.dtype
-  if jnp.iscomplexobj(query):
-    raise ValueError('Attention does not support complex inputs.')
   check_same('q, k', (query, key), QK_AGREE)
   # Scale the queries (not the logits) by 1/sqrt(depth), in ``dtype``.
   query = query / jnp.sqrt(query.shape[-1]).astype(dtype)
@@ -197,6 +215,12 @@ def dot_product_attention(
   dtype = query.dtype
   check_same('q, k, v', (query, key, value), QKV_AGREE)
   check_same('k, v', (key, value), KV_AGREE)
+  qk_einsum, av_einsum = _einsum_pair(
+    qk_attn_weights_einsum,
+    attn_weights_value_einsum,
+    einsum_dot_general,
+    precision,
+  )
   dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
   weights = dot_product_attention_weights(
     query,
@@ -205,14 +229,12 @@ def dot_product_attention(
     mask,
     *dropout,
     dtype,
-    precision,
+    None,  # the precision is bound into ``qk_einsum``
     module,
     force_fp32_for_softmax,
-    einsum=qk_attn_weights_einsum,
-    einsum_dot_general=einsum_dot_general,
+    einsum=qk_einsum,
   )
-  einsum = _einsum(attn_weights_value_einsum, einsum_dot_general, precision)
-  return einsum('...hqk,...khd->...qhd', weights, value)
+  return av_einsum('...hqk,...khd->...qhd', weights, value)
 
 
 _KV_CLASH = (

@@ -10,6 +10,7 @@ cached in the ``cache`` collection (``cached_key``, ``cached_value``,
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +65,16 @@ def _call_attention(fn, query, key, value, options, module):
     options['module'] = module
   return fn(query, key, value, **options)
 
+
+_DISCUSSION = 'https://github.com/google/flax/discussions/3389'
+_INPUTS_KV_DEPRECATED = (
+  'The inputs_kv arg will be deprecated soon: give the keys and values as '
+  f'inputs_k and inputs_v instead (see {_DISCUSSION}).'
+)
+_SELF_ATTENTION_DEPRECATED = (
+  'SelfAttention will be deprecated soon: call MultiHeadDotProductAttention '
+  f'with inputs_q alone instead (see {_DISCUSSION}).'
+)
 
 _OptInt = int | None
 _OptInit = Initializer | None
@@ -179,6 +190,8 @@ class MultiHeadDotProductAttention(Module):
     inputs_k, inputs_v = attn_math.attention_inputs(
       inputs_q, inputs_k, inputs_v, inputs_kv
     )
+    if inputs_kv is not None:
+      warnings.warn(_INPUTS_KV_DEPRECATED, DeprecationWarning)
     width = inputs_q.shape[-1]
     qkv_features = self.qkv_features or width
     if qkv_features % self.num_heads:
@@ -286,14 +299,21 @@ class MultiHeadAttention(MultiHeadDotProductAttention):
 class SelfAttention(MultiHeadDotProductAttention):
   """:class:`MultiHeadDotProductAttention` of a sequence with itself.
 
+  Deprecated: each call warns (``DeprecationWarning``); call
+  ``MultiHeadDotProductAttention`` with the queries alone instead.
+
   Example::
 
+    >>> import warnings
     >>> import jax, jax.numpy as jnp
     >>> import flax.linen as nn
     >>> layer = nn.SelfAttention(num_heads=1)
     >>> x = jnp.zeros((2, 5))
-    >>> layer.apply(layer.init(jax.random.key(1), x), x).shape
-    (2, 5)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...   warnings.simplefilter('always')
+    ...   y = layer.apply(layer.init(jax.random.key(1), x), x)
+    >>> y.shape, caught[0].category.__name__
+    ((2, 5), 'DeprecationWarning')
   """
 
   @compact
@@ -306,6 +326,7 @@ class SelfAttention(MultiHeadDotProductAttention):
     sow_weights: bool = False,
   ):
     """Attends from ``inputs_q`` to itself (see the parent's call)."""
+    warnings.warn(_SELF_ATTENTION_DEPRECATED, DeprecationWarning)
     options = dict(deterministic=deterministic, dropout_rng=dropout_rng)
     return super().__call__(
       inputs_q, mask=mask, sow_weights=sow_weights, **options
