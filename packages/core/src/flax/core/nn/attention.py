@@ -19,6 +19,9 @@ from flax import struct
 from flax.core.nn.linear import default_kernel_init, dense_general
 from flax.core.scope import Scope
 
+Array = Any
+_Shape = tuple[int, ...]
+
 __all__ = [
   'CacheEntry',
   'Scope',
@@ -72,9 +75,9 @@ def _take(shape, axes) -> tuple[int, ...]:
 
 def dot_product_attention(
   scope: Scope,
-  query,
-  key,
-  value,
+  query: Array,
+  key: Array,
+  value: Array,
   dtype=jnp.float32,
   bias=None,
   axis=None,
@@ -205,8 +208,8 @@ def _position_mask(mask, shape, axes, batch, is_query: bool, n_q, n_k):
 def make_padding_mask(
   padding_mask_query,
   padding_mask_key,
-  query_shape,
-  key_shape,
+  query_shape: _Shape,
+  key_shape: _Shape,
   attention_axis=None,
   segmentation_mask: bool = False,
 ):
@@ -303,28 +306,40 @@ def _write_cache(entry, inputs_q, key, value, axes):
   return key, value, entry
 
 
+# Arguments multi_head_dot_product_attention hands on unchanged: to every
+# projection, and to ``attention_fn``.
+_DENSE_ARGS = ('dtype', 'kernel_init', 'bias_init', 'bias', 'precision')
+_DROPOUT_ARGS = (
+  'dropout_rng',
+  'dropout_rate',
+  'broadcast_dropout',
+  'deterministic',
+)
+_Init = Callable[..., Any]
+
+
 def multi_head_dot_product_attention(
   scope: Scope,
-  inputs_q,
-  inputs_kv,
-  num_heads,
+  inputs_q: Array,
+  inputs_kv: Array,
+  num_heads: int,
   dtype=jnp.float32,
-  qkv_features=None,
-  out_features=None,
+  qkv_features: int | None = None,
+  out_features: int | None = None,
   attention_axis=None,
-  causal_mask=False,
+  causal_mask: bool = False,
   padding_mask=None,
   key_padding_mask=None,
-  segmentation=None,
+  segmentation: Array | None = None,
   key_segmentation=None,
-  cache=False,
+  cache: bool = False,
   broadcast_dropout=True,
   dropout_rng=None,
-  dropout_rate=0.0,
+  dropout_rate: float = 0.0,
   deterministic=False,
   precision=None,
-  kernel_init: Callable[..., Any] = default_kernel_init,
-  bias_init: Callable[..., Any] = jax.nn.initializers.zeros,
+  kernel_init: _Init = default_kernel_init,
+  bias_init: _Init = jax.nn.initializers.zeros,
   bias=True,
   attention_fn: Callable[..., Any] = dot_product_attention,
 ):
@@ -349,6 +364,7 @@ def multi_head_dot_product_attention(
   >>> y.shape, v['params']['query']['kernel'].shape
   ((2, 5, 8), (8, 2, 4))
   """
+  args = locals()
   if cache and not causal_mask:
     raise AssertionError('Caching is only support for causal attention.')
   if attention_axis is None:
@@ -366,17 +382,11 @@ def multi_head_dot_product_attention(
     )
   head_dim = qkv_features // num_heads
 
+  dense_options = {k: args[k] for k in _DENSE_ARGS}
+
   def project(name, x):
-    return scope.child(dense_general, name)(
-      x,
-      features=(num_heads, head_dim),
-      axis=-1,
-      dtype=dtype,
-      kernel_init=kernel_init,
-      bias_init=bias_init,
-      bias=bias,
-      precision=precision,
-    )
+    dense = scope.child(dense_general, name)
+    return dense(x, features=(num_heads, head_dim), axis=-1, **dense_options)
 
   query = project('query', inputs_q)
   key = project('key', inputs_kv)
@@ -435,26 +445,14 @@ def multi_head_dot_product_attention(
 
   # The attention runs in its own child scope (named after ``attention_fn``),
   # which is where its dropout rng is drawn.
-  x = scope.child(attention_fn)(
-    query,
-    key,
-    value,
-    dtype=dtype,
-    axis=axes,
-    bias=attention_bias,
-    precision=precision,
-    dropout_rng=dropout_rng,
-    dropout_rate=dropout_rate,
-    broadcast_dropout=broadcast_dropout,
-    deterministic=deterministic,
-  )
-  return scope.child(dense_general, 'out')(
-    x,
-    features=features,
-    axis=(-2, -1),
-    kernel_init=kernel_init,
-    bias_init=bias_init,
-    bias=bias,
-    dtype=dtype,
-    precision=precision,
-  )
+  attention_options = {
+    'dtype': dtype,
+    'axis': axes,
+    'bias': attention_bias,
+    **{k: args[k] for k in _DROPOUT_ARGS},
+    'precision': precision,
+  }
+  x = scope.child(attention_fn)(query, key, value, **attention_options)
+  # The output projection shares the input ones' settings but its axes.
+  out = scope.child(dense_general, 'out')
+  return out(x, features=features, axis=(-2, -1), **dense_options)

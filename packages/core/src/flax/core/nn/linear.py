@@ -167,15 +167,19 @@ def conv(
     )
   kernel_shape = kernel_size + (in_features // feature_group_count, features)
   kernel = jnp.asarray(scope.param('kernel', kernel_init, kernel_shape), dtype)
+  # Where the windows sit: steps, padding, and gaps in input and kernel.
+  geometry = dict(
+    window_strides=strides,
+    padding=padding,
+    lhs_dilation=input_dilation,
+    rhs_dilation=kernel_dilation,
+  )
   y = lax.conv_general_dilated(
     inputs,
     kernel,
-    strides,
-    padding,
-    lhs_dilation=input_dilation,
-    rhs_dilation=kernel_dilation,
-    dimension_numbers=_conv_dims(n),
+    **geometry,
     feature_group_count=feature_group_count,
+    dimension_numbers=_conv_dims(n),
     precision=precision,
   )
   if bias:
@@ -209,12 +213,13 @@ def conv_transpose(
   strides = tuple(strides) if strides is not None else (1,) * n
   kernel_shape = kernel_size + (inputs.shape[-1], features)
   kernel = jnp.asarray(scope.param('kernel', kernel_init, kernel_shape), dtype)
+  geometry = dict(
+    strides=strides, padding=padding, rhs_dilation=kernel_dilation
+  )
   y = lax.conv_transpose(
     inputs,
     kernel,
-    strides,
-    padding,
-    rhs_dilation=kernel_dilation,
+    **geometry,
     dimension_numbers=_conv_dims(n),
     precision=precision,
   )
