@@ -168,3 +168,61 @@ def test_node_shaped_prefix_accepted_in_tree_mode():
   axes = nnx.prefix(m, {...: None}, graph=False)
   f = nnx.vmap(lambda m, x: m(x), in_axes=(axes, 0), graph=False)
   assert f(m, jnp.ones((4, 2))).shape == (4, 3)
+
+
+def _two(a, b):
+  return a, b
+
+
+SCAN_AXES_ERRORS = [
+  (
+    dict(in_axes=(nnx.Carry, nnx.Carry)),
+    r'Found multiple Carry definitions at in_axes\[0\] and in_axes\[1\]',
+  ),
+  (
+    dict(in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, nnx.Carry)),
+    r'Found multiple Carry definitions at out_axes\[0\] and out_axes\[1\]',
+  ),
+  (
+    dict(in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, None)),
+    r'Cannot broadcast output state\. Got out_axes=None at: out_axes\[1\]',
+  ),
+  (
+    dict(in_axes=0, out_axes=None),
+    r'Cannot broadcast output state\. Got out_axes=None at: out_axes',
+  ),
+  (
+    dict(in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, (0, None))),
+    r'Got out_axes=None at: out_axes\[1\]\[1\]',
+  ),
+  (
+    dict(in_axes=(nnx.Carry, 0), out_axes=0),
+    r'If one of in_axes or out_axes has Carry, the other must also have '
+    r'Carry',
+  ),
+  (
+    dict(in_axes=(0, 0), out_axes=(nnx.Carry, 0)),
+    r'If one of in_axes or out_axes has Carry, the other must also have '
+    r'Carry',
+  ),
+  (
+    dict(in_axes=((nnx.Carry, 0),), out_axes=(nnx.Carry, 0)),
+    r'Carry must at the top-level, it cannot be nested',
+  ),
+]
+
+
+@pytest.mark.parametrize('kw, phrase', SCAN_AXES_ERRORS)
+def test_scan_axes_checked_at_creation(kw, phrase):
+  with pytest.raises(ValueError, match=phrase):
+    nnx.scan(_two, **kw)
+
+
+def test_scan_whole_carry_takes_one_argument():
+  f = nnx.scan(_two, in_axes=nnx.Carry, out_axes=nnx.Carry)
+  with pytest.raises(
+    ValueError,
+    match=r'When in_axes=Carry, the function must take exactly one '
+    r'argument, got 2 arguments',
+  ):
+    f(jnp.zeros(2), jnp.ones((3, 2)))

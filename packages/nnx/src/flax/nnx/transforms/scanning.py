@@ -334,6 +334,7 @@ def scan(
   _prefix.check_all(
     'scan', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
   )
+  _check_axes(in_axes, out_axes)
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     return caches[graph_with_updates(graph, graph_updates)](*args, **kwargs)
@@ -346,17 +347,14 @@ def scan(
         'nnx.scan without graph updates takes positional arguments only; '
         f'got keyword arguments {sorted(kwargs)}.'
       )
-    ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-    if sum(a is Carry for a in ia) > 1:
-      raise ValueError('nnx.scan: only one input can be marked nnx.Carry.')
-    oa = out_axes
-    if (Carry in ia) != (
-      oa is Carry or (isinstance(oa, tuple) and Carry in oa)
-    ):
+    if in_axes is Carry and len(args) != 1:
       raise ValueError(
-        'nnx.scan: if in_axes contains nnx.Carry, out_axes must contain '
-        'nnx.Carry too (and the other way round).'
+        'When in_axes=Carry, the function must take exactly one argument, '
+        f'got {len(args)} arguments: the whole input is the carry. Mark '
+        'the carry in a tuple of in_axes to scan other arguments.'
       )
+    ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    oa = out_axes
     c_arg = ia.index(Carry) if Carry in ia else None
     c_out = (
       'all'
@@ -495,6 +493,59 @@ def scan(
     return y
 
   return wrapper
+
+
+def _check_axes(in_axes, out_axes):
+  """Validates the ``in_axes`` / ``out_axes`` of :func:`scan` when it is
+  created: at most one ``nnx.Carry`` on each side, at the top level only,
+  on both sides or neither, and no broadcast (None) outputs."""
+
+  def carries(axes, name):
+    if axes is Carry:
+      return [name]
+    if not isinstance(axes, tuple):
+      return []
+    found = [f'{name}[{i}]' for i, a in enumerate(axes) if a is Carry]
+    if len(found) > 1:
+      raise ValueError(
+        f'Found multiple Carry definitions at {found[0]} and {found[1]}: '
+        'nnx.scan takes one carry (make it a tuple to carry several values).'
+      )
+    return found
+
+  in_carry = carries(in_axes, 'in_axes')
+  out_carry = carries(out_axes, 'out_axes')
+  for axes in (in_axes, out_axes):
+    if isinstance(axes, tuple):
+      for a in axes:
+        if a is not Carry and Carry in jax.tree_util.tree_leaves(
+          a, is_leaf=lambda x: x is Carry or x is None
+        ):
+          raise ValueError(
+            'Carry must at the top-level, it cannot be nested. Found '
+            f'axes={axes!r}: mark a whole argument or output as the carry.'
+          )
+
+  def broadcast(axes, path):
+    if axes is None:
+      raise ValueError(
+        f'Cannot broadcast output state. Got out_axes=None at: {path}; '
+        'scan stacks its outputs (give an int axis, or return the value '
+        'through the carry).'
+      )
+    if isinstance(axes, (tuple, list)):
+      for i, a in enumerate(axes):
+        broadcast(a, f'{path}[{i}]')
+    elif isinstance(axes, dict):
+      for k, a in axes.items():
+        broadcast(a, f'{path}[{k!r}]')
+
+  broadcast(out_axes, 'out_axes')
+  if bool(in_carry) != bool(out_carry):
+    raise ValueError(
+      'If one of in_axes or out_axes has Carry, the other must also have '
+      f'Carry. Got in_axes={in_axes!r} and out_axes={out_axes!r}.'
+    )
 
 
 def _roots_of_arg(args, ga, argnum):
