@@ -57,18 +57,25 @@ def _refuse_mutation():
   raise ValueError('FrozenDict is immutable.')
 
 
-class FrozenKeysView(collections.abc.KeysView):
+class _ListedView:
+  """A mapping view whose repr is ``<_label>([...])``."""
+
+  _label = ''
+
+  def __repr__(self):
+    return f'{self._label}({list(self)})'
+
+
+class FrozenKeysView(_ListedView, collections.abc.KeysView):
   """Keys of a FrozenDict."""
 
-  def __repr__(self):
-    return f'frozen_dict_keys({list(self)})'
+  _label = 'frozen_dict_keys'
 
 
-class FrozenValuesView(collections.abc.ValuesView):
+class FrozenValuesView(_ListedView, collections.abc.ValuesView):
   """Values of a FrozenDict."""
 
-  def __repr__(self):
-    return f'frozen_dict_values({list(self)})'
+  _label = 'frozen_dict_values'
 
 
 class FrozenDict(collections.abc.Mapping):
@@ -104,32 +111,33 @@ class FrozenDict(collections.abc.Mapping):
       return FrozenDict(value, __unsafe_skip_copy__=True)
     return value
 
-  def __setitem__(self, key, value):
-    _refuse_mutation()
+  def __len__(self):
+    return len(self._dict)
 
-  def __delitem__(self, key):
+  def __setitem__(self, key, value):
     _refuse_mutation()
 
   def __contains__(self, key):
     return key in self._dict
 
+  def __delitem__(self, key):
+    _refuse_mutation()
+
   def __iter__(self):
     return iter(self._dict)
 
-  def __len__(self):
-    return len(self._dict)
-
   def __repr__(self):
     return self.pretty_repr()
-
-  def __reduce__(self):
-    return FrozenDict, (self.unfreeze(),)
 
   def __hash__(self):
     # Order-independent: the XOR of the item hashes, computed once.
     if self._hash is None:
       self._hash = functools.reduce(operator.xor, map(hash, self.items()), 0)
     return self._hash
+
+  def __reduce__(self):
+    # Pickled as the plain nested dicts, rebuilt by the constructor.
+    return FrozenDict, (self.unfreeze(),)
 
   def keys(self):
     return FrozenKeysView(self)
