@@ -83,6 +83,8 @@ class _Call:
   inputs: Any = None
   outputs: Any = None
   submodules: frozenset = frozenset()
+  # Children with a row of their own (a call recorded under them).
+  row_children: frozenset = frozenset()
 
 
 def _abstract(tree):
@@ -144,8 +146,17 @@ def _unique_calls(calls, show_repeated):
   children = {}
   for call in calls:
     children[call.path] = children.get(call.path, frozenset()) | call.submodules
+  # A row shows the variables of its subtree but those of children that
+  # have rows (a child whose call was not recorded, e.g. served from a
+  # ``nn.jit`` cache, shows in its parent's row).
+  with_rows = {}
+  for call in calls:
+    for n in range(len(call.path)):
+      prefix = call.path[:n]
+      with_rows[prefix] = with_rows.get(prefix, frozenset()) | {call.path[n]}
   for call in calls:
     call.submodules = children[call.path]
+    call.row_children = with_rows.get(call.path, frozenset())
   if show_repeated:
     return calls
   seen = set()
@@ -351,20 +362,30 @@ def _is_box(x) -> bool:
   return hasattr(x, 'unbox') and hasattr(x, 'replace_boxed')
 
 
+def _nested_lines(tree, indent, lines, all_leaves) -> None:
+  """``name: float32[2]`` per variable, nested dicts indented under
+  ``name:``."""
+  for k, v in tree.items():
+    if isinstance(v, (dict, FrozenDict)):
+      if _flatten(v):
+        lines.append(f'{indent}{k}:')
+        _nested_lines(v, indent + '  ', lines, all_leaves)
+    else:
+      all_leaves.extend(jax.tree_util.tree_leaves(v))
+      lines.append(f'{indent}{k}: {_variable_markup(v)}')
+
+
 def _collection_cell(variables, col, call, whole_subtree) -> str:
   tree = _subtree(variables.get(col, {}), call.path)
   if whole_subtree and call.submodules:
     # A row cut off by ``depth`` with submodules: only its total size.
     return _size_repr(jax.tree_util.tree_leaves(tree))
-  own = {k: v for k, v in tree.items() if k not in call.submodules}
-  flat = _flatten(own)
-  if not flat:
+  own = {k: v for k, v in tree.items() if k not in call.row_children}
+  if not _flatten(own):
     return ''
   lines = []
   all_leaves = []
-  for path, value in flat.items():
-    all_leaves.extend(jax.tree_util.tree_leaves(value))
-    lines.append(f'{"/".join(str(p) for p in path)}: {_variable_markup(value)}')
+  _nested_lines(own, '', lines, all_leaves)
   lines.append('')
   lines.append(_size_repr(all_leaves))
   return '\n'.join(lines)
