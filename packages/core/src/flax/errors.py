@@ -83,11 +83,12 @@ class ApplyScopeInvalidVariablesTypeError(FlaxError):
   """
 
   def __init__(self):
-    super().__init__(
-      'The first argument passed to an apply function should be '
-      'a dictionary of collections. Each collection should be a '
-      'dictionary with string keys.'
+    message = (
+      'The first argument passed to an apply function should be a dictionary '
+      'of collections. Each collection should be a dictionary with string '
+      'keys.'
     )
+    super().__init__(message)
 
 
 class ApplyScopeInvalidVariablesStructureError(FlaxError):

@@ -21,12 +21,14 @@ import numpy as np
 
 from flax.core.frozen_dict import FrozenDict
 
-# Arrays, keys and dtypes.
+# Arrays, keys, shapes and dtypes.
 Array = Union[jax.Array, Any]
+Shape = Sequence[int]
+Dtype = Union[jax.typing.DTypeLike, Any]
 PRNGKey = jax.Array
 RNGSequences = dict[str, PRNGKey]
-Dtype = Union[jax.typing.DTypeLike, Any]
-Shape = Sequence[int]
+PRNGFoldable = Union[int, str]
+PRNGSequenceFilter = Any
 
 K = TypeVar('K')
 
@@ -37,36 +39,30 @@ class Key(Hashable, Protocol):
   def __lt__(self: K, value: K, /) -> bool: ...
 
 
+Leaf = Any
 Path = str
 PathParts = tuple[Key, ...]
-Leaf = Any
 
-# Linear layers.
+# What linear and convolution layers accept.
+_Precision = jax.lax.Precision
 PrecisionLike = Union[
-  None,
-  str,
-  jax.lax.Precision,
-  tuple[str, str],
-  tuple[jax.lax.Precision, jax.lax.Precision],
+  None, str, _Precision, tuple[str, str], tuple[_Precision, _Precision]
 ]
-DotGeneralT = Callable[..., Array]
-ConvGeneralDilatedT = Callable[..., Array]
-EinsumT = Callable[..., Array]
 PaddingLike = Union[str, int, Sequence[Union[int, tuple[int, int]]]]
 LaxPadding = Union[str, Sequence[tuple[int, int]]]
+# Stand-ins for lax.dot_general, lax.conv_general_dilated and jnp.einsum.
+DotGeneralT = ConvGeneralDilatedT = EinsumT = Callable[..., Array]
 
-# Initializers: ``init(key, shape, dtype) -> Array``.
+# ``init(key, shape, dtype) -> Array``.
 Initializer = Union[jax.nn.initializers.Initializer, Callable[..., Any]]
 
-# Variable collections.
+# Variable collections: read-only, mutable and frozen forms.
 Collection = Mapping[str, Any]
-MutableCollection = dict[str, Any]
 VariableDict = Mapping[str, Collection]
-FrozenVariableDict = FrozenDict[str, Collection]
-MutableVariableDict = dict[str, MutableCollection]
 CollectionFilter = Any
-PRNGFoldable = Union[int, str]
-PRNGSequenceFilter = Any
+MutableCollection = dict[str, Any]
+MutableVariableDict = dict[str, MutableCollection]
+FrozenVariableDict = FrozenDict[str, Collection]
 
 # Transforms.
 InOutAxis = Union[int, None]
