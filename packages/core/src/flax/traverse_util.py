@@ -21,6 +21,7 @@ A :class:`Traversal` selects parts of an immutable structure to read
 """
 
 import abc
+import collections
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -138,16 +139,12 @@ def unflatten_dict(xs, sep=None):
     raise TypeError(f'expected a dict; got {type(xs)}')
   result = {}
   for path, value in xs.items():
-    if sep is not None:
-      path = path.split(sep)
-    if value is empty_node:
-      value = {}
-    cursor = result
-    for k in path[:-1]:
-      if k not in cursor:
-        cursor[k] = {}
-      cursor = cursor[k]
-    cursor[path[-1]] = value
+    keys = path if sep is None else path.split(sep)
+    parents, last = keys[:-1], keys[-1]
+    node = result
+    for k in parents:
+      node = node.setdefault(k, {})
+    node[last] = {} if value is empty_node else value
   return result
 
 
@@ -205,14 +202,15 @@ class Traversal(abc.ABC):
     Raises:
       ValueError: if the number of values is not the number selected.
     """
-    remaining = list(values)
+    remaining = collections.deque(values)
 
-    def next_value(_):
-      if not remaining:
-        raise ValueError('Not enough values were given to Traversal.set.')
-      return remaining.pop(0)
+    def take_next(_):
+      # Values are handed out in the order ``iterate`` visits them.
+      if remaining:
+        return remaining.popleft()
+      raise ValueError('Not enough values were given to Traversal.set.')
 
-    result = self.update(next_value, inputs)
+    result = self.update(take_next, inputs)
     if remaining:
       raise ValueError(
         f'Too many values were given to Traversal.set: {len(remaining)} '
@@ -252,11 +250,11 @@ class Traversal(abc.ABC):
 class TraverseId(Traversal):
   """The identity traversal: selects its whole input."""
 
-  def update(self, fn, inputs):
-    return fn(inputs)
-
   def iterate(self, inputs):
     yield inputs
+
+  def update(self, fn, inputs):
+    return fn(inputs)
 
 
 t_identity = TraverseId()
@@ -268,14 +266,14 @@ class TraverseMerge(Traversal):
   def __init__(self, *traversals: Traversal):
     self._traversals = traversals
 
+  def iterate(self, inputs):
+    for traversal in self._traversals:
+      yield from traversal.iterate(inputs)
+
   def update(self, fn, inputs):
     for traversal in self._traversals:
       inputs = traversal.update(fn, inputs)
     return inputs
-
-  def iterate(self, inputs):
-    for traversal in self._traversals:
-      yield from traversal.iterate(inputs)
 
 
 class TraverseCompose(Traversal):
@@ -285,12 +283,12 @@ class TraverseCompose(Traversal):
     self._x = x
     self._y = y
 
-  def update(self, fn, inputs):
-    return self._x.update(lambda z: self._y.update(fn, z), inputs)
-
   def iterate(self, inputs):
     for value in self._x.iterate(inputs):
       yield from self._y.iterate(value)
+
+  def update(self, fn, inputs):
+    return self._x.update(lambda z: self._y.update(fn, z), inputs)
 
 
 class TraverseFilter(Traversal):
@@ -299,12 +297,12 @@ class TraverseFilter(Traversal):
   def __init__(self, fn: Callable[[Any], bool]):
     self._fn = fn
 
-  def update(self, fn, inputs):
-    return fn(inputs) if self._fn(inputs) else inputs
-
   def iterate(self, inputs):
     if self._fn(inputs):
       yield inputs
+
+  def update(self, fn, inputs):
+    return fn(inputs) if self._fn(inputs) else inputs
 
 
 def _replace_field(inputs, name, value):
@@ -331,12 +329,12 @@ class TraverseAttr(Traversal):
   def __init__(self, attr: str):
     self._attr = attr
 
+  def iterate(self, inputs):
+    yield getattr(inputs, self._attr)
+
   def update(self, fn, inputs):
     value = getattr(inputs, self._attr)
     return _replace_field(inputs, self._attr, fn(value))
-
-  def iterate(self, inputs):
-    yield getattr(inputs, self._attr)
 
 
 class TraverseItem(Traversal):
@@ -344,6 +342,14 @@ class TraverseItem(Traversal):
 
   def __init__(self, key):
     self._key = key
+
+  def iterate(self, inputs):
+    if isinstance(self._key, slice):
+      yield from inputs[self._key]
+    elif isinstance(self._key, str) and hasattr(type(inputs), '_fields'):
+      yield getattr(inputs, self._key)
+    else:
+      yield inputs[self._key]
 
   def update(self, fn, inputs):
     key = self._key
@@ -368,14 +374,6 @@ class TraverseItem(Traversal):
       'traversals update dicts, FrozenDicts, lists and tuples.'
     )
 
-  def iterate(self, inputs):
-    if isinstance(self._key, slice):
-      yield from inputs[self._key]
-    elif isinstance(self._key, str) and hasattr(type(inputs), '_fields'):
-      yield getattr(inputs, self._key)
-    else:
-      yield inputs[self._key]
-
 
 def _update_indices(items, key, fn):
   if isinstance(key, slice):
@@ -388,6 +386,12 @@ def _update_indices(items, key, fn):
 class TraverseEach(Traversal):
   """Selects every element of a list or tuple (every value of a dict)."""
 
+  def iterate(self, inputs):
+    if isinstance(inputs, dict):
+      yield from inputs.values()
+    else:
+      yield from inputs
+
   def update(self, fn, inputs):
     if isinstance(inputs, dict):
       return {k: fn(v) for k, v in inputs.items()}
@@ -396,21 +400,15 @@ class TraverseEach(Traversal):
       raise ValueError('Only the entries of a list or tuple can be traversed.')
     return type(inputs)(fn(x) for x in inputs)
 
-  def iterate(self, inputs):
-    if isinstance(inputs, dict):
-      yield from inputs.values()
-    else:
-      yield from inputs
-
 
 class TraverseTree(Traversal):
   """Selects every leaf of a pytree."""
 
-  def update(self, fn, inputs):
-    return jax.tree_util.tree_map(fn, inputs)
-
   def iterate(self, inputs):
     yield from jax.tree_util.tree_leaves(inputs)
+
+  def update(self, fn, inputs):
+    return jax.tree_util.tree_map(fn, inputs)
 
 
 def _params_dict(inputs):
