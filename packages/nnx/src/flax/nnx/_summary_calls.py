@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from flax.core.flops import lowered_flops, self_cotangent
+from jax.extend.core import jaxpr_as_fun
 from flax.nnx import graphlib
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
@@ -183,9 +184,6 @@ class _Recorder:
         return fn(obj, *args, **kwargs)
       from flax.nnx.summary import CallInfo
 
-      flops = vjp_flops = None
-      if recorder.forward or recorder.backward:
-        flops, vjp_flops = recorder.flops(fn, obj, args, kwargs)
       info = CallInfo(
         len(recorder.calls),
         id(obj),
@@ -193,13 +191,16 @@ class _Recorder:
         path + ((name,) if name != '__call__' else ()),
         inputs_markup(args, kwargs),
         None,
-        flops,
-        vjp_flops,
+        None,
+        None,
       )
       recorder.calls.append(info)
       recorder.stack.append((id(obj), name))
       try:
-        out = fn(obj, *args, **kwargs)
+        if recorder.forward or recorder.backward:
+          out = recorder.traced_call(fn, obj, args, kwargs, info)
+        else:
+          out = fn(obj, *args, **kwargs)
       finally:
         recorder.stack.pop()
       info.outputs = _abstract_outputs(out)
@@ -208,6 +209,62 @@ class _Recorder:
 
     wrapper.__wrapped__ = fn
     return wrapper
+
+  def traced_call(self, fn, obj, args, kwargs, info):
+    """Runs ``fn(obj, *args, **kwargs)`` once, as a jaxpr that gives both
+    the outputs (and ``obj``'s new Variable values) and the flop estimates
+    (forward, VJP) of ``info``; the method is not called again for them.
+
+    Calls inside it are recorded as usual. A node holding leaves that are
+    no arrays (or Refs) is estimated with :meth:`flops` instead.
+    """
+    graphdef, state = graphlib.split(obj)
+    state_leaves, state_def = jax.tree.flatten(state)
+    if not all(map(_is_plain_array, state_leaves)):
+      info.flops, info.vjp_flops = self.flops(fn, obj, args, kwargs)
+      return fn(obj, *args, **kwargs)
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    dyn = [i for i, v in enumerate(leaves) if _is_array(v)]
+    box: dict[str, tp.Any] = {}
+
+    def call(state_leaves, dyn_leaves):
+      graphlib.update(obj, jax.tree.unflatten(state_def, state_leaves))
+      full = list(leaves)
+      for i, v in zip(dyn, dyn_leaves):
+        full[i] = v
+      a, k = jax.tree.unflatten(treedef, full)
+      out = fn(obj, *a, **k)
+      out_leaves, box['out_def'] = jax.tree.flatten(out)
+      box['out_static'] = [None if _is_array(v) else v for v in out_leaves]
+      new_leaves, box['new_def'] = jax.tree.flatten(graphlib.state(obj))
+      box['new_static'] = [None if _is_array(v) else v for v in new_leaves]
+      return (
+        [v for v in out_leaves if _is_array(v)],
+        [v for v in new_leaves if _is_array(v)],
+      )
+
+    dyn_leaves = [leaves[i] for i in dyn]
+    closed = jax.make_jaxpr(call)(state_leaves, dyn_leaves)
+    fun = jaxpr_as_fun(closed)
+    flat_in = [*state_leaves, *dyn_leaves]
+    results = fun(*flat_in)
+    n_out = sum(v is None for v in box['out_static'])
+    out = _fill(box['out_def'], box['out_static'], results[:n_out])
+    graphlib.update(
+      obj, _fill(box['new_def'], box['new_static'], results[n_out:])
+    )
+    abstract = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in flat_in]
+    self.active = False
+    try:
+      if self.forward:
+        # The estimates cover the method's outputs (not the state updates).
+        outputs = lambda *flat: fun(*flat)[:n_out]  # noqa: E731
+        info.flops = lowered_flops(outputs, *abstract)
+      if self.backward:
+        info.vjp_flops = lowered_flops(_flat_vjp(fun, n_out), *abstract)
+    finally:
+      self.active = True
+    return out
 
   def flops(self, fn, obj, args, kwargs):
     """XLA's flop estimates of ``fn(obj, *args, **kwargs)`` (and its VJP)."""
@@ -238,6 +295,40 @@ class _Recorder:
     finally:
       self.active = True
     return flops, vjp_flops
+
+
+def _is_plain_array(x) -> bool:
+  return _is_array(x) and not isinstance(x, jax.Ref)
+
+
+def _fill(treedef, static, arrays):
+  """Unflattens ``treedef`` from ``static`` leaves (None where an array
+  goes) and the ``arrays``, in order."""
+  it = iter(arrays)
+  return jax.tree.unflatten(
+    treedef, [next(it) if v is None else v for v in static]
+  )
+
+
+def _flat_vjp(fun, n_out):
+  """``fun`` (flat array inputs) followed by the VJP of its first
+  ``n_out`` outputs (the method's outputs) with respect to every float
+  input."""
+
+  def vjp_fn(*flat):
+    diff = [i for i, v in enumerate(flat) if _inexact(v)]
+
+    def partial(*diff_leaves):
+      full = list(flat)
+      for i, v in zip(diff, diff_leaves):
+        full[i] = v
+      return fun(*full)[:n_out]
+
+    out, pullback = jax.vjp(partial, *[flat[i] for i in diff])
+    # Each output is its own cotangent (see flax.core.flops).
+    return out, pullback(jax.tree.map(self_cotangent, out))
+
+  return vjp_fn
 
 
 def _inexact(x) -> bool:
