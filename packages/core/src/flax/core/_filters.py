@@ -16,6 +16,7 @@ False
 """
 
 import dataclasses
+import operator
 from collections.abc import Collection, Container, Mapping
 from typing import Any, Union
 
@@ -112,40 +113,58 @@ def _by_kind(table, f):
   return table[kind](f)
 
 
+def _combine(a, b, deny_rules, set_op):
+  """Combines two non-constant filters.
+
+  With a DenyList on either side, the rule for ``(a is DenyList, b is
+  DenyList)`` rewrites the operation through the complement; otherwise the
+  filters are plain names and ``set_op`` combines their sets.
+  """
+  rule = deny_rules.get((isinstance(a, DenyList), isinstance(b, DenyList)))
+  if rule is not None:
+    return rule(a, b)
+  return set_op(filter_to_set(a), filter_to_set(b))
+
+
+# not-x | not-y = not-(x & y); not-x | y = not-(x - y).
+_UNION_DENY = {
+  (True, True): lambda a, b: DenyList(intersect_filters(a.deny, b.deny)),
+  (True, False): lambda a, b: DenyList(subtract_filters(a.deny, b)),
+  (False, True): lambda a, b: DenyList(subtract_filters(b.deny, a)),
+}
+# not-x - not-y = y - x; not-x - y = not-(x | y); x - not-y = x & y.
+_SUBTRACT_DENY = {
+  (True, True): lambda a, b: subtract_filters(b.deny, a.deny),
+  (True, False): lambda a, b: DenyList(union_filters(a.deny, b)),
+  (False, True): lambda a, b: intersect_filters(a, b.deny),
+}
+# not-x & not-y = not-(x | y); not-x & y = y - x.
+_INTERSECT_DENY = {
+  (True, True): lambda a, b: DenyList(union_filters(a.deny, b.deny)),
+  (True, False): lambda a, b: subtract_filters(b, a.deny),
+  (False, True): lambda a, b: subtract_filters(a, b.deny),
+}
+
+
 def union_filters(a: Filter, b: Filter) -> Filter:
   """Returns a filter matching what ``a`` or ``b`` matches."""
   if a is True or b is True:
     return True
-  if a is False:
-    return b
-  if b is False:
-    return a
-  if isinstance(a, DenyList) and isinstance(b, DenyList):
-    return DenyList(intersect_filters(a.deny, b.deny))
-  if isinstance(b, DenyList):
-    a, b = b, a
-  if isinstance(a, DenyList):
-    return DenyList(subtract_filters(a.deny, b))
-  return filter_to_set(a) | filter_to_set(b)
+  if a is False or b is False:
+    return b if a is False else a
+  return _combine(a, b, _UNION_DENY, operator.or_)
 
 
 def subtract_filters(a: Filter, b: Filter) -> Filter:
   """Returns a filter matching what ``a`` matches and ``b`` does not."""
+  # The checks go in this order: ``True - False`` is ``DenyList(False)``.
   if b is True:
     return False
   if a is True:
     return DenyList(b)
-  if b is False:
+  if a is False or b is False:
     return a
-  if a is False:
-    return False
-  if isinstance(a, DenyList) and isinstance(b, DenyList):
-    return subtract_filters(b.deny, a.deny)
-  if isinstance(a, DenyList):
-    return DenyList(union_filters(a.deny, b))
-  if isinstance(b, DenyList):
-    return intersect_filters(a, b.deny)
-  return filter_to_set(a) - filter_to_set(b)
+  return _combine(a, b, _SUBTRACT_DENY, operator.sub)
 
 
 def intersect_filters(a: Filter, b: Filter) -> Filter:
@@ -156,13 +175,7 @@ def intersect_filters(a: Filter, b: Filter) -> Filter:
     return False
   if b is True:
     return a
-  if isinstance(a, DenyList) and isinstance(b, DenyList):
-    return DenyList(union_filters(a.deny, b.deny))
-  if isinstance(b, DenyList):
-    a, b = b, a
-  if isinstance(a, DenyList):
-    return subtract_filters(b, a.deny)
-  return filter_to_set(a) & filter_to_set(b)
+  return _combine(a, b, _INTERSECT_DENY, operator.and_)
 
 
 def _copy_containers(x):
@@ -195,13 +208,8 @@ def group_collections(
   cols = list(xs.keys())
   groups = []
   for col_filter in col_filters:
-    remaining = []
-    group = {}
-    for col in cols:
-      if in_filter(col_filter, col):
-        group[col] = _copy_containers(xs[col])
-      else:
-        remaining.append(col)
-    cols = remaining
-    groups.append(group)
+    # A collection joins the first group whose filter takes it.
+    taken = {col: in_filter(col_filter, col) for col in cols}
+    groups.append({c: _copy_containers(xs[c]) for c in cols if taken[c]})
+    cols = [c for c in cols if not taken[c]]
   return tuple(groups)
