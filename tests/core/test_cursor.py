@@ -149,7 +149,7 @@ def test_value_like_behaviour():
 
 
 def test_errors_for_unsupported_types():
-  with pytest.raises(AttributeError, match='no attribute'):
+  with pytest.raises(AttributeError, match='Attribute missing not found in'):
     cursor({'a': 1}).missing
   c = cursor(object())
   c.x = 1
@@ -172,3 +172,75 @@ def test_public_helpers():
   assert not cursor_lib.is_named_tuple((1,))
   params = inspect.signature(cursor_lib.Cursor).parameters
   assert params['parent_key'].default is inspect.Parameter.empty
+
+
+def test_find_all_over_nested_containers_and_repr_of_changes():
+  import collections
+
+  from flax import struct
+
+  nt = collections.namedtuple('NT', 'a b c')
+
+  @struct.dataclass
+  class S:
+    x: int
+    y: dict
+
+  tree = {'a': [1, (2, 3), nt(4, 5, {'z': 6})], 'b': {'c': 7, 'd': S(8, {'e': 9})}}
+  c = cursor(tree)
+  visited = []
+  list(c.find_all(lambda path, obj: visited.append(path) or False))
+  assert visited == [
+    'a', 'a/0', 'a/1', 'a/1/0', 'a/1/1', 'a/2', 'a/2/a', 'a/2/b', 'a/2/c',
+    'a/2/c/z', 'b', 'b/c', 'b/d', 'b/d/x', 'b/d/y', 'b/d/y/e',
+  ]  # fmt: skip
+  for x in c.find_all(lambda path, obj: isinstance(obj, int) and obj > 5):
+    x.set(100)
+  built = c.build()
+  assert built['a'][2].c == {'z': 100}
+  assert built['b']['c'] == 100 and built['b']['d'] == S(100, {'e': 100})
+  assert (c['a'][2].a._obj, c['a'][2][1]._obj) == (4, 5)
+
+  small = cursor({'a': [1, 2], 'b': 3})
+  small['a'][0] = 10
+  small.b = 3  # the same value is still a change
+  assert repr(small) == (
+    "Cursor(\n  _obj={'a': [1, 2], 'b': 3},\n  _changes={\n"
+    "    'a': Cursor(\n"
+    '           _obj=[1, 2],\n'
+    '           _changes={\n'
+    '             0: Cursor(\n'
+    '                  _obj=10,\n'
+    '                  _changes={}\n'
+    '                )\n'
+    '           }\n'
+    '         ),\n'
+    "    'b': Cursor(\n"
+    '           _obj=3,\n'
+    '           _changes={}\n'
+    '         )\n'
+    '  }\n)'
+  )
+  assert small.build() == {'a': [10, 2], 'b': 3}
+
+
+def test_find_errors_and_iteration_of_non_sequences():
+  import collections
+
+  c = cursor({'a': {'x': {'k': 1}}, 'b': [{'k': 2}]})
+  with pytest.raises(
+    errors.CursorFindError,
+    match=r"following paths: \['a'\]\['x'\] and \['b'\]\[0\]",
+  ):
+    c.find(lambda path, obj: isinstance(obj, dict) and 'k' in obj)
+  with pytest.raises(errors.CursorFindError, match='No object found'):
+    c.find(lambda path, obj: False)
+  nt = collections.namedtuple('NT', 'a b')
+  with pytest.raises(errors.CursorFindError, match=r'\[0\]\.a and \[0\]\.b'):
+    cursor([nt({'k': 1}, {'k': 2})]).find(
+      lambda path, obj: isinstance(obj, dict)
+    )
+  with pytest.raises(NotImplementedError, match='only implemented for tuples'):
+    list(cursor({'a': 1}))
+  with pytest.raises(TypeError, match='Cannot index into 3'):
+    cursor(3)[0]

@@ -99,7 +99,8 @@ def test_traverse_attr():
   ) == Foo(foo=2)
   nt = collections.namedtuple('NT', 'foo bar')(1, 2)
   assert traverse_util.TraverseAttr('bar').update(str, nt) == (1, '2')
-  with pytest.raises(TypeError, match='only dataclasses and named tuples'):
+  # Other objects are copied and the attribute set (read-only ones fail).
+  with pytest.raises(AttributeError, match='readonly attribute'):
     traverse_util.TraverseAttr('real').update(lambda x: x, 1j)
 
 
@@ -208,3 +209,16 @@ def test_each_traversal_of_containers():
   for value in (freeze({'a': 1}), point(1, 2), 3):
     with pytest.raises(ValueError, match='Only the entries of a list'):
       each.update(lambda v: v, value)
+
+
+def test_traverse_attr_updates_plain_objects():
+  class Obj:
+    def __init__(self, x):
+      self.x = x
+
+  t = traverse_util.TraverseAttr('x')
+  o = Obj(1)
+  assert list(t.iterate(o)) == [1]
+  new = t.update(lambda v: v + 1, o)
+  assert type(new) is Obj and new is not o
+  assert (new.x, o.x) == (2, 1)

@@ -116,6 +116,27 @@ class Cursor(Generic[A]):
     object.__setattr__(self, '_obj', obj)
     object.__setattr__(self, '_parent_key', parent_key)
     object.__setattr__(self, '_changes', {})
+    # True for a cursor holding an assigned value (a change even if it is
+    # the very object that was there).
+    object.__setattr__(self, '_assigned', False)
+
+  def _assign(self, key, access_type, value) -> None:
+    child = Cursor(value, ParentKey(self, key, access_type))
+    object.__setattr__(child, '_assigned', True)
+    self._changes[key] = child
+
+  def path_str(self) -> str:
+    """How this cursor is reached from the root: ``['a'][0].b``."""
+    parts = []
+    cur = self
+    while cur._parent_key is not None:
+      key = cur._parent_key.key
+      if cur._parent_key.access_type is AccessType.GETATTR:
+        parts.append(f'.{key}')
+      else:
+        parts.append(f'[{key!r}]')
+      cur = cur._parent_key.parent
+    return ''.join(reversed(parts))
 
   # -- navigation ------------------------------------------------------------
 
@@ -131,7 +152,7 @@ class Cursor(Generic[A]):
   def __getitem__(self, key) -> 'Cursor':
     obj = self._obj
     if not hasattr(obj, '__getitem__'):
-      raise TypeError(f'Cannot index a cursor of type {type(obj).__name__}.')
+      raise TypeError(f'Cannot index into {obj}')
     return self._child(key, AccessType.GETITEM, lambda: obj[key])
 
   def __getattr__(self, name) -> 'Cursor':
@@ -139,16 +160,14 @@ class Cursor(Generic[A]):
       raise AttributeError(name)
     obj = self._obj
     if not hasattr(obj, name):
-      raise AttributeError(
-        f'{type(obj).__name__!r} object has no attribute {name!r}'
-      )
+      raise AttributeError(f'Attribute {name} not found in {obj}')
     return self._child(name, AccessType.GETATTR, lambda: getattr(obj, name))
 
   def __setitem__(self, key, value):
-    self._changes[key] = value
+    self._assign(key, AccessType.GETITEM, value)
 
   def __setattr__(self, name, value):
-    self._changes[name] = value
+    self._assign(name, AccessType.GETATTR, value)
 
   # -- building --------------------------------------------------------------
 
@@ -196,7 +215,7 @@ class Cursor(Generic[A]):
     if self._parent_key is None:
       return value
     parent = self._parent_key.parent
-    parent._changes[self._parent_key.key] = value
+    parent._assign(self._parent_key.key, self._parent_key.access_type, value)
     while parent._parent_key is not None:
       parent = parent._parent_key.parent
     return parent.build()
@@ -225,7 +244,7 @@ class Cursor(Generic[A]):
     for path, new_value in list(_traverse((), self._obj, update_fn=update_fn)):
       *parents, (key, access_type) = path
       parent = self._at(parents)
-      parent._changes[key] = new_value
+      parent._assign(key, access_type, new_value)
     return self
 
   def find_all(
@@ -258,17 +277,17 @@ class Cursor(Generic[A]):
   def __iter__(self):
     if isinstance(self._obj, (list, tuple)):
       return (self[i] for i in range(len(self._obj)))
-    raise TypeError(
-      f'Only cursors of lists and tuples can be iterated, not '
-      f'{type(self._obj).__name__}.'
+    raise CursorIterationError(
+      '__iter__ method only implemented for tuples and lists, not type '
+      f'{type(self._obj)}'
     )
 
   def __reversed__(self):
     if isinstance(self._obj, (list, tuple)):
       return (self[i] for i in reversed(range(len(self._obj))))
-    raise TypeError(
-      f'Only cursors of lists and tuples can be reversed, not '
-      f'{type(self._obj).__name__}.'
+    raise CursorIterationError(
+      '__reversed__ method only implemented for tuples and lists, not type '
+      f'{type(self._obj)}'
     )
 
   def __bool__(self):
@@ -284,15 +303,32 @@ class Cursor(Generic[A]):
   __hash__ = None
 
   def __repr__(self):
-    changes = {key: child for key, child in self._changes.items()}
-    return f'Cursor(\n  _obj={self._obj!r},\n  _changes={changes!r}\n)'
+    if self._changes:
+      entries = []
+      for key, child in self._changes.items():
+        prefix = f'    {key!r}: '
+        lines = repr(child).split('\n')
+        pad = ' ' * len(prefix)
+        entries.append('\n'.join([prefix + lines[0]] + [pad + l for l in lines[1:]]))
+      changes = '{\n' + ',\n'.join(entries) + '\n  }'
+    else:
+      changes = '{}'
+    return f'Cursor(\n  _obj={self._obj!r},\n  _changes={changes}\n)'
+
+
+class CursorIterationError(TypeError, NotImplementedError):
+  """Iterating a cursor of something else than a list or tuple."""
 
 
 _MISSING = object()
 
 
 def _unchanged(recorded, built) -> bool:
-  return isinstance(recorded, Cursor) and built is recorded._obj
+  return (
+    isinstance(recorded, Cursor)
+    and not recorded._assigned
+    and built is recorded._obj
+  )
 
 
 def _value(x):

@@ -537,11 +537,18 @@ class CursorFindError(FlaxError):
   def __init__(self, cursor=None, cursor2=None):
     if cursor and cursor2:
       super().__init__(
-        'More than one object found given the conditions of the find_fn: '
-        f'{cursor}, {cursor2}'
+        'More than one object found given the conditions of the cond_fn. '
+        'The first two objects found have the following paths: '
+        f'{_cursor_path(cursor)} and {_cursor_path(cursor2)}'
       )
     else:
-      super().__init__('No object found given the conditions of the find_fn.')
+      super().__init__('No object found given the conditions of the cond_fn.')
+
+
+def _cursor_path(cursor) -> str:
+  """``['a'][0].b``: how the cursor was reached from its root."""
+  path = getattr(cursor, 'path_str', None)
+  return path() if callable(path) else ''
 
 
 class TraverseTreeError(FlaxError):

@@ -22,6 +22,7 @@ A :class:`Traversal` selects parts of an immutable structure to read
 
 import abc
 import collections
+import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -310,10 +311,10 @@ def _replace_field(inputs, name, value):
     return dataclasses.replace(inputs, **{name: value})
   if isinstance(inputs, tuple) and hasattr(type(inputs), '_fields'):
     return inputs._replace(**{name: value})
-  raise TypeError(
-    f'Cannot replace attribute {name!r} of a {type(inputs).__name__}: '
-    'only dataclasses and named tuples can be updated by attribute.'
-  )
+  # Any other object: a shallow copy with the attribute set.
+  outputs = copy.copy(inputs)
+  setattr(outputs, name, value)
+  return outputs
 
 
 class TraverseAttr(Traversal):
