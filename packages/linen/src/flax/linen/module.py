@@ -26,6 +26,7 @@ from typing import Any, Optional, Union
 import jax
 
 from flax import errors
+from flax import traceback_util
 from flax.configurations import config
 from flax.core.scope import DenyList
 from flax.core.frozen_dict import FrozenDict
@@ -479,6 +480,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
 
   # -- running ---------------------------------------------------------------
 
+  @traceback_util.api_boundary
   def apply(
     self,
     variables,
@@ -521,6 +523,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       capture_intermediates=capture_intermediates,
     )(variables, *args, rngs=rngs, **kwargs)
 
+  @traceback_util.api_boundary
   def init_with_output(
     self,
     rngs,
@@ -543,6 +546,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       capture_intermediates=capture_intermediates,
     )(rngs, *args, **kwargs)
 
+  @traceback_util.api_boundary
   def init(
     self,
     rngs,
@@ -577,6 +581,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     )
     return variables
 
+  @traceback_util.api_boundary
   def lazy_init(
     self, rngs, *args, method=None, mutable=DenyList('intermediates'), **kwargs
   ):
