@@ -1,6 +1,5 @@
 """Small helpers of ``flax.core.lift``: dict updates, counters, contexts."""
 
-import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
@@ -73,6 +72,21 @@ class CountsHolder:
     return unflatten_dict(self.flat_d)
 
 
+class _Pushed:
+  """The ``with`` block of :meth:`TransformContext.push`."""
+
+  __slots__ = ('_stack', '_value')
+
+  def __init__(self, stack, value):
+    self._stack, self._value = stack, value
+
+  def __enter__(self):
+    self._stack.append(self._value)
+
+  def __exit__(self, *exc_info):
+    self._stack.pop()
+
+
 @dataclasses.dataclass
 class TransformContext(Generic[A]):
   """A stack of values set by nested ``with context.push(value):`` blocks.
@@ -86,14 +100,9 @@ class TransformContext(Generic[A]):
 
   stack: list = dataclasses.field(default_factory=list)
 
-  @contextlib.contextmanager
   def push(self, a: A):
     """Makes ``a`` the current value inside the block."""
-    self.stack.append(a)
-    try:
-      yield
-    finally:
-      self.stack.pop()
+    return _Pushed(self.stack, a)
 
   def get(self) -> A:
     """The current value (IndexError outside every block)."""
@@ -107,31 +116,21 @@ def swap_collection(fn: Callable[..., Any], col_a: str, col_b: str):
   """
   from flax.core.lift import pack
 
-  def swap(target):
-    a = target.get(col_a, {})
-    b = target.get(col_b, {})
-    target[col_b], target[col_a] = a, b
+  def swapped(groups):
+    # Copies of the variable dicts with the two collections exchanged.
+    copies = tuple(dict(g) for g in groups)
+    for g in copies:
+      g[col_b], g[col_a] = g.get(col_a, {}), g.get(col_b, {})
+    return copies
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kw):
-    (target,) = variable_groups
-    target = [dict(t) for t in target]
-    for t in target:
-      swap(t)
-    scope = scope_fn((tuple(target),), rng_groups)
+    scope = scope_fn((swapped(variable_groups[0]),), rng_groups)
     y = fn(scope, *args, **kw)
-    (out,) = repack_fn(scope)
-    out = [dict(t) for t in out]
-    for t in out:
-      swap(t)
-    return y, (tuple(out),)
+    return y, (swapped(repack_fn(scope)[0]),)
 
+  everything = (True,)
   return pack(
-    inner,
-    (True,),
-    (True,),
-    (True,),
-    name='swap_collection',
-    enable_kwargs=True,
+    inner, *[everything] * 3, name='swap_collection', enable_kwargs=True
   )
 
 
