@@ -8,7 +8,7 @@ so a layer call does no repeated Python work.
 >>> import jax.numpy as jnp
 >>> from flax.layers.linear import canonicalize_padding
 >>> canonicalize_padding(1, 2)
-((1, 1), (1, 1))
+[(1, 1), (1, 1)]
 """
 
 import functools
@@ -314,19 +314,19 @@ def canonicalize_padding(padding: PaddingLike, rank: int) -> LaxPadding:
   """Puts a padding spec in the form ``lax.conv_general_dilated`` takes.
 
   Args:
-    padding: a string (``'SAME'``, ``'VALID'``, ``'CIRCULAR'``,
-      ``'CAUSAL'``, any case), an int (same pad on both sides of every
-      spatial dimension), or a sequence of ``rank`` ints or ``(low, high)``
-      pairs.
+    padding: a string (``'SAME'``, ``'VALID'``, ``'SAME_LOWER'``, or the
+      layer paddings ``'CIRCULAR'``, ``'REFLECT'`` and ``'CAUSAL'``), an int
+      (same pad on both sides of every spatial dimension), or a sequence of
+      ``rank`` ints or ``(low, high)`` pairs.
     rank: number of spatial dimensions.
 
   Returns:
-    The upper-case string, or a tuple of ``rank`` ``(low, high)`` pairs.
+    The string as given, or a list of ``rank`` ``(low, high)`` pairs.
   """
   if isinstance(padding, str):
-    return padding.upper()
+    return padding
   if isinstance(padding, int):
-    return ((padding, padding),) * rank
+    return [(padding, padding)] * rank
   if isinstance(padding, Sequence) and len(padding) == rank:
     out = []
     for p in padding:
@@ -337,7 +337,7 @@ def canonicalize_padding(padding: PaddingLike, rank: int) -> LaxPadding:
       else:
         break
     else:
-      return tuple(out)
+      return out
   raise ValueError(
     f'Invalid padding format: {padding}, should be str, int,'
     f' or a sequence of len {rank} where each element is an'
@@ -368,9 +368,12 @@ class ConvSpec(NamedTuple):
     input_dilation: tuple of input (lhs) dilations.
     kernel_dilation: tuple of kernel (rhs) dilations.
     pre_pad: pads applied with ``jnp.pad`` before the convolution (for
-      ``'CIRCULAR'`` and ``'CAUSAL'``), or None.
-    pre_pad_mode: ``'wrap'`` or ``'constant'``.
+      ``'CIRCULAR'``, ``'REFLECT'`` and ``'CAUSAL'``), or None.
+    pre_pad_mode: ``'wrap'``, ``'reflect'`` or ``'constant'``.
     circular: True when the layer asked for ``'CIRCULAR'`` padding.
+    layer_padding: the padding string the layer asked for when it is one
+      that ``lax`` does not know (``'CIRCULAR'``, ``'REFLECT'``,
+      ``'CAUSAL'``), else None.
   """
 
   kernel_size: tuple
@@ -381,6 +384,7 @@ class ConvSpec(NamedTuple):
   pre_pad: tuple | None
   pre_pad_mode: str
   circular: bool
+  layer_padding: str | None = None
 
 
 def _broadcast(x, n, name):
@@ -455,12 +459,18 @@ def _conv_spec(kernel_size, strides, padding, input_dilation, kernel_dilation):
   input_dilation = _broadcast(input_dilation, n, 'input_dilation')
   kernel_dilation = _broadcast(kernel_dilation, n, 'kernel_dilation')
   lax_padding = canonicalize_padding(padding, n)
-  pre_pad, mode, circular = None, 'constant', False
-  if lax_padding == 'CIRCULAR':
+  if not isinstance(lax_padding, str):
+    lax_padding = tuple(lax_padding)
+  pre_pad, mode, circular, layer_padding = None, 'constant', False, None
+  # The paddings ``lax`` does not know are applied with ``jnp.pad`` (exact,
+  # case-sensitive names); any other string goes to ``lax`` as it is.
+  if lax_padding in ('CIRCULAR', 'REFLECT'):
     dilated = [(k - 1) * d + 1 for k, d in zip(kernel_size, kernel_dilation)]
     pre_pad = ((0, 0),) + tuple(((k - 1) // 2, k // 2) for k in dilated)
     pre_pad += ((0, 0),)
-    mode, circular, lax_padding = 'wrap', True, 'VALID'
+    circular = lax_padding == 'CIRCULAR'
+    mode = 'wrap' if circular else 'reflect'
+    layer_padding, lax_padding = lax_padding, 'VALID'
   elif lax_padding == 'CAUSAL':
     if n != 1:
       raise ValueError(
@@ -468,13 +478,7 @@ def _conv_spec(kernel_size, strides, padding, input_dilation, kernel_dilation):
       )
     left = kernel_dilation[0] * (kernel_size[0] - 1)
     pre_pad = ((0, 0), (left, 0), (0, 0))
-    lax_padding = 'VALID'
-  elif isinstance(lax_padding, str) and lax_padding not in ('SAME', 'VALID'):
-    if lax_padding != 'SAME_LOWER':
-      raise ValueError(
-        f'Invalid padding string {padding!r}: expected one of SAME, '
-        'SAME_LOWER, VALID, CIRCULAR or CAUSAL.'
-      )
+    layer_padding, lax_padding = lax_padding, 'VALID'
   return ConvSpec(
     kernel_size,
     strides,
@@ -484,6 +488,7 @@ def _conv_spec(kernel_size, strides, padding, input_dilation, kernel_dilation):
     pre_pad,
     mode,
     circular,
+    layer_padding,
   )
 
 
@@ -690,14 +695,16 @@ def conv_transpose(
   Returns:
     ``(*batch, *out_spatial, features)``.
   """
+  padding = spec.padding
   if spec.pre_pad is not None and not spec.circular:
-    raise ValueError('ConvTranspose does not support CAUSAL padding.')
+    # No transposed form of these paddings: ``lax`` rejects the name.
+    padding = spec.layer_padding
   inputs, batch_shape = flatten_batch(inputs, len(spec.kernel_size))
   y = lax.conv_transpose(
     inputs,
     kernel,
     spec.strides,
-    spec.padding,
+    padding,
     rhs_dilation=spec.kernel_dilation,
     transpose_kernel=transpose_kernel,
     precision=precision,
