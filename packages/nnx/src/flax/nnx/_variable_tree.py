@@ -26,9 +26,16 @@ def new_ref(value):
   return jax.new_ref(value)
 
 
+_TRACER = jax.core.Tracer
+_ABSTRACT_REF = jax.ref.AbstractRef
+
+
 def is_array_ref(x) -> bool:
-  """Whether ``x`` is a mutable ``jax.Ref``."""
-  return type(x) is REF_TYPE
+  """Whether ``x`` is a mutable ``jax.Ref``, or a JAX tracer of one (a Ref
+  passed into ``jax.jit``, ``jax.grad``, ...)."""
+  return type(x) is REF_TYPE or (
+    isinstance(x, _TRACER) and isinstance(x.aval, _ABSTRACT_REF)
+  )
 
 
 class VarAux:

@@ -16,7 +16,10 @@ Variables matching filters out of it.
 
 import operator
 
+import jax
+
 from flax.nnx._common import META_EPOCH
+from flax.nnx._variable_tree import REF_TYPE, is_array_ref
 from flax.nnx.graphlib import _states_from_view, flat_view
 from flax.nnx.graphnodes import del_child, get_child, set_child
 from flax.nnx.statelib import State
@@ -25,6 +28,7 @@ from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 _is_variable = Variable.__instancecheck__
 _raw = operator.attrgetter('_raw_value')
 _meta = operator.attrgetter('_var_metadata')
+_TRACER = jax.core.Tracer
 
 
 def update(node, state, /, *states) -> None:
@@ -75,7 +79,7 @@ def _write_aligned(view, leaves):
   values, or all Variables with the slots' metadata."""
   targets = view.leaves
   if view.all_variables:
-    if not any(map(_is_variable, leaves)):
+    if not any(map(_is_variable, leaves)) and not _holds_refs(targets):
       store_raw_values(targets, leaves)
       return
     if all(map(_is_variable, leaves)) and all(
@@ -87,6 +91,17 @@ def _write_aligned(view, leaves):
     _write(target, leaf)
 
 
+def _holds_refs(targets) -> bool:
+  """Whether a Variable of ``targets`` keeps its value in a ``jax.Ref`` (or
+  a tracer of one); one C-level pass over the value types otherwise."""
+  types = set(map(type, map(_raw, targets)))
+  if REF_TYPE in types:
+    return True
+  return any(issubclass(t, _TRACER) for t in types) and any(
+    map(is_array_ref, map(_raw, targets))
+  )
+
+
 def _write(target, leaf):
   if isinstance(target, Variable):
     if isinstance(leaf, Variable):
@@ -95,6 +110,8 @@ def _write(target, leaf):
         META_EPOCH.value += 1
         target._var_metadata.update(meta)
       store_raw_value(target, leaf._raw_value)
+    elif is_array_ref(target._raw_value) and not is_array_ref(leaf):
+      target._raw_value[...] = leaf  # a plain value goes into the Ref
     else:
       store_raw_value(target, leaf)
   else:

@@ -29,6 +29,7 @@ from flax.nnx._rngmethods import KeylessInitializer as KeylessInitializer
 from flax.nnx._rngmethods import RngMethods
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
+from flax.nnx._variable_tree import is_array_ref
 from flax.nnx.variablelib import _check_trace as check_trace
 from flax.typing import Key as Key
 
@@ -71,6 +72,17 @@ _FORK_SPLIT_DEPRECATED = (
 )
 
 
+def _read(var):
+  """A stream Variable's stored array (the Ref's content in ref mode)."""
+  v = var._raw_value
+  return v[...] if is_array_ref(v) else v
+
+
+def _write(var, value):
+  """Stores ``value`` in a stream Variable (into its Ref in ref mode)."""
+  var.set_raw_value(value, _unsafe_bypass_check=True)
+
+
 def _shape(k) -> tuple:
   return (k,) if isinstance(k, int) else tuple(k)
 
@@ -98,7 +110,11 @@ class RngStream(RngMethods, Pytree):
 
   def __call__(self) -> jax.Array:
     count_var = self.count
-    if type(count_var) is not RngCount:  # e.g. a hijax Variable
+    if (
+      type(count_var) is not RngCount  # e.g. a hijax Variable
+      or is_array_ref(count_var._raw_value)  # ref=True Variables
+      or is_array_ref(self.key._raw_value)
+    ):
       count = count_var.get_value()
       count_var.set_value(count + 1)
       return jax.random.fold_in(self.key.get_value(), count)
@@ -135,8 +151,8 @@ class RngStream(RngMethods, Pytree):
       new = self._from_key(self.key.get_value())
       new.count.set_value(self.count.get_value())
       return new
-    new = self._from_key(self.key._raw_value)
-    new.count._raw_value = self.count._raw_value
+    new = self._from_key(_read(self.key))
+    _write(new.count, _read(self.count))
     return new
 
 
@@ -165,7 +181,7 @@ class Rngs(RngMethods, Pytree):
         rngs = {**rngs, 'default': default}
     for name, value in rngs.items():
       if isinstance(value, RngStream):
-        value = value.key._raw_value
+        value = _read(value.key)
       setattr(self, name, RngStream(value, tag=name))
 
   def _get_stream(self, name: str, error_type):
@@ -327,9 +343,9 @@ def _rewrite_in_place(node, new_key_for, graph):
     key = new_key_for(path, stream)
     if key is None:
       continue
-    backups.append((stream, stream.key._raw_value, stream.count._raw_value))
-    stream.key._raw_value = key
-    stream.count._raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)
+    backups.append((stream, _read(stream.key), _read(stream.count)))
+    _write(stream.key, key)
+    _write(stream.count, jnp.zeros(jnp.shape(key), dtype=jnp.uint32))
   return SplitBackups(backups)
 
 
@@ -422,14 +438,14 @@ class SplitBackups:
 def restore_rngs(backups, /) -> None:
   """Puts back the keys and counts saved in ``backups``."""
   for stream, key, count in backups:
-    stream.key._raw_value = key
-    stream.count._raw_value = count
+    _write(stream.key, key)
+    _write(stream.count, count)
 
 
 def backup_keys(node, /, *, graph=None) -> list:
   """The current ``(stream, key, count)`` of every stream of ``node``."""
   return [
-    (stream, stream.key._raw_value, stream.count._raw_value)
+    (stream, _read(stream.key), _read(stream.count))
     for _, stream in _iter_streams(node, graph=graph)
   ]
 
@@ -608,7 +624,7 @@ def reseed(
   for path, stream in list(_iter_streams(node, graph=graph)):
     if stream.tag not in stream_keys:
       continue
-    shape = tuple(stream.key._raw_value.shape)
+    shape = tuple(_read(stream.key).shape)
     key = source[stream.tag]()
     if policy == 'scalars_only' and shape:
       raise ValueError(
@@ -620,5 +636,5 @@ def reseed(
       key = policy(path, key, shape)
     elif policy == 'match_shape' and shape:
       key = jax.random.split(key, shape)
-    stream.key._raw_value = key
-    stream.count._raw_value = jnp.zeros(jnp.shape(key), dtype=jnp.uint32)
+    _write(stream.key, key)
+    _write(stream.count, jnp.zeros(jnp.shape(key), dtype=jnp.uint32))

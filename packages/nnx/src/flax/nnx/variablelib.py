@@ -30,6 +30,7 @@ from flax.nnx._variable_names import (
 )
 from flax.nnx._variable_tree import REF_TYPE as _REF_TYPE
 from flax.nnx._variable_tree import is_array_ref as is_array_ref
+from flax.nnx._variable_tree import is_array_ref as _is_ref
 from flax.nnx._variable_tree import new_ref as _new_ref
 from flax.nnx._variable_tree import register as _register
 from flax.nnx._variable_tree import store_raw_value as store_raw_value
@@ -331,7 +332,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   @property
   def ref(self) -> bool:
     """Whether the value is kept in a mutable ``jax.Ref``."""
-    return type(self._raw_value) is _REF_TYPE
+    return _is_ref(self._raw_value)
 
   @property
   def hijax(self) -> bool:
@@ -368,7 +369,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     if not _unsafe_bypass_check:
       _check_trace(self)
     current = self._raw_value
-    if type(current) is _REF_TYPE and type(value) is not _REF_TYPE:
+    if _is_ref(current) and not _is_ref(value):
       current[...] = value
     else:
       object.__setattr__(self, '_raw_value', value)
@@ -379,7 +380,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     ``variable[index]`` calls ``get_value(index=index)``.
     """
     v = self._raw_value
-    if type(v) is _REF_TYPE:
+    if _is_ref(v):
       v = v[...]
     if self._has_get_hook:
       v = self.on_get_value(v)
@@ -405,7 +406,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
       )
     current = self._raw_value
     if index is not MISSING:
-      if type(current) is _REF_TYPE:
+      if _is_ref(current):
         current = current[...]
       if (
         index is Ellipsis
@@ -428,7 +429,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     if hooks:
       for hook in _hooks(hooks):
         value = hook(self, value)
-    if type(current) is _REF_TYPE:
+    if _is_ref(current):
       current[...] = value
     else:
       object.__setattr__(self, '_raw_value', value)
@@ -613,7 +614,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     False."""
     new = object.__new__(type(self))
     raw = self._raw_value if value is MISSING else value
-    if type(raw) is _REF_TYPE and _copy_ref:
+    if _is_ref(raw) and _copy_ref:
       raw = _new_ref(raw[...])
     object.__setattr__(new, '_raw_value', raw)
     meta = dict(self._var_metadata)
@@ -638,7 +639,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     ``nnx.update``)."""
     current = self._raw_value
     new = variable_state._raw_value
-    if type(current) is _REF_TYPE and type(new) is not _REF_TYPE:
+    if _is_ref(current) and not _is_ref(new):
       current[...] = new
     else:
       object.__setattr__(self, '_raw_value', new)

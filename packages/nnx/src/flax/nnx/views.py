@@ -26,6 +26,7 @@ import typing as tp
 from flax.nnx import _capture, filterlib
 from flax.nnx.module import Module, iter_modules
 from flax.nnx.pytreelib import Pytree, _new_object, _sort_key
+from flax.nnx.statelib import State
 
 A = tp.TypeVar('A')
 
@@ -53,6 +54,8 @@ def _copy_graph(node, memo, var_fn=None, path=()):
       new = memo[id(node)] = var_fn(path, node)
     return new
   t = type(node)
+  if t is State:  # e.g. the params of nnx.split given to nnx.with_vars
+    return State(_copy_graph(node._mapping, memo, var_fn, path), _copy=False)
   if t is list or t is tuple:
     return t(
       _copy_graph(v, memo, var_fn, (*path, i)) for i, v in enumerate(node)
