@@ -5,7 +5,7 @@ All of them are built on :func:`flax.core.lift.pack`.
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Optional
+from typing import Any
 
 import jax
 
@@ -28,19 +28,25 @@ def _meta():
   return meta
 
 
+_AxisByFilter = Mapping[CollectionFilter, int]
+_SplitByFilter = Mapping[PRNGSequenceFilter, bool]
+_OptInt = int | None
+_DataTransform = Callable[..., Any] | None
+
+
 def scan(
   fn: Callable[..., Any],
-  variable_axes: Mapping[CollectionFilter, int] = {},
+  variable_axes: _AxisByFilter = {},
   variable_broadcast: CollectionFilter = False,
   variable_carry: CollectionFilter = False,
-  split_rngs: Mapping[PRNGSequenceFilter, bool] = {},
-  in_axes=0,
-  out_axes=0,
-  length: Optional[int] = None,
+  split_rngs: _SplitByFilter = {},
+  in_axes: Any = 0,
+  out_axes: Any = 0,
+  length: _OptInt = None,
   reverse: bool = False,
   unroll: int = 1,
   _split_transpose: bool = False,
-  data_transform: Optional[Callable[..., Any]] = None,
+  data_transform: _DataTransform = None,
   metadata_params: Mapping[Any, Any] = {},
   check_constancy_invariants: bool = True,
 ) -> Callable[..., Any]:
@@ -88,6 +94,13 @@ def scan(
   variable_in_groups, variable_out_groups, variable_in_axes = split_in_out_axes(
     variable_axes
   )
+  # Handed unchanged to ``axes_scan.scan``.
+  loop_options = dict(
+    reverse=reverse,
+    unroll=unroll,
+    _split_transpose=_split_transpose,
+    check_constancy_invariants=check_constancy_invariants,
+  )
   rng_groups, rng_splits = _unzip2(split_rngs.items())
   rng_axes = tuple(0 if s else axes_scan.broadcast for s in rng_splits)
 
@@ -115,36 +128,26 @@ def scan(
       for group, split in zip(rng_groups, rng_splits)
     )
 
-    @functools.partial(
-      axes_scan.scan,
+    def body(broadcast_vars, carry, scan_variable_groups, rng_groups, args):
+      groups = (broadcast_vars, carry[0], *scan_variable_groups)
+      if data_transform is not None:
+        groups, rng_groups = data_transform(groups, rng_groups)
+      scope = scope_fn(groups, rng_groups)
+      c, y = fn(scope, carry[1], *args)
+      broadcast_out, carry_out, *scanned_out = repack_fn(scope)
+      # Broadcast collections the body only read go back out as well, so
+      # the loop sees them as constants.
+      for seen, out in zip(broadcast_vars, broadcast_out):
+        out.update({col: v for col, v in seen.items() if col not in out})
+      return broadcast_out, (carry_out, c), (y, tuple(scanned_out))
+
+    scanned = axes_scan.scan(
+      body,
       in_axes=(variable_in_axes, rng_axes, in_axes),
       out_axes=(out_axes, variable_in_axes),
       length=length,
-      reverse=reverse,
-      unroll=unroll,
-      _split_transpose=_split_transpose,
-      check_constancy_invariants=check_constancy_invariants,
+      **loop_options,
     )
-    def scanned(broadcast_vars, carry, scan_variable_groups, rng_groups, args):
-      carry_vars, c = carry
-      variable_groups = (broadcast_vars, carry_vars) + scan_variable_groups
-      if data_transform is not None:
-        variable_groups, rng_groups = data_transform(
-          variable_groups, rng_groups
-        )
-      scope = scope_fn(variable_groups, rng_groups)
-      c, y = fn(scope, c, *args)
-      out_vars = repack_fn(scope)
-      broadcast_vars_out = out_vars[0]
-      carry_vars = out_vars[1]
-      scan_vars = out_vars[2:]
-      # Immutable broadcast variables go back in too, so the real loop
-      # sees them as constants.
-      for in_group, out_group in zip(broadcast_vars, broadcast_vars_out):
-        for col in in_group:
-          if col not in out_group:
-            out_group[col] = in_group[col]
-      return broadcast_vars_out, (carry_vars, c), (y, scan_vars)
 
     meta = _meta()
     broadcast_vars = variable_groups[0]
@@ -222,18 +225,14 @@ def while_loop(
       (carry_vars,) = repack_fn(scope)
       return (i + 1, carry_vars, carry)
 
-    _, carry_vars, carry = jax.lax.while_loop(
+    final = jax.lax.while_loop(
       cond_wrapper, body_wrapper, (0, carry_vars, init)
     )
-    return carry, (carry_vars,)
+    return final[2], (final[1],)
 
-  return pack(
-    inner,
-    (carry_variables, broadcast_variables),
-    (carry_variables,),
-    rng_groups,
-    name='while_loop',
-  )(scope)
+  # Only the carried collections come back out of the loop.
+  groups = (carry_variables, broadcast_variables)
+  return pack(inner, groups, groups[:1], rng_groups, name='while_loop')(scope)
 
 
 def cond(
