@@ -41,10 +41,8 @@ def array_markup(x) -> str:
 def _scalar(x) -> str:
   if _is_array(x):
     return array_markup(x)
-  if x is None:
-    return 'null'
-  if isinstance(x, bool):
-    return 'true' if x else 'false'
+  if x is None or isinstance(x, bool):
+    return str(x)
   if isinstance(x, (int, float, str)):
     return str(x)
   return repr(x)

@@ -175,8 +175,41 @@ def object_infos(root) -> dict[int, ObjectInfo]:
   return infos
 
 
+# Metadata every Variable has; a Variable with other metadata is shown as
+# a block of its metadata and value.
+_STANDARD_METADATA = frozenset({'hijax', 'ref', 'eager_sharding'})
+
+
 def _variable_markup(var: Variable) -> str:
-  return _summary_calls.array_markup(var.get_raw_value())
+  value = _summary_calls.array_markup(var.get_raw_value())
+  metadata = var.get_metadata()
+  if _STANDARD_METADATA.issuperset(metadata):
+    return value
+  lines = []
+  for key in sorted({*metadata, 'value'}):
+    if key == 'value':
+      lines.append(f'value: {value}')
+      continue
+    v = metadata[key]
+    if key in _STANDARD_METADATA:
+      continue
+    if key == 'out_sharding' and isinstance(v, (tuple, list)):
+      v = [a for a in v if a is not None]
+    if not jax.tree.leaves(v):
+      # None, and containers of nothing but None (or empty)
+      continue
+    lines.append(_metadata_line(key, v))
+  return '\n' + '\n'.join('  ' + line for line in '\n'.join(lines).split('\n'))
+
+
+def _metadata_line(key, v) -> str:
+  if isinstance(v, (dict, list, tuple)):
+    block = _summary_calls.structure_markup(v)
+    indent = '' if isinstance(v, (list, tuple)) else '  '
+    return f'{key}:\n' + '\n'.join(indent + line for line in block.split('\n'))
+  if isinstance(v, (str, int, float, bool)):
+    return f'{key}: {v}'
+  return f'{key}: {v!r}'
 
 
 def _size_markup(stat: SizeBytes, bold: bool = True) -> str:
@@ -189,6 +222,11 @@ def _size_markup(stat: SizeBytes, bold: bool = True) -> str:
   return f'{size}[dim]({_bytes_repr(stat.bytes)})[/dim]'
 
 
+def _own_line(key, var) -> str:
+  markup = _variable_markup(var)
+  return f'{key}:{markup}' if markup.startswith('\n') else f'{key}: {markup}'
+
+
 def _cell(info: ObjectInfo, group: type) -> str:
   stat = info.stats.get(group)
   if stat is None:
@@ -196,7 +234,7 @@ def _cell(info: ObjectInfo, group: type) -> str:
   own = info.variable_groups.get(group)
   if not own:
     return _size_markup(stat)
-  lines = [f'{k}: {_variable_markup(own[k])}' for k in sorted(own)]
+  lines = [_own_line(k, own[k]) for k in sorted(own)]
   return '\n'.join([*lines, '', _size_markup(stat)])
 
 
@@ -347,7 +385,10 @@ def _render(
       '/'.join(map(str, path)),
       call.type.__name__,
       call.inputs_repr,
-      _summary_calls.structure_markup(call.outputs),
+      # a method returning None has an empty outputs cell
+      ''
+      if call.outputs is None
+      else _summary_calls.structure_markup(call.outputs),
     ]
     if compute_flops:
       row.append(str(call.flops))
