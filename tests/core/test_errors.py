@@ -198,7 +198,7 @@ CASES = [
   (
     errors.CursorFindError,
     (),
-    'No object found given the conditions of the find_fn.',
+    'No object found given the conditions of the cond_fn.',
   ),
   (
     errors.TraverseTreeError,
@@ -279,8 +279,16 @@ def test_mpa_restore_target_required_with_and_without_key():
 
 
 def test_cursor_find_error_with_two_matches():
-  assert str(errors.CursorFindError('c1', 'c2')).startswith(
-    'More than one object found given the conditions of the find_fn: c1, c2'
+  from flax.cursor import cursor
+
+  assert str(errors.CursorFindError(cursor([1]), cursor([2]))).startswith(
+    'More than one object found given the conditions of the cond_fn. The '
+    'first two objects found have the following paths:  and  '
+  )
+  c = cursor({'a': [{}]})
+  assert str(errors.CursorFindError(c['a'][0], c['a'])).startswith(
+    'More than one object found given the conditions of the cond_fn. The '
+    "first two objects found have the following paths: ['a'][0] and ['a'] "
   )
 
 

@@ -198,3 +198,50 @@ def test_dir_runs_setup_and_lists_private_names():
 def test_apply_with_lambda_method():
   out = Id().apply({}, 1.0, method=lambda m, x: x)
   assert type(out) is float
+
+
+def test_unbound_module_errors():
+  m = Id()
+  cases = [
+    (lambda: m.make_rng('x'), "Can't use RNGs on unbound modules"),
+    (lambda: m.has_rng('x'), "Can't query for RNGs on unbound modules"),
+    (lambda: m.has_variable('a', 'b'), "Can't access variables on unbound"),
+    (lambda: m.get_variable('a', 'b'), "Can't access variables on unbound"),
+    (lambda: m.put_variable('a', 'b', 1), "Can't access variables on unbound"),
+    (lambda: m.sow('a', 'b', 1), "Can't store variables on unbound"),
+    (lambda: m.perturb('a', 1), "Can't store variables on unbound"),
+    (lambda: m.is_mutable_collection('a'), "Can't check mutability on unbound"),
+  ]
+  for fn, message in cases:
+    with pytest.raises(ValueError, match=message):
+      fn()
+
+
+def test_init_and_apply_argument_errors():
+  from flax import errors
+
+  class NoCall(nn.Module):
+    def foo(self, x):
+      return x
+
+  setup_hint = 'object has no attribute "__call__". If "__call__" is defined'
+  with pytest.raises(AttributeError, match=setup_hint):
+    NoCall().init(jax.random.key(0), 1.0)
+  with pytest.raises(AttributeError, match=setup_hint):
+    NoCall().apply({}, 1.0)
+  with pytest.raises(
+    ValueError,
+    match='First argument passed to an init function should be a '
+    r'``jax.PRNGKey`` or a dictionary mapping strings to ``jax.PRNGKey``.',
+  ):
+    Lin().init({'params': 1}, jnp.ones((1, 2)))
+  with pytest.raises(
+    ValueError, match='The ``rngs`` argument passed to an apply function'
+  ):
+    Id().apply({}, 1.0, rngs={'dropout': 3})
+  with pytest.raises(errors.InvalidRngError, match='RNGs should be of shape'):
+    Id().init(1, 1.0)
+  with pytest.raises(
+    errors.ApplyModuleInvalidMethodError, match='3 is not a valid function'
+  ):
+    Id().apply({}, 1.0, method=3)

@@ -535,7 +535,7 @@ class CursorFindError(FlaxError):
   """``Cursor.find`` found no match, or more than one."""
 
   def __init__(self, cursor=None, cursor2=None):
-    if cursor and cursor2:
+    if cursor is not None and cursor2 is not None:
       super().__init__(
         'More than one object found given the conditions of the cond_fn. '
         'The first two objects found have the following paths: '

@@ -57,8 +57,8 @@ def _rngs_dict(rngs, what: str) -> Mapping:
     return {'params': rngs}
   if not is_valid_rngs(rngs):
     raise ValueError(
-      f'{what} function should be a `jax.PRNGKey` or a dictionary mapping '
-      'strings to `jax.PRNGKey`.'
+      f'{what} function should be a ``jax.PRNGKey`` or a dictionary mapping '
+      'strings to ``jax.PRNGKey``.'
     )
   return rngs
 
@@ -118,7 +118,7 @@ def apply(
     if not _is_valid_variables(variables):
       raise errors.ApplyScopeInvalidVariablesTypeError()
     if rngs is not None:
-      rngs = _rngs_dict(rngs, 'The `rngs` argument passed to an apply')
+      rngs = _rngs_dict(rngs, 'The ``rngs`` argument passed to an apply')
     params = variables.get('params')
     if isinstance(params, Mapping) and 'params' in params:
       raise errors.ApplyScopeInvalidVariablesStructureError(variables)

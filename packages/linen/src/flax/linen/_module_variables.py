@@ -99,7 +99,7 @@ class VariableMethods:
 
   def has_variable(self, col: str, name: str) -> bool:
     """Whether variable ``name`` of collection ``col`` exists."""
-    return self._require_scope('check for variables').has_variable(col, name)
+    return self._require_scope('access variables').has_variable(col, name)
 
   def is_mutable_collection(self, col: str) -> bool:
     """Whether collection ``col`` may be changed in this call."""
@@ -107,7 +107,7 @@ class VariableMethods:
 
   def has_rng(self, name: str) -> bool:
     """Whether PRNG stream ``name`` is available."""
-    return self._require_scope('query PRNG names').has_rng(name)
+    return self._require_scope('query for RNGs').has_rng(name)
 
   def make_rng(self, name: str = 'params'):
     """Returns a new PRNG key from stream ``name``.
@@ -115,7 +115,7 @@ class VariableMethods:
     Every call gives a different key, derived deterministically from the
     stream's root key, the Module path and a per-Module counter.
     """
-    return self._require_scope('use RNG').make_rng(name)
+    return self._require_scope('use RNGs').make_rng(name)
 
   def is_initializing(self) -> bool:
     """True while running under ``init``."""
@@ -124,13 +124,13 @@ class VariableMethods:
 
   def get_variable(self, col: str, name: str, default=None):
     """Returns the value of a variable, or ``default`` if it is missing."""
-    return self._require_scope('retrieve variables').get_variable(
+    return self._require_scope('access variables').get_variable(
       col, name, default
     )
 
   def put_variable(self, col: str, name: str, value) -> None:
     """Sets the value of a variable (its collection must be mutable)."""
-    scope = self._require_scope('set variables')
+    scope = self._require_scope('access variables')
     scope.put_variable(col, name, value)
 
   def sow(
@@ -152,7 +152,7 @@ class VariableMethods:
     (Array([2., 2.], dtype=float32),)
     """
     if self.scope is None:
-      raise ValueError("Can't store intermediates on unbound modules")
+      raise ValueError("Can't store variables on unbound modules")
     scope = self.scope
     if not scope.is_mutable_collection(col):
       return False
@@ -169,7 +169,7 @@ class VariableMethods:
     """Adds a zero-valued variable to ``value`` so that its gradient can be
     taken (the gradient of the intermediate ``value``)."""
     if self.scope is None:
-      raise ValueError("Can't store perturbations on unbound modules")
+      raise ValueError("Can't store variables on unbound modules")
     scope = self.scope
     if scope.is_mutable_collection(collection):
       if not scope.has_variable(collection, name):

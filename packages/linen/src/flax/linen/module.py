@@ -766,6 +766,12 @@ def _resolve_method(module, method):
     if isinstance(method, Module):
       return call_attribute
   elif method is None:
+    if not callable(module):
+      raise AttributeError(
+        f'"{type(module).__name__}" object has no attribute "__call__". If '
+        '"__call__" is defined in \'.setup()\', remember these fields are '
+        "only accessible from inside 'init' or 'apply'."
+      )
     method = module.__call__
   return _get_unbound_fn(method)
 
