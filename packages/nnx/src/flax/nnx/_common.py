@@ -32,12 +32,14 @@ def trace_state():
   return _TRACE_STATE[0]()
 
 
-def trace_context_error(what: str):
-  """The TraceContextError for mutating ``what`` from another trace level."""
+def trace_context_error(what: str, *, node: bool = False):
+  """The TraceContextError for mutating ``what`` from another trace level
+  (``node``: a graph node such as a Module, in Flax's wording for them)."""
   from flax import errors
 
+  level = 'different trace level' if node else 'a different trace level'
   return errors.TraceContextError(
-    f'Cannot mutate {what} from a different trace level: it was created '
+    f'Cannot mutate {what} from {level}: it was created '
     'outside of the JAX transform being traced (e.g. captured by a function '
     'passed to jax.jit or jax.lax.scan). Use the NNX transforms (nnx.jit, '
     'nnx.grad, nnx.scan, ...), which carry NNX objects across the '

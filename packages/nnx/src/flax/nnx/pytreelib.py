@@ -486,7 +486,7 @@ class Object(Pytree, pytree=False):
 def _check_trace(obj):
   m = obj._pytree__m
   if m.trace is not None and m.trace != trace_state():
-    raise trace_context_error(f'{type(obj).__name__!r}')
+    raise trace_context_error(f'{type(obj).__name__!r}', node=True)
 
 
 def _set_attribute(obj, name, value):
@@ -494,7 +494,7 @@ def _set_attribute(obj, name, value):
   status (see the module docstring)."""
   m = obj._pytree__m
   if m.trace is not None and m.trace != trace_state():
-    raise trace_context_error(f'{type(obj).__name__!r}')
+    raise trace_context_error(f'{type(obj).__name__!r}', node=True)
   d = vars(obj)
   data_set = m.data
   marker = _marker(value)
