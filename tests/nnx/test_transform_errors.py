@@ -226,3 +226,107 @@ def test_scan_whole_carry_takes_one_argument():
     r'argument, got 2 arguments',
   ):
     f(jnp.zeros(2), jnp.ones((3, 2)))
+
+
+ALIASING = r'Inconsistent aliasing detected\. The following nodes have ' \
+  r'different prefixes'
+
+
+def _shared():
+  return nnx.Param(jnp.zeros((4, 4)))
+
+
+ALIASING_CASES = {
+  'vmap (0, 1)': lambda v: nnx.vmap(lambda a, b: None, in_axes=(0, 1))(v, v),
+  'vmap (0, None)': lambda v: nnx.vmap(
+    lambda a, b: a[...] + b[...], in_axes=(0, None)
+  )(v, v),
+  'vmap node and var': lambda v: nnx.vmap(
+    lambda a, b: None, in_axes=(0, None)
+  )(nnx.Dict(a=v), v),
+  'vmap in 0 out 1': lambda v: nnx.vmap(lambda a: a, in_axes=0, out_axes=1)(
+    v
+  ),
+  'vmap gu=False': lambda v: nnx.vmap(
+    lambda a, b: None, in_axes=(0, 1), graph_updates=False
+  )(v, v),
+  'shard_map': lambda v: nnx.shard_map(
+    lambda a, b: None,
+    mesh=MESH,
+    in_specs=(jax.P('d'), jax.P()),
+    out_specs=jax.P(),
+  )(v, v),
+  'jit': lambda v: nnx.jit(
+    lambda a, b: None,
+    in_shardings=(
+      jax.NamedSharding(MESH, jax.P('d')),
+      jax.NamedSharding(MESH, jax.P()),
+    ),
+  )(v, v),
+  'grad': lambda v: nnx.grad(
+    lambda a, b: (a[...] + b[...]).sum(), argnums=0
+  )(v, v),
+  'grad gu=False': lambda v: nnx.grad(
+    lambda a, b: (a[...] + b[...]).sum(), argnums=0, graph_updates=False
+  )(v, v),
+  'scan': lambda v: nnx.scan(lambda a, b: (a, None), in_axes=(nnx.Carry, 0))(
+    v, v
+  ),
+}
+
+
+@pytest.mark.parametrize('name', sorted(ALIASING_CASES))
+def test_inconsistent_aliasing(name):
+  with pytest.raises(ValueError, match=ALIASING):
+    ALIASING_CASES[name](_shared())
+
+
+def test_consistent_aliasing_accepted():
+  v = _shared()
+  out = nnx.vmap(lambda a, b: a['a'][...] + b[...], in_axes=(0, 0))(
+    nnx.Dict(a=v), v
+  )
+  assert out.shape == (4, 4)
+
+
+DUPLICATE = r'Duplicate Param\('
+
+
+def test_tree_mode_jit_returning_input_variable():
+  v = nnx.Param(jnp.arange(3.0))
+  with pytest.raises(ValueError, match=DUPLICATE) as info:
+    nnx.jit(lambda a: a, graph=False)(v)
+  assert 'does not support Variable aliasing' in str(info.value)
+
+
+def test_scan_returning_input_variable_in_outputs():
+  v = nnx.Param(jnp.arange(3.0))
+  with pytest.raises(ValueError, match=DUPLICATE) as info:
+    nnx.scan(lambda a: a, in_axes=0, out_axes=0, graph_updates=False)(v)
+  assert 'nnx.scan with graph_updates=False does not support Variable ' \
+    'aliasing' in str(info.value)
+
+
+def test_jit_partial_shared_variable_refused_at_creation():
+  v = nnx.Param(jnp.arange(3.0))
+  c1, c2 = nnx.Dict(v=v), nnx.Dict(v=v)
+  with pytest.raises(ValueError, match=DUPLICATE) as info:
+    nnx.jit_partial(lambda a, b, x: x, c1, c2, graph=False)
+  assert '.args[0].v' in str(info.value)
+  assert '.args[1].v' in str(info.value)
+
+
+def test_while_loop_refuses_replaced_variable():
+  m = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+
+  def swap(s):
+    mod, c = s
+    mod.kernel = nnx.Param(jnp.zeros((2, 2)))
+    return mod, c - 1
+
+  with pytest.raises(
+    ValueError,
+    match="nnx.while_loop requires body function's input and output to "
+    'have the same reference and pytree structure',
+  ):
+    nnx.while_loop(lambda s: s[1] > 0, swap, (m, 2))

@@ -274,3 +274,55 @@ def graph_prefix(prefix, tree, ga):
     )
     leaves[pos] = common.NodeStates(groups, k)
   return jax.tree_util.tree_structure(tree, is_leaf=is_node).unflatten(leaves)
+
+
+def check_aliasing(tree, prefix) -> None:
+  """Raises the 'Inconsistent aliasing' ValueError if a Variable of the
+  graph nodes of ``tree`` is reached under two different prefixes of
+  ``prefix`` (graph mode: shared objects stay shared, so they need one
+  prefix). Only graph nodes with different prefix entries are walked."""
+  from flax.nnx import graphlib
+
+  def is_node(x):
+    return isinstance(x, (Pytree, Variable))
+
+  leaves = jax.tree_util.tree_leaves(tree, is_leaf=is_node)
+  if sum(map(is_node, leaves)) < 2:
+    return
+  entries = extract.broadcast_prefix(
+    prefix, tree, prefix_is_leaf=_is_entry, tree_is_leaf=is_node
+  )
+  nodes = [(x, e) for x, e in zip(leaves, entries) if is_node(x)]
+  first = nodes[0][1]
+  if all(e is first or _same(e, first) for _, e in nodes[1:]):
+    return
+  seen: dict = {}
+  for node, entry in nodes:
+    lookup = entry_of(entry)
+    for path, var in graphlib.iter_graph(node):
+      if isinstance(var, Variable):
+        seen.setdefault(id(var), []).append(
+          (tuple(path), lookup(tuple(path), var), var)
+        )
+  lines = []
+  for found in seen.values():
+    values = [p for _, p, _ in found]
+    if any(not _same(p, values[0]) for p in values[1:]):
+      lines.append(f'Node: {type(found[0][2]).__name__}')
+      for path, p, _ in found:
+        where = '/'.join(map(str, path)) if path else '<root>'
+        lines.append(f'  {where}: {p!r}')
+  if lines:
+    raise ValueError(
+      'Inconsistent aliasing detected. The following nodes have different '
+      'prefixes:\n' + '\n'.join(lines) + '\nA Variable reachable from '
+      'several arguments must get the same prefix (axis, sharding, ...) '
+      'everywhere.'
+    )
+
+
+def _same(a, b) -> bool:
+  try:
+    return bool(a == b)
+  except Exception:  # noqa: BLE001 - incomparable prefixes differ
+    return a is b

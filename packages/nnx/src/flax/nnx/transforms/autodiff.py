@@ -273,7 +273,12 @@ def _make_grad(
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     g = resolve_graph(graph)
-    if g and _updates(graph_updates):
+    if g:
+      updates = _updates(graph_updates)
+      _prefix.check_aliasing(
+        args, _argnums_prefix(argnums, len(args), None if updates else False)
+      )
+    if g and updates:
       # graph mode differentiates positional arguments only
       args = varflow.positional_args(f, args, kwargs)
       kwargs = {}
@@ -287,6 +292,18 @@ def _make_grad(
     return inner(*args, **kwargs)
 
   return wrapper
+
+
+def _argnums_prefix(argnums, n, other):
+  """A prefix of ``n`` positional arguments: True for the differentiated
+  ones (their DiffState where given), ``other`` for the rest."""
+  nums = (argnums,) if isinstance(argnums, (int, DiffState)) else argnums
+  out = [other] * n
+  for a in nums:
+    i = a.argnum if isinstance(a, DiffState) else a
+    if isinstance(i, int) and -n <= i < n:
+      out[i] = a if isinstance(a, DiffState) else True
+  return tuple(out)
 
 
 def _refuse_reduce_axes(name, reduce_axes):

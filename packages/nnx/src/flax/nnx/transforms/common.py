@@ -574,6 +574,24 @@ def rebuild_out(treedef, nodes, positions, leaves, input_nodes):
 # -- tree mode ------------------------------------------------------------------
 
 
+def same_variables(given, result):
+  """``result`` (a carry that crossed a loop as a pytree, its Variables'
+  values written back into ``given``'s) with ``given``'s Variables in their
+  places: a loop carry keeps its Variable objects (the containers holding
+  them are new, as pytrees are)."""
+  is_node = _is_variable
+  leaves, treedef = jax.tree_util.tree_flatten(given, is_leaf=is_node)
+  if not any(map(is_node, leaves)):
+    return result
+  try:
+    out = treedef.flatten_up_to(result)
+  except (ValueError, TypeError):
+    return result
+  return treedef.unflatten(
+    [x if is_node(x) else y for x, y in zip(leaves, out)]
+  )
+
+
 def store_values(variables, values):
   """Writes ``values`` into ``variables`` (one each, in order) as they come
   out of a transform: the tree-mode write-back of every NNX transform."""

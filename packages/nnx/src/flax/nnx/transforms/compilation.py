@@ -187,6 +187,7 @@ class JitWrapped:
     # given per Variable (nnx.prefix results, StateSharding) become
     # prefixes of what crosses jax.jit (_prefix)
     in_shardings = _with_static_slots(in_shardings, self.static_argnums)
+    self._in_prefix = in_shardings
     self._node_in = self._node_out = None
     self._node_jits: dict = {}
     if not self.graph:
@@ -332,6 +333,8 @@ class JitWrapped:
   def _general_graph(self, args, kwargs, box):
     """Graph mode through :class:`common.GraphArgs` (shared references
     among the roots, shardings)."""
+    if self._in_prefix is not None:
+      _prefix.check_aliasing(args, self._in_prefix)
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
@@ -571,6 +574,9 @@ class SimpleJitWrapped(JitWrapped):
     update_shardings,
   ):
     self.partial_args = tuple(partial_args)
+    if self.partial_args and not graph:
+      # tree mode: the bound Variables cross as values, once each
+      varflow.check_unique((self.partial_args, {}), 'nnx.jit_partial')
     if self.partial_args and not isinstance(self, SimpleJitPartialWrapped):
       # calls prepend the bound arguments: that is the partial wrapper
       self.__class__ = SimpleJitPartialWrapped

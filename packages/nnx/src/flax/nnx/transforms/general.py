@@ -9,7 +9,7 @@ import jax
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
-from flax.nnx.transforms import _fns, common
+from flax.nnx.transforms import _fns, common, varflow
 from flax.nnx.transforms._fns import mode_text
 
 
@@ -194,16 +194,26 @@ class _LoopFn(_fns.InnerFn):
       return pure_val
     return common.InnerGraph(self.graph_args.static, None, pure_val).args
 
-  def pure(self, out):
+  def pure(self, out, before=None):
+    """``out`` with graph nodes as NodeStates; it must hold the Variables
+    ``before`` (those of the body's input, read before it ran) in the same
+    places."""
     if self.graph_args is None:
       return out
     ga_out = common.GraphArgs(out)
-    if ga_out.static != self.graph_args.static:
+    same = ga_out.static == self.graph_args.static
+    if same and before is not None:
+      after = [v for _, v in varflow.variable_paths(out, '')]
+      same = len(before) == len(after) and all(
+        a is b for a, b in zip(before, after)
+      )
+    if not same:
       raise ValueError(
-        f'nnx.{self.name}: the body must return a value with the same '
-        'structure and the same graph (reference) structure as its input; '
-        'an attribute of a graph node was added, removed or replaced, or a '
-        'different object was returned.'
+        f"nnx.{self.name} requires body function's input and output to "
+        'have the same reference and pytree structure: an attribute of a '
+        'graph node was added, removed or replaced (a new Variable object '
+        'included), or a different object was returned. Update Variables '
+        'in place (v[...] = ...) instead.'
       )
     return ga_out.pure()
 
@@ -224,7 +234,9 @@ class WhileLoopBodyFn(_LoopFn):
   ``NodeStates`` (its graph structure must not change)."""
 
   def __call__(self, pure_val):
-    return self.pure(self.f(self.carry(pure_val)))
+    carry = self.carry(pure_val)
+    before = [v for _, v in varflow.variable_paths(carry, '')]
+    return self.pure(self.f(carry), before)
 
 
 @dataclasses.dataclass(eq=False)
@@ -313,7 +325,7 @@ def while_loop(cond_fun, body_fun, init_val, *, graph=None, graph_updates=None):
       )
     )
     common.store_values(variables, body.values(out, 'carry'))
-    return out
+    return common.same_variables(init_val, out)
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.while_loop(
     WhileLoopCondFn(cond_fun, graph_args=ga),
@@ -342,7 +354,7 @@ def fori_loop(
       jax.lax.fori_loop(lower, upper, body, body.pure(init_val), unroll=unroll)
     )
     common.store_values(variables, body.values(out, 'carry'))
-    return out
+    return common.same_variables(init_val, out)
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.fori_loop(
     lower,

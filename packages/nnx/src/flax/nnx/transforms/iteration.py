@@ -106,6 +106,8 @@ class VmapFn(_fns.InnerFn):
     out = self.f(*inner_args)
     if meta:
       _axis_metadata.insert(mapped, metadata)
+    # an input object returned needs its input axis as output axis
+    _prefix.check_aliasing((inner_args, out), (self.in_axes, self.out_axes))
     self.changed, values = ig.updates()
     self.changed_axes = _changed_axes(self.changed, self.root_axes, ig)
     out_static, out_leaves = ig.flatten_out(out)
@@ -186,6 +188,7 @@ def _vmap_call(
   if isinstance(in_axes, (int, type(None), StateAxes)):
     in_axes = (in_axes,) * len(args)
   in_axes = tuple(in_axes)
+  _prefix.check_aliasing(args, in_axes)
   ga = common.GraphArgs(
     (args, {}), predicates_for=_predicates_for(in_axes, args)
   )
@@ -401,6 +404,8 @@ def _tree_map_call(
   in_axes = _prefix.to_jax(in_axes, graph=g)
   out_axes = _prefix.to_jax(out_axes, graph=g)
   ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+  if g:
+    _prefix.check_aliasing(args, ia)
   fn = fn_cls(f, g, ia, out_axes, ())
   variables = fn.variables((args, kwargs))
   pure_args, pure_kwargs = fn.pure((args, kwargs))

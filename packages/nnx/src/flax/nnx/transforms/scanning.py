@@ -156,6 +156,11 @@ class _ScanStep:
         _check_variable_identity(
           carry_vars, self.variables((c_out,), 'carry output')
         )
+      # stacked outputs are new values: an input Variable among them is
+      # the Duplicate error (the carry may return its Variables)
+      varflow.check_no_aliases(
+        varflow.args_paths((args, {})), y_out, 'nnx.scan'
+      )
       new_leaves = jax.tree_util.tree_leaves(
         self.pure(entered_tree.unflatten(entered))
       )
@@ -355,6 +360,8 @@ def scan(
       )
     ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
     oa = out_axes
+    if resolve_graph(graph):
+      _prefix.check_aliasing(args, ia)
     c_arg = ia.index(Carry) if Carry in ia else None
     c_out = (
       'all'
@@ -471,7 +478,11 @@ def scan(
     else:
       final = probe.result(final_pure)
       common.store_values(variables, probe.values(final, 'arguments'))
-      carry_obj = final[c_arg] if c_arg is not None else None
+      carry_obj = (
+        common.same_variables(args[c_arg], final[c_arg])
+        if c_arg is not None
+        else None
+      )
     meta = _axis_metadata.enabled(transform_metadata)
     if oa is Carry:
       return carry_obj

@@ -167,6 +167,7 @@ def _graph_call(f, args, specs, updates, mesh, out_specs, axis_names, vma):
   predicates = None
   if updates and any(isinstance(s, StateSharding) for s in specs):
     predicates = _predicates_for(specs, args)
+  _prefix.check_aliasing(args, tuple(specs))
   ga = common.GraphArgs((args, {}), predicates_for=predicates)
   pure_args, _ = ga.pure()
 

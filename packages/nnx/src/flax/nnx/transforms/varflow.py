@@ -109,13 +109,14 @@ def check_no_aliases(inputs: list, out, name: str) -> None:
 def duplicate_message(var, paths, name: str) -> str:
   listed = '\n'.join(f'  - {p}' for p in paths)
   return (
-    f'Duplicate {type(var).__name__} found at paths:\n\n{listed}\n\n'
-    f'{name} without graph updates (graph=False or graph_updates=False) '
-    'carries Variables as values, so one Variable may not appear twice '
-    'among the inputs and outputs (duplicate inputs, or input Variables '
-    'returned). Remove the duplicate, return a copy made with nnx.clone(), '
-    f'or use graph mode with updates: {name}(..., graph=True, '
-    'graph_updates=True).'
+    f'Duplicate {var!r}\nfound at paths:\n\n{listed}\n\n'
+    f'{name} with graph_updates=False does not support Variable aliasing: '
+    'without graph updates (graph=False or graph_updates=False) Variables '
+    'cross the transform as values, so one Variable may not appear twice '
+    'among the inputs and outputs (duplicate inputs or outputs, or input '
+    'Variables returned). Remove the duplicate, use a copy made with '
+    f'nnx.clone(), or use graph mode with updates: {name}(..., graph=True, '
+    f'graph_updates=True), or nnx.compat.{name.split(".")[-1]}.'
   )
 
 
