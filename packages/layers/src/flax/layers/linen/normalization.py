@@ -314,8 +314,17 @@ class InstanceNorm(Module):
     )
 
 
+def _key_name(k) -> str:
+  # Dict keys, attribute names (e.g. ``value`` of a boxed param) and
+  # sequence indices, as plain names.
+  for field in ('key', 'name', 'idx'):
+    if hasattr(k, field):
+      return str(getattr(k, field))
+  return str(k)
+
+
 def _path_name(path) -> str:
-  return '/'.join(str(getattr(k, 'key', k)) for k in path)
+  return '/'.join(_key_name(k) for k in path)
 
 
 class SpectralNorm(Module):

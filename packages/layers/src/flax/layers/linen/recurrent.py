@@ -357,7 +357,7 @@ class MGUCell(_Cell):
       h' = (1 - f) * n + f * h
 
   Parameters: ``if``, ``in`` (with bias), ``hf`` (no bias), ``hn`` (with
-  bias).
+  bias, except with ``reset_gate=False``: then ``b_{in}`` covers it).
 
   Example::
 
@@ -407,7 +407,8 @@ class MGUCell(_Cell):
     f = self.gate_fn(forget_x + from_h(name='hf')(h))
     cand_bias = self.activation_bias_init
     x = from_x(name='in', bias_init=cand_bias)(inputs)
-    hn = from_h(name='hn', use_bias=True, bias_init=cand_bias)(h)
+    # Without the reset gate a bias of ``hn`` would repeat the one of ``in``.
+    hn = from_h(name='hn', use_bias=self.reset_gate, bias_init=cand_bias)(h)
     if self.reset_gate:
       hn = f * hn
     h = rnn_math.blend(f, self.activation_fn(x + hn), h)
