@@ -7,6 +7,7 @@ the original scopes. See the design note "Lifted transformations".
 """
 
 import functools
+import itertools
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
@@ -108,14 +109,48 @@ def _dedup_scopes(scopes):
 
 
 def _dup_scopes(orig_roots, new_roots, paths):
-  mapping = dict(zip(orig_roots, new_roots))
-  out = []
-  for root, path in paths:
-    scope = mapping[root]
-    for name in path:
+  """The scopes at ``paths`` below the new roots standing for the old."""
+  new_root_of = dict(zip(orig_roots, new_roots))
+
+  def descend(root, names):
+    scope = new_root_of[root]
+    for name in names:
       scope = scope.push(name, reuse=True)
-    out.append(scope)
-  return out
+    return scope
+
+  return [descend(root, names) for root, names in paths]
+
+
+def _debug_path_in(debug_path, name):
+  """``debug_path`` inside transform ``name``: ``(..., 'name(last)')``."""
+  if not name:
+    return debug_path
+  *outer, last = debug_path or ('',)
+  return (*outer, f'{name}({last})')
+
+
+def _lifted_groups(scope, filters):
+  """Checks ``scope`` can be lifted and groups its collections."""
+  scope._check_valid()
+  scope._validate_trace_level()
+  scope._populate_collections()
+  return group_collections(scope._variables, filters)
+
+
+def _repacked_groups(inner_scope, filters):
+  """The mutable collections of a rebuilt scope, grouped by ``filters``.
+
+  The last filter is ``True``: whatever it collects had no output group.
+  """
+  inner_scope.invalidate()
+  inner_scope._validate_trace_level()
+  can_write = functools.partial(in_filter, inner_scope.mutable)
+  variables = inner_scope._variables
+  writable = {col: variables[col] for col in variables if can_write(col)}
+  *groups, unmapped = group_collections(writable, filters)
+  if unmapped:
+    raise ValueError(f'unmapped output variables: {tuple(unmapped.keys())}')
+  return tuple(groups)
 
 
 def _freeze(x):
@@ -197,26 +232,22 @@ def pack(
         stacklevel=2,
       )
       kwargs = {}
+
+    def _comes_out(col):
+      return any(in_filter(f, col) for f in out_variable_filters)
+
     flat_scopes, treedef = jax.tree_util.tree_flatten(
       scope_tree, is_leaf=lambda x: isinstance(x, Scope)
     )
     scopes, paths = _dedup_scopes(flat_scopes)
 
-    variable_groups_xs = []
-    for scope in scopes:
-      scope._check_valid()
-      scope._validate_trace_level()
-      scope._populate_collections()
-      variable_groups_xs.append(
-        group_collections(scope._variables, in_variable_filters)
-      )
-    variable_groups_xs_t = _transpose(variable_groups_xs)
+    variable_groups_xs_t = _transpose(
+      [_lifted_groups(scope, in_variable_filters) for scope in scopes]
+    )
     # Collections that cannot come out again are frozen on the way in.
-    for variable_group_xs in variable_groups_xs_t:
-      for variable_group in variable_group_xs:
-        for col_name in list(variable_group):
-          if not any(in_filter(f, col_name) for f in out_variable_filters):
-            variable_group[col_name] = _freeze(variable_group[col_name])
+    for group in itertools.chain.from_iterable(variable_groups_xs_t):
+      for col in [c for c in group if not _comes_out(c)]:
+        group[col] = _freeze(group[col])
 
     rng_groups_xs = []
     inner_rng_counters = []
@@ -261,20 +292,14 @@ def pack(
         scope_mutable = intersect_filters(
           intersect_filters(scope.root.mutable, mutable), mutable_filter
         )
-        debug_path = scope.debug_path
-        if name:
-          if debug_path:
-            debug_path = debug_path[:-1] + (f'{name}({debug_path[-1]})',)
-          else:
-            debug_path = (f'{name}()',)
         inner_scope = Scope(
           variables,
-          name=scope.name,
           rngs=rngs,
-          mutable=scope_mutable,
           parent=None,
+          mutable=scope_mutable,
+          debug_path=_debug_path_in(scope.debug_path, name),
+          name=scope.name,
           path=scope.path,
-          debug_path=debug_path,
           flags=scope.flags,
         )
         inner_scope.rng_counters = counters
@@ -291,46 +316,25 @@ def pack(
       leaves = jax.tree_util.tree_leaves(
         inner_scope_tree, is_leaf=lambda x: isinstance(x, Scope)
       )
-      roots, _ = _dedup_scopes(leaves)
-      out_groups_xs = []
-      for inner_scope in roots:
-        inner_scope.invalidate()
-        inner_scope._validate_trace_level()
-        mutable_variables = {
-          key: val
-          for key, val in inner_scope._variables.items()
-          if in_filter(inner_scope.mutable, key)
-        }
-        groups = group_collections(
-          mutable_variables, tuple(out_variable_filters) + (True,)
-        )
-        remainder = tuple(groups[-1].keys())
-        if remainder:
-          raise ValueError(f'unmapped output variables: {remainder}')
-        out_groups_xs.append(groups[:-1])
-      return _transpose(out_groups_xs)
-
-    try:
-      y, out_variable_groups_xs_t = fn(
-        scope_fn,
-        repack_fn,
-        variable_groups_xs_t,
-        rng_groups_xs_t,
-        *args,
-        **kwargs,
+      filters = (*out_variable_filters, True)
+      return _transpose(
+        [_repacked_groups(s, filters) for s in _dedup_scopes(leaves)[0]]
       )
+
+    lifted = (variable_groups_xs_t, rng_groups_xs_t)
+    try:
+      y, out_groups_xs_t = fn(scope_fn, repack_fn, *lifted, *args, **kwargs)
     finally:
       for inner_scope in inner_scopes:
         inner_scope.invalidate()
-    out_variable_groups_xs = _transpose(out_variable_groups_xs_t)
-    for scope, out_variable_groups in zip(scopes, out_variable_groups_xs):
-      for out_variable_group in out_variable_groups:
-        for col_name, collection in out_variable_group.items():
-          if not scope.is_mutable_collection(col_name):
-            # Some transforms (scan) hand back unchanged variables.
-            continue
+    for scope, groups in zip(scopes, _transpose(out_groups_xs_t)):
+      # Transforms like scan also hand back collections they only read.
+      for col, collection in itertools.chain.from_iterable(
+        g.items() for g in groups
+      ):
+        if scope.is_mutable_collection(col):
           for var_name, value in collection.items():
-            scope.put_variable(col_name, var_name, value)
+            scope.put_variable(col, var_name, value)
     return y
 
   return wrapper
