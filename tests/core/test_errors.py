@@ -162,8 +162,9 @@ CASES = [
   (
     errors.ScopeParamShapeError,
     ('kernel', '/', (5, 3), (6, 3)),
-    'For parameter "kernel" in "/", the initializer is expected to '
-    'generate shape (6, 3), but the existing parameter has shape (5, 3).',
+    'For parameter "kernel" in "/", the given initializer is expected to '
+    'generate shape (6, 3), but the existing parameter it received has '
+    'shape (5, 3).',
   ),
   (
     errors.ScopeVariableNotFoundError,

@@ -143,8 +143,8 @@ def test_param_shape_mismatch():
     apply(f)(variables, jnp.ones((5, 5)))
   # the initializer now makes (5, 8); the stored parameter is (1, 8)
   assert (
-    'the initializer is expected to generate shape (5, 8), but the '
-    'existing parameter has shape (1, 8)'
+    'the given initializer is expected to generate shape (5, 8), but the '
+    'existing parameter it received has shape (1, 8)'
   ) in str(e.value)
   assert '"kernel" in "/"' in str(e.value)
 
@@ -510,3 +510,14 @@ def test_variable_repr_and_module_aliases():
 
   assert variables_lib.Variable is scope_lib.Variable
   assert flax.core.Variable is scope_lib.Variable
+
+
+def test_private_is_valid_rng():
+  from flax.core import scope as scope_lib
+
+  assert scope_lib._is_valid_rng(jax.random.key(0))
+  assert scope_lib._is_valid_rng(jax.random.PRNGKey(0))
+  assert not scope_lib._is_valid_rng(jnp.ones(3))
+  assert not scope_lib._is_valid_rng(3)
+  assert not scope_lib._is_valid_rng(jnp.ones(2))
+  assert not scope_lib._is_valid_rng(jax.random.split(jax.random.key(0)))

@@ -144,9 +144,9 @@ class ScopeParamShapeError(FlaxError):
 
   def __init__(self, param_name, scope_path, value_shape, init_shape):
     super().__init__(
-      f'For parameter "{param_name}" in "{scope_path}", the initializer is '
-      f'expected to generate shape {init_shape}, but the existing parameter '
-      f'has shape {value_shape}.'
+      f'For parameter "{param_name}" in "{scope_path}", the given '
+      f'initializer is expected to generate shape {init_shape}, but the '
+      f'existing parameter it received has shape {value_shape}.'
     )
 
 

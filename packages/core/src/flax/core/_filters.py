@@ -148,10 +148,9 @@ _INTERSECT_DENY = {
 
 def union_filters(a: Filter, b: Filter) -> Filter:
   """Returns a filter matching what ``a`` or ``b`` matches."""
+  # ``False`` is the empty set of names (the result is a set).
   if a is True or b is True:
     return True
-  if a is False or b is False:
-    return b if a is False else a
   return _combine(a, b, _UNION_DENY, operator.or_)
 
 
@@ -162,8 +161,6 @@ def subtract_filters(a: Filter, b: Filter) -> Filter:
     return False
   if a is True:
     return DenyList(b)
-  if a is False or b is False:
-    return a
   return _combine(a, b, _SUBTRACT_DENY, operator.sub)
 
 
@@ -171,8 +168,6 @@ def intersect_filters(a: Filter, b: Filter) -> Filter:
   """Returns a filter matching what both ``a`` and ``b`` match."""
   if a is True:
     return b
-  if a is False or b is False:
-    return False
   if b is True:
     return a
   return _combine(a, b, _INTERSECT_DENY, operator.and_)

@@ -108,6 +108,8 @@ def _sentinel_by_name(name):
 # re-exported
 _ = (_fold_in_static, filter_to_set, group_collections)
 _ = (is_valid_rng, is_valid_rngs)
+# The name Flax's tests use for the key check.
+_is_valid_rng = is_valid_rng
 
 
 def __getattr__(name):
