@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+from jax.sharding import AxisType
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
 
@@ -185,6 +186,21 @@ def get_mesh(sharding):
   return None
 
 
+def _check_axis_types(mesh) -> None:
+  """Eager sharding needs a mesh whose axes are all Explicit or all Auto."""
+  types = getattr(mesh, 'axis_types', None)
+  if not types:
+    return
+  kinds = set(types)
+  if kinds != {AxisType.Explicit} and kinds != {AxisType.Auto}:
+    names = ', '.join(t.name for t in types)
+    raise ValueError(
+      'Mesh must have all axes as Explicit or all axes as Auto. Got mixed '
+      f'axis types: ({names}). Sharding a value by names needs one kind '
+      'of axis; build the mesh with a single axis type.'
+    )
+
+
 def shard_value(value, out_sharding, sharding_rules, mesh):
   """Shards ``value`` by logical names ``out_sharding`` on ``mesh``.
 
@@ -198,6 +214,9 @@ def shard_value(value, out_sharding, sharding_rules, mesh):
   if not out_sharding:
     return value
   if isinstance(out_sharding, jax.sharding.Sharding):
+    _check_axis_types(
+      getattr(out_sharding, 'mesh', None) if mesh is None else mesh
+    )
     # A concrete sharding (e.g. a NamedSharding) places the value itself.
     if isinstance(value, jax.core.Tracer):
       return jax.lax.with_sharding_constraint(value, out_sharding)
@@ -209,6 +228,7 @@ def shard_value(value, out_sharding, sharding_rules, mesh):
       f'variable with annotation out_sharding={spec}: call it under '
       '`jax.set_mesh(mesh)` or pass a mesh.'
     )
+  _check_axis_types(meta.get_global_mesh() if mesh is None else mesh)
   if isinstance(value, jax.core.Tracer):
     return meta.apply_sharding_constraint(value, spec, mesh)
   # Outside tracing: place the array (a bare spec uses the context mesh).
