@@ -31,6 +31,7 @@ import jax
 from flax.nnx import filterlib, rebuildlib
 from flax.nnx._common import EPOCH, META_EPOCH, graph_mode_default
 from flax.nnx.graphwalk import _duplicates_message as _duplicates_message
+from flax.nnx.graphwalk import check_tree as check_tree
 from flax.nnx.graphwalk import find_duplicates as find_duplicates
 from flax.nnx.graphwalk import iter_children as iter_children
 from flax.nnx.graphwalk import iter_graph as iter_graph
@@ -469,17 +470,20 @@ def _check_exhaustive(view, filters):
 
 def _tree_graphdef(view, node) -> GraphDef:
   """The tree-mode GraphDef of ``view``; shared references raise."""
-  graphdef = view.graphdef
-  if graphdef.has_refs():
-    raise ValueError(_duplicates_message(node, 'split'))
-  if view.shared_refs:
-    ref, first, again = view.shared_refs[0]
-    raise ValueError(
-      f'Duplicate {ref!r} found at paths {first!r} and {again!r}: tree mode '
-      '(graph=False) does not support shared references; use graph mode.'
-    )
   tree = view.tree_graphdef
   if tree is None:
+    # Checked once per structure (the tree GraphDef is cached).
+    check_tree(node, 'flatten')
+    graphdef = view.graphdef
+    if graphdef.has_refs():
+      raise ValueError(_duplicates_message(node, 'split'))
+    if view.shared_refs:
+      ref, first, again = view.shared_refs[0]
+      raise ValueError(
+        f'Duplicate {ref!r} found at paths {first!r} and {again!r}: tree '
+        'mode (graph=False) does not support shared references; use graph '
+        'mode.'
+      )
     tree = view.tree_graphdef = graphdef._replace(tree=True)
     _PATHS_CACHE[tree] = view.paths
   return tree

@@ -30,6 +30,7 @@ from flax.nnx.graphlib import (
   _PATHS_CACHE,
   _rebuild,
   _tree_graphdef,
+  check_tree,
   find_duplicates,
   flat_view,
   graph_mode_default,
@@ -114,12 +115,9 @@ class IndexMap(dict):
 def _graphdef_for(view, node, graph):
   if graph is None:
     graph = graph_mode_default()
-  graphdef = view.graphdef
   if graph:
-    return graphdef
-  if graphdef.has_refs():
-    raise ValueError(_duplicates_message(node, 'flatten'))
-  return graphdef._replace(tree=True)
+    return view.graphdef
+  return _tree_graphdef(view, node)
 
 
 def _leaf_value(leaf):
@@ -279,6 +277,8 @@ def recursive_map(f, node, /, *, graph=None):
   """
   if graph is None:
     graph = graph_mode_default()
+  if not graph:
+    check_tree(node, 'recursive_map')
   if not graph and find_duplicates(node):
     raise ValueError(_duplicates_message(node, 'recursive_map'))
   done: dict = {}

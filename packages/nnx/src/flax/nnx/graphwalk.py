@@ -37,6 +37,45 @@ def _duplicates_message(node, fn_name) -> str:
   )
 
 
+def check_tree(node, fn_name: str) -> None:
+  """Tree-mode (``graph=False``) checks of ``node`` for ``fn_name``: no
+  reference cycles and no Pytree declared with ``pytree=False`` (which JAX
+  cannot flatten); a ValueError otherwise."""
+  stack: set = set()
+
+  def walk(x, path):
+    if isinstance(x, Pytree):
+      if not type(x)._pytree__is_pytree:
+        where = f' Found at path: {_path_str(path)}.' if path else ''
+        raise ValueError(
+          f"Cannot use '{fn_name}' with graph=False on a "
+          f"'{type(x).__name__}' instance that has pytree=False.{where} "
+          'Pytree subclasses with pytree=False are not JAX pytrees; use '
+          'graph mode (graph=True) for them.'
+        )
+      items = _sorted_items(vars(x))
+    elif type(x) in GRAPH_NODE_TYPES:
+      items = GRAPH_NODE_TYPES[type(x)].flatten(x)[0]
+    elif type(x) in (list, tuple):
+      items = enumerate(x)
+    elif type(x) is dict:
+      items = _sorted_items(x)
+    else:
+      return
+    if id(x) in stack:
+      raise ValueError(
+        f'Cycle detected for {type(x).__name__} at path '
+        f'{_path_str(path) or "(root)"}: tree mode (graph=False) needs a '
+        'tree; use graph mode for graphs with reference cycles.'
+      )
+    stack.add(id(x))
+    for k, v in items:
+      walk(v, path + (k,))
+    stack.discard(id(x))
+
+  walk(node, ())
+
+
 def _path_str(path) -> str:
   return ''.join(f'[{k}]' if isinstance(k, int) else f'.{k}' for k in path)
 
@@ -48,8 +87,10 @@ def iter_graph(node, /, *, graph=None):
   ``graph=False`` (tree mode) shared references are a ValueError."""
   if graph is None:
     graph = graph_mode_default()
-  if not graph and find_duplicates(node):
-    raise ValueError(_duplicates_message(node, 'iter_graph'))
+  if not graph:
+    check_tree(node, 'iter_graph')
+    if find_duplicates(node):
+      raise ValueError(_duplicates_message(node, 'iter_graph'))
   seen = set()
 
   def walk(x, path):
@@ -98,6 +139,7 @@ def iter_children(node, /, *, graph=None):
   if isinstance(node, Pytree):
     d = vars(node)
     if not graph:
+      check_tree(node, 'iter_children')
       d = {k: d[k] for k in data_names(node)}
     items = sorted(d.items(), key=lambda kv: _sort_key(kv[0]))
   elif isinstance(node, dict):
