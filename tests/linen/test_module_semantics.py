@@ -245,3 +245,76 @@ def test_init_and_apply_argument_errors():
     errors.ApplyModuleInvalidMethodError, match='3 is not a valid function'
   ):
     Id().apply({}, 1.0, method=3)
+
+
+def test_private_module_helpers():
+  from flax.core import FrozenDict
+  from flax.linen import module as module_lib
+
+  frozen = module_lib._freeze_attr({'a': [1, {'b': [2]}], 'c': (3,)})
+  assert isinstance(frozen, FrozenDict)
+  assert frozen == FrozenDict({'a': (1, FrozenDict({'b': (2,)})), 'c': (3,)})
+
+  class Base:
+    def f(self):
+      pass
+
+  class Child(Base):
+    x = 3
+
+    def g(self):
+      pass
+
+    def __call__(self):
+      pass
+
+    @staticmethod
+    def s():
+      pass
+
+    @classmethod
+    def c(cls):
+      pass
+
+    @property
+    def p(self):
+      return 1
+
+  assert set(module_lib._get_local_method_names(Child)) == {'g', '__call__'}
+  assert module_lib._get_local_method_names(Child, exclude=['g']) == (
+    '__call__',
+  )
+  pairs = module_lib._get_suffix_value_pairs([1, {'a': 2, 'b': [3]}, (4,)])
+  assert pairs == [('_0', 1), ('_1_a', 2), ('_1_b_0', 3), ('_2_0', 4)]
+  assert module_lib._get_suffix_value_pairs(5) == [('', 5)]
+  lin = Lin()
+  assert module_lib._get_suffix_value_pairs({'x': lin}) == [('_x', lin)]
+
+
+def test_compact_name_scope_methods():
+  class CN(nn.Module):
+    @nn.compact_name_scope
+    def up(self, x):
+      return x
+
+    @nn.compact_name_scope
+    def down(self, x):
+      return x
+
+    def __call__(self, x):
+      return x
+
+  class CN2(CN):
+    @nn.compact_name_scope
+    def side(self, x):
+      return x
+
+  class CN3(CN):
+    def up(self, x):
+      return x
+
+  assert CN._compact_name_scope_methods == ('down', 'up')
+  assert CN2._compact_name_scope_methods == ('down', 'side', 'up')
+  assert CN3._compact_name_scope_methods == ('down',)
+  assert Lin._compact_name_scope_methods == ()
+  assert not hasattr(nn.Module, '_compact_name_scope_methods')

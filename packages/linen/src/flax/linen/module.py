@@ -144,6 +144,7 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     )
     _present_trailing_fields(cls)
     _guard_hash(cls)
+    cls._compact_name_scope_methods = _compact_name_scope_methods(cls)
     # The dataclass left the default on the class; ``parent`` is read and
     # written through the descriptor (stored in ``_parent_ref``).
     type.__setattr__(cls, 'parent', _PARENT_DESCRIPTOR)
@@ -657,6 +658,54 @@ for _name, _fn in vars(_module_variables.VariableMethods).items():
   if callable(_fn) and not _name.startswith('__'):
     _fn.__qualname__ = f'Module.{_name}'
 del _name, _fn
+
+
+def _compact_name_scope_methods(cls) -> tuple:
+  """The names of ``cls``'s ``@nn.compact_name_scope`` methods, sorted."""
+  flags = {}
+  for klass in reversed(cls.__mro__):
+    for key, value in vars(klass).items():
+      flags[key] = inspect.isfunction(value) and getattr(
+        value, 'compact_name_scope', False
+      )
+  return tuple(sorted(k for k, flag in flags.items() if flag))
+
+
+def _freeze_attr(val: Any) -> Any:
+  """Lists become tuples and dicts FrozenDicts, recursively."""
+  return _module_tree.freeze_attr(val)
+
+
+def _get_local_method_names(cls: Any, exclude=()) -> tuple:
+  """The names of the methods ``cls`` itself defines (not inherited ones),
+  without static/class methods, properties and the names in ``exclude``."""
+  exclude = set(exclude)
+  return tuple(
+    name
+    for name, value in vars(cls).items()
+    if name not in exclude
+    and callable(value)
+    and not isinstance(value, (staticmethod, classmethod, type))
+  )
+
+
+def _get_suffix_value_pairs(tree_or_leaf: Any) -> list:
+  """``[(suffix, leaf)]`` for the leaves (Modules included) of a tree: the
+  suffix joins the keys with ``_`` (``'_1_a'``; ``''`` for a lone leaf)."""
+  leaves, _ = jax.tree_util.tree_flatten_with_path(
+    tree_or_leaf, is_leaf=lambda x: isinstance(x, Module)
+  )
+  return [
+    (''.join(f'_{_path_key_name(k)}' for k in path), leaf)
+    for path, leaf in leaves
+  ]
+
+
+def _path_key_name(key) -> str:
+  for attr in ('key', 'idx', 'name'):
+    if hasattr(key, attr):
+      return str(getattr(key, attr))
+  return str(key)
 
 
 def _parent_type():
