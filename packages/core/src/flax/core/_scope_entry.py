@@ -14,6 +14,8 @@ if TYPE_CHECKING:
   from flax.core.scope import Scope
 
 VariableDict = Mapping[str, Any]
+_Flags = Optional[Mapping]
+_ScopeFn = Callable[..., Any]
 
 
 def _scope_class():
@@ -122,21 +124,19 @@ def apply(
     params = variables.get('params')
     if isinstance(params, Mapping) and 'params' in params:
       raise errors.ApplyScopeInvalidVariablesStructureError(variables)
-    with bind(
-      variables, rngs=rngs, mutable=mutable, flags=flags
-    ).temporary() as root:
+    bound = bind(variables, rngs=rngs, mutable=mutable, flags=flags)
+    with bound.temporary() as root:
       y = fn(root, *args, **kwargs)
-      if mutable is not False:
-        return y, root.mutable_variables()
-    return y
+      # Read while the scope is still valid.
+      return y if mutable is False else (y, root.mutable_variables())
 
   return wrapper
 
 
 def init(
-  fn: Callable[..., Any],
+  fn: _ScopeFn,
   mutable: CollectionFilter = True,
-  flags: Optional[Mapping] = None,
+  flags: _Flags = None,
 ) -> Callable[..., Any]:
   """Turns ``fn(scope, *args)`` into ``f(rngs, *args) -> (out, variables)``.
 
@@ -153,19 +153,20 @@ def init(
 
   @functools.wraps(fn)
   def wrapper(rngs, *args, **kwargs):
-    rngs = _rngs_dict(rngs, 'First argument passed to an init')
-    init_flags = {**(flags or {}), 'initializing': True}
-    return apply(fn, mutable=mutable, flags=init_flags)(
-      {}, *args, rngs=rngs, **kwargs
+    keys = _rngs_dict(rngs, 'First argument passed to an init')
+    # An init is an apply to no variables, flagged as initializing.
+    initializing = apply(
+      fn, mutable=mutable, flags={**(flags or {}), 'initializing': True}
     )
+    return initializing({}, *args, rngs=keys, **kwargs)
 
   return wrapper
 
 
 def lazy_init(
-  fn: Callable[..., Any],
+  fn: _ScopeFn,
   mutable: CollectionFilter = True,
-  flags: Optional[Mapping] = None,
+  flags: _Flags = None,
 ) -> Callable[..., Any]:
   """Like :func:`init` but only runs the computation needed for variables.
 
