@@ -50,10 +50,10 @@ def to_predicate(filter: Filter) -> tp.Callable[[tuple, tp.Any], bool]:
 def filters_to_predicates(filters) -> tuple:
   """Predicates for ``filters``; ``...`` may only appear last."""
   for i, f in enumerate(filters):
-    if f is Ellipsis and i != len(filters) - 1:
+    if (f is Ellipsis or f is True) and i != len(filters) - 1:
       raise ValueError(
-        '`...` may only be used as the last filter (it takes everything '
-        f'left), got it at position {i} of {filters!r}.'
+        '`...` or `True` can only be used as the last filters, got '
+        f'{f!r} it at index {i} (it takes everything left) in {filters!r}.'
       )
   return tuple(to_predicate(f) for f in filters)
 

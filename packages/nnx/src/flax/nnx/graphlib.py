@@ -462,9 +462,9 @@ def _check_exhaustive(view, filters):
   for m, path in zip(mask, view.paths):
     if m == n:
       raise ValueError(
-        f'Non-exhaustive filters: the value at path {path!r} is matched by '
-        f'none of {filters!r}; add `...` as the last filter to collect the '
-        'rest.'
+        'Non-exhaustive filters, got a non-empty remainder: the value at '
+        f'path {path!r} is matched by none of {filters!r}; add `...` as the '
+        'last filter to collect the rest.'
       )
 
 

@@ -99,16 +99,22 @@ class Module(Pytree, metaclass=ModuleMeta):
     if captures is not None:
       _capture.sow(captures, variable_type, name, value, reduce_fn, init_fn)
       return True
-    warnings.warn(_SOW_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
+    var = vars(self).get(name)
     if name in vars(self):
-      var = vars(self)[name]
+      # Checked before the deprecation warning.
+      if not isinstance(var, Variable):
+        raise ValueError(
+          f"Expected '{name}' to be a Variable, got {type(var).__name__}: "
+          f'{type(self).__name__} has a plain attribute of that name.'
+        )
       if not isinstance(var, variable_type):
         raise ValueError(
-          f'Expected Variable of type {variable_type.__name__} for attribute '
-          f"'{name}' of {type(self).__name__}, got "
-          f'{type(var).__name__}. Use another name, or the same Variable '
+          f"Expected '{name}' to be of type '{variable_type.__name__}', got "
+          f"'{type(var).__name__}'. Use another name, or the same Variable "
           'type for every sow of this name.'
         )
+    warnings.warn(_SOW_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
+    if var is not None:
       var.set_value(reduce_fn(var.get_value(), value))
     else:
       setattr(self, name, variable_type(reduce_fn(init_fn(), value)))

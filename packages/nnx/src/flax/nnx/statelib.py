@@ -320,9 +320,9 @@ def _split_flat(paths, leaves, predicates, error_ctx):
     else:
       if error_ctx is not None:
         raise ValueError(
-          f'Non-exhaustive filters in {error_ctx}: {path!r} ({leaf!r}) is '
-          'matched by none of them; add `...` as the last filter to collect '
-          'the rest.'
+          'Non-exhaustive filters, got a non-empty remainder in '
+          f'{error_ctx}: {path!r} ({leaf!r}) is matched by none of them; '
+          'add `...` as the last filter to collect the rest.'
         )
   return [State._from_flat(p, v) for p, v in buckets]
 

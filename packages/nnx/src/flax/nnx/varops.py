@@ -150,8 +150,8 @@ def _check_duplicates(node, path, paths, seen_nodes):
   if isinstance(node, Variable):
     if id(node) in paths:
       raise ValueError(
-        f'Variable at path {path} is also reachable at {paths[id(node)]}; '
-        'pass allow_duplicates=True to convert shared Variables.'
+        f'Found duplicate at paths: {paths[id(node)]} and {path} (a shared '
+        'Variable); pass allow_duplicates=True to convert shared Variables.'
       )
     paths[id(node)] = path
     return

@@ -137,6 +137,12 @@ def dot_product_attention(
     'q, k, v', (query, key, value), _attention.QKV_AGREE, ValueError
   )
   _attention.check_same('k, v', (key, value), _attention.KV_AGREE, ValueError)
+  if query.shape[-1] != key.shape[-1]:
+    expected = [*query.shape[:-3], -1, -1, key.shape[-1]]
+    raise ValueError(
+      f'query shape should be {expected}: but got {query.shape} (q, k '
+      'depths must match).'
+    )
   dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
   weights = dot_product_attention_weights(
     query,
