@@ -1,6 +1,7 @@
 """Tests of flax.cursor."""
 
 import collections
+import dataclasses
 import doctest
 from typing import Any
 
@@ -132,6 +133,13 @@ def test_find_and_find_all():
   with pytest.raises(errors.CursorFindError, match='No object found'):
     cursor(obj).find(lambda path, v: False)
   with pytest.raises(errors.CursorFindError, match='More than one'):
+    cursor({'a': [1], 'b': [2]}).find(lambda path, v: isinstance(v, list))
+  # Two matches are reported through the cursors' truth value, which is
+  # their values' length: empty containers read as no match, objects without
+  # a length raise TypeError (as in Flax 0.12.8).
+  with pytest.raises(errors.CursorFindError, match='No object found'):
+    cursor({'a': [], 'b': [2]}).find(lambda path, v: isinstance(v, list))
+  with pytest.raises(TypeError, match="object of type 'Inner' has no len"):
     cursor(obj).find(lambda path, v: isinstance(v, Inner))
 
 
@@ -139,11 +147,14 @@ def test_value_like_behaviour():
   c = cursor({'x': 3, 'l': [1, 2, 3]})
   assert c['x'] + 1 == 4 and 1 + c['x'] == 4
   assert c['x'] * c['x'] == 9 and -c['x'] == -3
-  assert c['x'] > 2 and c['x'] == 3 and bool(c['x'])
+  assert c['x'] > 2 and c['x'] == 3 and bool(c['l'])
+  with pytest.raises(TypeError, match="object of type 'int' has no len"):
+    bool(c['x'])
+  assert str(c['l']) == '[1, 2, 3]'
   assert len(c['l']) == 3
   assert [x == i + 1 for i, x in enumerate(c['l'])] == [True] * 3
   assert [x._obj for x in reversed(c['l'])] == [3, 2, 1]
-  with pytest.raises(TypeError):
+  with pytest.raises(NotImplementedError, match='only implemented for tuples'):
     iter(c)
   assert repr(cursor(1)) == 'Cursor(\n  _obj=1,\n  _changes={}\n)'
 
@@ -244,3 +255,46 @@ def test_find_errors_and_iteration_of_non_sequences():
     list(cursor({'a': 1}))
   with pytest.raises(TypeError, match='Cannot index into 3'):
     cursor(3)[0]
+
+
+def test_traverse_tree_paths_and_access_types():
+  from flax.cursor import AccessType, _traverse_tree
+
+  @dataclasses.dataclass
+  class D:
+    x: int
+    y: dict
+
+  tree = {'a': {'b': {'c': 1}}, 'l': [1, (2, 3)], 'd': D(6, {'z': 7})}
+  assert [a.value for a in AccessType] == [1, 2]
+  assert list(
+    _traverse_tree((), tree, cond_fn=lambda p, v: isinstance(v, dict))
+  ) == [(('a', AccessType.ITEM),), (('d', AccessType.ITEM), ('y', AccessType.ATTR))]
+  updates = list(
+    _traverse_tree(
+      (), tree, update_fn=lambda p, v: v * 10 if isinstance(v, int) else v
+    )
+  )
+  assert [('/'.join(str(k) for k, _ in p), v) for p, v in updates] == [
+    ('a/b/c', 10), ('l/0', 10), ('l/1/0', 20), ('l/1/1', 30), ('d/x', 60),
+    ('d/y/z', 70),
+  ]
+  with pytest.raises(errors.TraverseTreeError, match='are None'):
+    list(_traverse_tree((), tree))
+  with pytest.raises(errors.TraverseTreeError, match='are not None'):
+    list(_traverse_tree((), tree, update_fn=id, cond_fn=id))
+
+
+def test_cursor_path_and_root():
+  c = cursor({'a': {'b': {'c': 1}}, 'd': [{'e': 2}]})
+  assert [x._path for x in c.find_all(lambda p, v: isinstance(v, dict))] == [
+    "['a']",
+    "['d'][0]",
+  ]
+  assert [x._path for x in c['a'].find_all(lambda p, v: isinstance(v, dict))] == [
+    "['a']['b']"
+  ]
+  assert c['d'][0]['e']._path == "['d'][0]['e']" and c._path == ''
+  assert c['d'][0]._root is c
+  with pytest.raises(AttributeError, match='Attribute path_str not found'):
+    c.path_str

@@ -286,10 +286,15 @@ def test_cursor_find_error_with_two_matches():
     'More than one object found given the conditions of the cond_fn. The '
     'first two objects found have the following paths:  and  '
   )
-  c = cursor({'a': [{}]})
+  c = cursor({'a': [{'b': 1}]})
   assert str(errors.CursorFindError(c['a'][0], c['a'])).startswith(
     'More than one object found given the conditions of the cond_fn. The '
     "first two objects found have the following paths: ['a'][0] and ['a'] "
+  )
+  # An empty value makes a cursor falsy: the message is the no-match one.
+  c = cursor({'a': [{}]})
+  assert str(errors.CursorFindError(c['a'][0], c['a'])).startswith(
+    'No object found given the conditions of the cond_fn.'
   )
 
 

@@ -37,8 +37,8 @@ A = TypeVar('A')
 class AccessType(enum.Enum):
   """How a child was reached from its parent."""
 
-  GETITEM = 'getitem'
-  GETATTR = 'getattr'
+  ITEM = 1
+  ATTR = 2
 
 
 class ParentKey(NamedTuple):
@@ -70,33 +70,53 @@ class Indexable(Protocol):
 def _children(obj):
   """``(key, access_type, value)`` of the children of a container."""
   if isinstance(obj, (dict, FrozenDict)):
-    return [(k, AccessType.GETITEM, v) for k, v in obj.items()]
+    return [(k, AccessType.ITEM, v) for k, v in obj.items()]
   if _is_namedtuple(obj):
-    return [(f, AccessType.GETATTR, getattr(obj, f)) for f in obj._fields]
+    return [(f, AccessType.ATTR, getattr(obj, f)) for f in obj._fields]
   if isinstance(obj, (list, tuple)):
-    return [(i, AccessType.GETITEM, v) for i, v in enumerate(obj)]
+    return [(i, AccessType.ITEM, v) for i, v in enumerate(obj)]
   if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
     return [
-      (f.name, AccessType.GETATTR, getattr(obj, f.name))
+      (f.name, AccessType.ATTR, getattr(obj, f.name))
       for f in dataclasses.fields(obj)
       if f.init and hasattr(obj, f.name)
     ]
   return []
 
 
-def _traverse(path, obj, update_fn=None, cond_fn=None):
-  """Yields ``(path, value)`` of nodes to update or that match."""
-  if path:
-    path_str = '/'.join(str(key) for key, _ in path)
-    if update_fn is not None:
-      new_obj = update_fn(path_str, obj)
-      if new_obj is not obj:
-        yield path, new_obj
-        return
-    elif cond_fn(path_str, obj):
-      yield path, obj
+def _traverse_tree(path, obj, *, update_fn=None, cond_fn=None):
+  """Walks the descendants of ``obj`` top-down (``obj`` itself excluded).
+
+  Paths are tuples of ``(key, AccessType)`` pairs, starting with ``path``;
+  the functions get them as the keys joined by ``/``. Give exactly one of:
+
+  * ``update_fn(path, value)``: yields ``(path, new_value)`` where it
+    returns another object than ``value`` (whose children are then skipped);
+  * ``cond_fn(path, value)``: yields the ``path`` of each node for which it
+    is true (whose children are then skipped).
+
+  >>> list(_traverse_tree((), {'a': {'b': 1}}, cond_fn=lambda p, v: v == 1))
+  [(('a', <AccessType.ITEM: 1>), ('b', <AccessType.ITEM: 1>))]
+
+  Raises:
+    TraverseTreeError: if both functions or neither are given.
+  """
+  if (update_fn is None) == (cond_fn is None):
+    raise TraverseTreeError(update_fn, cond_fn)
   for key, access_type, value in _children(obj):
-    yield from _traverse((*path, (key, access_type)), value, update_fn, cond_fn)
+    child_path = (*path, (key, access_type))
+    path_str = '/'.join(str(k) for k, _ in child_path)
+    if update_fn is not None:
+      new_value = update_fn(path_str, value)
+      if new_value is not value:
+        yield child_path, new_value
+        continue
+    elif cond_fn(path_str, value):
+      yield child_path
+      continue
+    yield from _traverse_tree(
+      child_path, value, update_fn=update_fn, cond_fn=cond_fn
+    )
 
 
 class Cursor(Generic[A]):
@@ -125,13 +145,22 @@ class Cursor(Generic[A]):
     object.__setattr__(child, '_assigned', True)
     self._changes[key] = child
 
-  def path_str(self) -> str:
+  @property
+  def _root(self) -> 'Cursor':
+    """The cursor this one was reached from (itself for a root)."""
+    cur = self
+    while cur._parent_key is not None:
+      cur = cur._parent_key.parent
+    return cur
+
+  @property
+  def _path(self) -> str:
     """How this cursor is reached from the root: ``['a'][0].b``."""
     parts = []
     cur = self
     while cur._parent_key is not None:
       key = cur._parent_key.key
-      if cur._parent_key.access_type is AccessType.GETATTR:
+      if cur._parent_key.access_type is AccessType.ATTR:
         parts.append(f'.{key}')
       else:
         parts.append(f'[{key!r}]')
@@ -153,7 +182,7 @@ class Cursor(Generic[A]):
     obj = self._obj
     if not hasattr(obj, '__getitem__'):
       raise TypeError(f'Cannot index into {obj}')
-    return self._child(key, AccessType.GETITEM, lambda: obj[key])
+    return self._child(key, AccessType.ITEM, lambda: obj[key])
 
   def __getattr__(self, name) -> 'Cursor':
     if name.startswith('__') and name.endswith('__'):
@@ -161,13 +190,13 @@ class Cursor(Generic[A]):
     obj = self._obj
     if not hasattr(obj, name):
       raise AttributeError(f'Attribute {name} not found in {obj}')
-    return self._child(name, AccessType.GETATTR, lambda: getattr(obj, name))
+    return self._child(name, AccessType.ATTR, lambda: getattr(obj, name))
 
   def __setitem__(self, key, value):
-    self._assign(key, AccessType.GETITEM, value)
+    self._assign(key, AccessType.ITEM, value)
 
   def __setattr__(self, name, value):
-    self._assign(name, AccessType.GETATTR, value)
+    self._assign(name, AccessType.ATTR, value)
 
   # -- building --------------------------------------------------------------
 
@@ -216,14 +245,12 @@ class Cursor(Generic[A]):
       return value
     parent = self._parent_key.parent
     parent._assign(self._parent_key.key, self._parent_key.access_type, value)
-    while parent._parent_key is not None:
-      parent = parent._parent_key.parent
-    return parent.build()
+    return parent._root.build()
 
   def _at(self, path) -> 'Cursor':
     current = self
     for key, access_type in path:
-      if access_type is AccessType.GETITEM:
+      if access_type is AccessType.ITEM:
         current = current[key]
       else:
         current = getattr(current, key)
@@ -239,9 +266,8 @@ class Cursor(Generic[A]):
     Returns:
       This cursor; call ``build()`` for the updated object.
     """
-    if update_fn is None:
-      raise TraverseTreeError(update_fn, None)
-    for path, new_value in list(_traverse((), self._obj, update_fn=update_fn)):
+    updates = list(_traverse_tree((), self._obj, update_fn=update_fn))
+    for path, new_value in updates:
       *parents, (key, access_type) = path
       parent = self._at(parents)
       parent._assign(key, access_type, new_value)
@@ -251,7 +277,7 @@ class Cursor(Generic[A]):
     self, cond_fn: Callable[[str, Any], bool]
   ) -> Generator['Cursor', None, None]:
     """Yields a cursor at every node for which ``cond_fn(path, value)``."""
-    for path, _ in list(_traverse((), self._obj, cond_fn=cond_fn)):
+    for path in list(_traverse_tree((), self._obj, cond_fn=cond_fn)):
       yield self._at(path)
 
   def find(self, cond_fn: Callable[[str, Any], bool]) -> 'Cursor':
@@ -277,7 +303,7 @@ class Cursor(Generic[A]):
   def __iter__(self):
     if isinstance(self._obj, (list, tuple)):
       return (self[i] for i in range(len(self._obj)))
-    raise CursorIterationError(
+    raise NotImplementedError(
       '__iter__ method only implemented for tuples and lists, not type '
       f'{type(self._obj)}'
     )
@@ -285,13 +311,10 @@ class Cursor(Generic[A]):
   def __reversed__(self):
     if isinstance(self._obj, (list, tuple)):
       return (self[i] for i in reversed(range(len(self._obj))))
-    raise CursorIterationError(
+    raise NotImplementedError(
       '__reversed__ method only implemented for tuples and lists, not type '
       f'{type(self._obj)}'
     )
-
-  def __bool__(self):
-    return bool(self._obj)
 
   def __eq__(self, other):
     other = other._obj if isinstance(other, Cursor) else other
@@ -301,6 +324,9 @@ class Cursor(Generic[A]):
     return not self == other
 
   __hash__ = None
+
+  def __str__(self):
+    return str(self._obj)
 
   def __repr__(self):
     if self._changes:
@@ -314,10 +340,6 @@ class Cursor(Generic[A]):
     else:
       changes = '{}'
     return f'Cursor(\n  _obj={self._obj!r},\n  _changes={changes}\n)'
-
-
-class CursorIterationError(TypeError, NotImplementedError):
-  """Iterating a cursor of something else than a list or tuple."""
 
 
 _MISSING = object()

@@ -535,7 +535,9 @@ class CursorFindError(FlaxError):
   """``Cursor.find`` found no match, or more than one."""
 
   def __init__(self, cursor=None, cursor2=None):
-    if cursor is not None and cursor2 is not None:
+    # Cursors are truthy as their values' lengths are (an empty container
+    # reads as no match; a scalar has no length: TypeError).
+    if cursor and cursor2:
       super().__init__(
         'More than one object found given the conditions of the cond_fn. '
         'The first two objects found have the following paths: '
@@ -547,8 +549,8 @@ class CursorFindError(FlaxError):
 
 def _cursor_path(cursor) -> str:
   """``['a'][0].b``: how the cursor was reached from its root."""
-  path = getattr(cursor, 'path_str', None)
-  return path() if callable(path) else ''
+  path = getattr(cursor, '_path', '')
+  return path if isinstance(path, str) else ''
 
 
 class TraverseTreeError(FlaxError):
