@@ -130,3 +130,17 @@ def test_register_exclusion(tmp_path):
   finally:
     traceback_util._extra_exclusions.remove(os.path.abspath(tmp_path))
     traceback_util._registered_for[0] = None
+
+
+def test_flax_exclusions_are_what_is_registered_with_jax():
+  from jax._src import traceback_util as jax_tb
+
+  from flax import traceback_util
+
+  traceback_util.show_flax_in_tracebacks()
+  without = len(jax_tb._exclude_paths)
+  traceback_util.hide_flax_in_tracebacks()
+  with_flax = len(jax_tb._exclude_paths)
+  assert isinstance(traceback_util._flax_exclusions, set)
+  assert traceback_util._flax_exclusions
+  assert len(traceback_util._flax_exclusions) == with_flax - without

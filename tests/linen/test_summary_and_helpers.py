@@ -412,3 +412,54 @@ def test_tabulate_exact_text():
   assert text.split('\n') == EXACT_LINES
   table = nn.tabulate(Foo(), jax.random.key(0))(jnp.ones((16, 9)), train=True)
   assert table == text
+
+
+def test_private_get_module_table():
+  import jax.numpy as jnp
+
+  from flax.linen import summary
+
+  class Dense(nn.Module):
+    f: int = 2
+
+    @nn.compact
+    def __call__(self, x):
+      k = self.param('kernel', jax.nn.initializers.ones, (x.shape[-1], self.f))
+      return x @ k
+
+  class M(nn.Module):
+    @nn.compact
+    def __call__(self, x, training: bool = False):
+      self.variable('stats', 'n', lambda: jnp.zeros(()))
+      return Dense(3)(Dense(2)(x))
+
+  shapes = lambda t: jax.tree_util.tree_map(jnp.shape, t)  # noqa: E731
+  fn = summary._get_module_table(
+    M(), depth=None, show_repeated=False, compute_flops=True,
+    compute_vjp_flops=False,
+  )  # fmt: skip
+  table = fn(
+    {'params': jax.random.key(0)}, jnp.ones((1, 4)), training=True,
+    mutable=True,
+  )  # fmt: skip
+  assert isinstance(table, summary.Table)
+  assert table.collections == ('params', 'stats')
+  assert [(r.path, type(r.module_copy).__name__, r.method) for r in table] == [
+    ((), 'M', '__call__'),
+    (('Dense_1',), 'Dense', '__call__'),
+    (('Dense_0',), 'Dense', '__call__'),
+  ]
+  assert [(r.flops, r.vjp_flops) for r in table] == [(28, -1), (16, -1), (12, -1)]
+  assert shapes(table[0].module_variables) == {'params': {}, 'stats': {'n': ()}}
+  assert shapes(table[1].counted_variables) == {'params': {'kernel': (4, 2)}}
+  assert table[0].inputs[0].shape == (1, 4)
+  assert table[0].inputs[1] == {'training': True}
+  assert table[1].outputs.shape == (1, 2)
+  cut = summary._get_module_table(M(), 0, False, False, False)(
+    jax.random.key(0), jnp.ones((1, 4))
+  )
+  assert len(cut) == 1 and (cut[0].flops, cut[0].vjp_flops) == (-1, -1)
+  assert shapes(cut[0].counted_variables) == {
+    'params': {'Dense_0': {'kernel': (2, 3)}, 'Dense_1': {'kernel': (4, 2)}},
+    'stats': {'n': ()},
+  }

@@ -38,6 +38,8 @@ _extra_exclusions: list[str] = []
 # were registered for.
 _registered: list[str] = []
 _registered_for = [None]
+# The paths Flax hides (registered with JAX while the flag is on).
+_flax_exclusions: set[str] = set()
 
 
 def _flax_paths() -> list[str]:
@@ -68,8 +70,11 @@ def _sync() -> bool:
         while path in jax_paths:
           jax_paths.remove(path)
     _registered.clear()
+    paths = list(dict.fromkeys(_flax_paths()))
+    _flax_exclusions.clear()
+    _flax_exclusions.update(paths)
     if enabled:
-      _registered.extend(_flax_paths())
+      _registered.extend(paths)
       if jax_paths is not None:
         jax_paths.extend(_registered)
     _registered_for[0] = enabled

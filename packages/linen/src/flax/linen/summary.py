@@ -335,6 +335,14 @@ def _flatten(tree, prefix=()):
   return out
 
 
+def _has_path(tree, path) -> bool:
+  for name in path:
+    if not isinstance(tree, (dict, FrozenDict)) or name not in tree:
+      return False
+    tree = tree[name]
+  return True
+
+
 def _subtree(tree, path):
   for name in path:
     if not isinstance(tree, (dict, FrozenDict)) or name not in tree:
@@ -465,6 +473,101 @@ def _render(
   return '\n' + console.file.getvalue() + '\n'
 
 
+def _calls_with_flops(
+  module,
+  rngs,
+  mutable,
+  args,
+  kwargs,
+  depth,
+  show_repeated,
+  compute_flops,
+  compute_vjp_flops,
+):
+  """The calls to show, the variables and ``{index: (flops, vjp_flops)}``
+  (None when no FLOPs are asked for)."""
+  calls, variables = _record_calls(module, rngs, mutable, args, kwargs)
+  calls = _unique_calls(calls, show_repeated)
+  flops = None
+  if compute_flops or compute_vjp_flops:
+    key_rngs = rngs if isinstance(rngs, Mapping) else {'params': rngs}
+    flops = {
+      index: _call_flops(
+        call, variables, key_rngs, mutable, compute_flops, compute_vjp_flops
+      )
+      if depth is None or len(call.path) <= depth
+      else (-1, -1)
+      for index, call in enumerate(calls)
+    }
+  return calls, variables, flops
+
+
+def _get_module_table(
+  module,
+  depth: Optional[int],
+  show_repeated: bool,
+  compute_flops: bool,
+  compute_vjp_flops: bool,
+):
+  """Returns ``fn(rngs, *args, mutable=..., **kwargs) -> Table``.
+
+  The :class:`Table` holds one :class:`Row` per Module call shown (as in
+  :func:`tabulate`), with the abstract inputs and outputs, the Module's own
+  variables and the counted ones (its whole subtree at the ``depth``
+  cut-off), and the FLOPs (``-1`` when not computed).
+  """
+
+  def _get_table_fn(*args, **kwargs):
+    rngs, *args = args
+    mutable = kwargs.pop('mutable', DenyList('intermediates'))
+    calls, variables, flops = _calls_with_flops(
+      module,
+      rngs,
+      mutable,
+      args,
+      kwargs,
+      depth,
+      show_repeated,
+      compute_flops,
+      compute_vjp_flops,
+    )
+    collections = tuple(sorted(variables))
+    rows = []
+    for index, call in enumerate(calls):
+      if depth is not None and len(call.path) > depth:
+        continue
+      own, counted = {}, {}
+      for col in collections:
+        if not _has_path(variables.get(col, {}), call.path):
+          continue
+        tree = _subtree(variables.get(col, {}), call.path)
+        own[col] = {k: v for k, v in tree.items() if k not in call.row_children}
+        cut = depth is not None and len(call.path) == depth
+        counted[col] = dict(tree) if cut else own[col]
+      call_args, call_kwargs = call.inputs
+      if call_kwargs:
+        inputs = (*call_args, call_kwargs)
+      else:
+        inputs = call_args[0] if len(call_args) == 1 else tuple(call_args)
+      flop, vjp_flop = flops[index] if flops else (-1, -1)
+      rows.append(
+        Row(
+          path=call.path,
+          module_copy=call.module.clone(parent=None),
+          method=call.method,
+          inputs=inputs,
+          outputs=call.outputs,
+          module_variables=own,
+          counted_variables=counted,
+          flops=flop,
+          vjp_flops=vjp_flop,
+        )
+      )
+    return Table(module, collections, rows)
+
+  return _get_table_fn
+
+
 def tabulate(
   module,
   rngs,
@@ -525,27 +628,17 @@ def tabulate(
   init_kwargs = kwargs
 
   def table_fn(*args, **call_kwargs):
-    calls, variables = _record_calls(
-      module, rngs, mutable, args, {**init_kwargs, **call_kwargs}
+    calls, variables, flops = _calls_with_flops(
+      module,
+      rngs,
+      mutable,
+      args,
+      {**init_kwargs, **call_kwargs},
+      depth,
+      show_repeated,
+      compute_flops,
+      compute_vjp_flops,
     )
-    calls = _unique_calls(calls, show_repeated)
-    flops = None
-    if compute_flops or compute_vjp_flops:
-      key_rngs = rngs if isinstance(rngs, Mapping) else {'params': rngs}
-      flops = [
-        _call_flops(
-          call,
-          variables,
-          key_rngs,
-          mutable,
-          compute_flops,
-          compute_vjp_flops,
-        )
-        if depth is None or len(call.path) <= depth
-        else (-1, -1)
-        for call in calls
-      ]
-      flops = dict(enumerate(flops))
     return _render(
       module,
       calls,
