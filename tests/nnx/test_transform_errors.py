@@ -330,3 +330,48 @@ def test_while_loop_refuses_replaced_variable():
     'have the same reference and pytree structure',
   ):
     nnx.while_loop(lambda s: s[1] > 0, swap, (m, 2))
+
+
+CAPTURED = {
+  'vmap': (
+    lambda o: nnx.vmap(lambda x: o, in_axes=0, out_axes=0)(jnp.zeros(4)),
+    r'Cannot extract graph node from different trace level, got Variable\(',
+  ),
+  'jit': (
+    lambda o: nnx.jit(lambda x: o)(jnp.zeros(4)),
+    r'Cannot extract graph node from different trace level',
+  ),
+  'scan': (
+    lambda o: nnx.scan(lambda c, x: (c, o))(jnp.zeros(()), jnp.zeros(4)),
+    r'Cannot extract graph node from different trace level',
+  ),
+  'jit graph_updates=False': (
+    lambda o: nnx.jit(lambda x: o, graph_updates=False)(jnp.zeros(4)),
+    r'Cannot return captured Variable of type Variable from nnx\.jit',
+  ),
+  'jit tree': (
+    lambda o: nnx.jit(lambda x: o, graph=False)(jnp.zeros(4)),
+    r'Cannot return captured Variable of type Variable from nnx\.jit',
+  ),
+  'vmap graph_updates=False': (
+    lambda o: nnx.vmap(lambda x: o, graph_updates=False)(jnp.zeros(4)),
+    r'Cannot return captured Variable of type Variable from nnx\.vmap',
+  ),
+}
+
+
+@pytest.mark.parametrize('name', sorted(CAPTURED))
+def test_returning_captured_variable(name):
+  call, phrase = CAPTURED[name]
+  with pytest.raises(ValueError, match=phrase):
+    call(nnx.Dict(a=nnx.Variable(jnp.arange(4))))
+
+
+def test_grad_aux_may_hold_captured_variable():
+  outer = nnx.Dict(a=nnx.Variable(jnp.arange(4)))
+  grads, aux = nnx.grad(lambda x: (x.sum(), outer), has_aux=True)(
+    jnp.zeros(4)
+  )
+  assert grads.tolist() == [1.0, 1.0, 1.0, 1.0]
+  assert aux['a'] is not outer['a']
+  assert aux['a'][...].tolist() == [0, 1, 2, 3]

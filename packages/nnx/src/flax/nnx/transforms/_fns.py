@@ -144,6 +144,10 @@ class PytreeMode:
     """``out`` as it leaves the function: an input Variable among it is
     the Duplicate error."""
     varflow.check_no_aliases(entered.paths, out, self._transform_text())
+    common.check_created_here(
+      jax.tree_util.tree_leaves(out, is_leaf=common._is_variable),
+      self._transform_text(),
+    )
     return self.pure(out)
 
   def _transform_text(self) -> str:

@@ -78,7 +78,7 @@ class GradFn:
     out = self.f(*ig.args[0])
     loss, aux = out if self.has_aux else (out, None)
     changed, values = ig.updates()
-    aux_static, aux_leaves = ig.flatten_out(aux)
+    aux_static, aux_leaves = ig.flatten_out(aux, check_trace=False)
     self.out_static = (aux_static, changed)
     return loss, (aux_leaves, values)
 

@@ -29,7 +29,7 @@ import jax
 
 from flax import errors
 from flax.nnx import graphlib
-from flax.nnx._common import MISSING, is_graph_node_leaf
+from flax.nnx._common import MISSING, is_graph_node_leaf, trace_state
 from flax.nnx.graphlib import _Flattener, _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
@@ -459,8 +459,11 @@ class InnerGraph:
         changed.append(None)
     return (tuple(changed) if any_changed else None, values)
 
-  def flatten_out(self, out):
-    """Flattens graph nodes in ``out``; references to inputs kept."""
+  def flatten_out(self, out, check_trace=True):
+    """Flattens graph nodes in ``out``; references to inputs kept. With
+    ``check_trace``, a Variable created outside the current trace (captured,
+    not an input) is an error: it cannot leave the transform (a transform
+    name given instead of True: the pytree-mode error of that transform)."""
     is_node = node_leaf_predicate()
     leaves, treedef = jax.tree_util.tree_flatten(out, is_leaf=is_node)
     positions = [i for i, x in enumerate(leaves) if is_node(x)]
@@ -476,6 +479,10 @@ class InnerGraph:
       node = f.visit(leaves[pos], ())
       nodes.append(node)
       self.out_slots.append((f.paths[start:], f.leaves[start:]))
+      if check_trace:
+        check_created_here(
+          f.leaves[start:], None if check_trace is True else check_trace
+        )
       leaves[pos] = NodeStates(
         ([s._raw_value for s in f.leaves[start:]],), None
       )
@@ -572,6 +579,34 @@ def rebuild_out(treedef, nodes, positions, leaves, input_nodes):
 
 
 # -- tree mode ------------------------------------------------------------------
+
+
+def check_created_here(slots, name=None) -> None:
+  """Raises if a Variable among ``slots`` was created in another JAX trace
+  than the current one (captured from outside a transform and returned):
+  graph mode's 'Cannot extract graph node from different trace level', or
+  with ``name`` (pytree mode) 'Cannot return captured Variable'."""
+  now = None
+  for s in slots:
+    created = getattr(s, '_trace_state', None) if _is_variable(s) else None
+    if created is None:
+      continue
+    if now is None:
+      now = trace_state()
+    if created != now:
+      if name is None:
+        raise ValueError(
+          'Cannot extract graph node from different trace level, got '
+          f'{s!r}: a Variable created outside the transform (captured, not '
+          'passed as an argument) cannot be returned. Pass it (or the '
+          'graph node holding it) as an argument.'
+        )
+      raise ValueError(
+        f'Cannot return captured Variable of type {type(s).__name__} from '
+        f'{name}: it was created outside the transform and is not one of '
+        'its arguments. Pass it as an argument, or return a copy made with '
+        'nnx.clone().'
+      )
 
 
 def same_variables(given, result):

@@ -453,7 +453,9 @@ def make_entry(
       entry.changed = tuple(changed[k_of[p]] for p in target_pos)
       entry.new_sizes = [len(values[k_of[p]]) for p in target_pos]
       entry.written = None
-    out_static, out_leaves = ig.flatten_out(out)
+    out_static, out_leaves = ig.flatten_out(
+      out, True if graph_updates else name
+    )
     out_treedef, out_nodes, out_positions = out_static
     if all(node[0] == 'v' for node in out_nodes):
       # No graph structure in the outputs beyond fresh Variables: the

@@ -76,7 +76,9 @@ class JitFn:
     out, changed, values = varflow.run_inner(
       ig, lambda tree: self.run(tree, box), graph_updates, self.ctxtag
     )
-    out_static, out_leaves = ig.flatten_out(out)
+    out_static, out_leaves = ig.flatten_out(
+      out, True if graph_updates else self.ctxtag
+    )
     self.out_static[key] = (out_static, changed)
     return common.Result((out_leaves, values), (out_static, changed))
 

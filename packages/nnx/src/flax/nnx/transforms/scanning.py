@@ -125,6 +125,10 @@ class _ScanStep:
     if meta:
       _axis_metadata.insert(mapped, metadata)
     c_out, y_out = _split_out(out, out_axes)
+    common.check_created_here(
+      jax.tree_util.tree_leaves(y_out, is_leaf=_is_variable),
+      None if g else 'nnx.scan',
+    )
     if g:
       if carry_arg is not None:
         _check_carry_refs(args[carry_arg], c_out)
