@@ -125,6 +125,14 @@ def test_item_slices_and_tuples():
   assert list(t.iterate([0, 1, 2, 3])) == [1, 2]
   assert t.update(lambda x: -x, (0, 1, 2, 3)) == (0, -1, -2, 3)
   assert traverse_util.TraverseItem(0).update(str, [1, 2]) == ['1', 2]
+  # A list slice goes to ``fn`` as one sublist (a tuple slice per element).
+  assert traverse_util.TraverseItem(slice(0, 2)).update(
+    lambda x: x * 2, [1, 2, 3]
+  ) == [1, 2, 1, 2, 3]
+  merged = traverse_util.TraverseMerge(
+    traverse_util.TraverseItem(slice(0, 2)), traverse_util.TraverseItem(2)
+  )
+  assert merged.update(lambda x: x * 3, [1, 2, 3]) == [1, 2, 3, 2, 1, 2, 3]
   fd = FrozenDict({'a': 1})
   new = traverse_util.TraverseItem('a').update(lambda x: x + 1, fd)
   assert isinstance(new, FrozenDict) and new['a'] == 2

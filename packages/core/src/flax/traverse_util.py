@@ -366,6 +366,11 @@ class TraverseItem(Traversal):
       items = list(inputs)
       _update_indices(items, key, fn)
       return type(inputs)(*items)
+    if isinstance(inputs, list) and isinstance(key, slice):
+      # A slice of a list is updated as one value (``fn`` gets the sublist).
+      items = list(inputs)
+      items[key] = fn(inputs[key])
+      return items
     if isinstance(inputs, (list, tuple)):
       items = list(inputs)
       _update_indices(items, key, fn)
