@@ -32,19 +32,11 @@ import numpy as np
 from flax import errors
 from flax.core import tracers
 from flax.core._init_shapes import init_shapes
-from flax.core._filters import (
-  CollectionFilter,
-  DenyList,
-  Filter,
-  PRNGSequenceFilter,
-  filter_to_set,
-  group_collections,
-  in_filter,
-  intersect_filters,
-  is_filter_empty,
-  subtract_filters,
-  union_filters,
-)
+from flax.core._filters import CollectionFilter, DenyList, Filter
+from flax.core._filters import PRNGSequenceFilter, filter_to_set
+from flax.core._filters import group_collections, in_filter, is_filter_empty
+from flax.core._filters import intersect_filters, subtract_filters
+from flax.core._filters import union_filters
 from flax.core._rng import (
   LazyRng,
   PRNGKey,
@@ -153,6 +145,19 @@ _ZEROS = jax.nn.initializers.zeros
 _ONES = jax.nn.initializers.ones
 
 
+def _merge_into(target, key, value):
+  """``target[key] = value``, but a mapping merges into an existing dict.
+
+  Merging keeps the dicts that child scopes already hold shared.
+  """
+  current = target.get(key)
+  if isinstance(current, dict) and isinstance(value, Mapping):
+    for k, v in value.items():
+      _merge_into(current, k, v)
+  else:
+    target[key] = value
+
+
 class Variable(Generic[T]):
   """A handle to one variable of a scope, read and written via ``.value``.
 
@@ -172,10 +177,8 @@ class Variable(Generic[T]):
   """
 
   def __init__(self, scope: 'Scope', collection: str, name: str, unbox: bool):
-    self.scope = scope
-    self.collection = collection
-    self.name = name
-    self.unbox = unbox
+    self.scope, self.collection = scope, collection
+    self.name, self.unbox = name, unbox
 
   @property
   def value(self) -> T:
@@ -251,18 +254,16 @@ class Scope:
     debug_path: tuple = (),
     flags: Optional[Mapping] = None,
   ):
-    rngs = {k: LazyRng.create(v) for k, v in rngs.items()} if rngs else {}
-    self._variables = variables
-    self.parent = parent
-    self.name = name
-    self.path = tuple(path)
-    self.debug_path = tuple(debug_path) or self.path
-    self.rngs = rngs
+    self._variables, self.parent, self.name = variables, parent, name
     self.mutable = mutable
     self.flags = dict(flags) if flags else {}
-    self._root = parent.root if parent is not None else None
+    self.path = tuple(path)
+    self.debug_path = tuple(debug_path) or self.path
+    self._root = None if parent is None else parent.root
     self.trace_level = tracers.current_trace()
-    self.rng_counters = {key: 0 for key in self.rngs}
+    self.rngs = {k: LazyRng.create(v) for k, v in rngs.items()} if rngs else {}
+    # Draws made so far, per stream.
+    self.rng_counters = dict.fromkeys(self.rngs, 0)
     self.reservations = collections.defaultdict(set)
     self._invalid = False
 
@@ -341,16 +342,12 @@ class Scope:
         they are shared with this scope.
     """
     self._check_valid()
+    # Positional: variables, rngs, name, mutable, parent, path, debug_path,
+    # flags.
     scope = Scope(
-      self._variables,
-      name=self.name,
-      rngs=self.rngs,
-      mutable=self.mutable,
-      parent=self.parent,
-      path=self.path,
-      debug_path=self.debug_path,
-      flags=self.flags,
-    )
+      self._variables, self.rngs, self.name, self.mutable, self.parent,
+      self.path, self.debug_path, self.flags,
+    )  # fmt: skip
     if not rewind_rngs:
       scope.rng_counters = self.rng_counters
     return scope
@@ -467,28 +464,21 @@ class Scope:
     """
     self._check_valid()
     self._validate_trace_level()
-    if name is None:
-      name = self.default_name(prefix)
-    if not reuse or name not in self.reservations:
+    name = self.default_name(prefix) if name is None else name
+    if not (reuse and name in self.reservations):
       self.reserve(name)
     rngs = {key: LazyRng.create(rng, name) for key, rng in self.rngs.items()}
-    counters_key = (_CHILD_RNG_TOKEN, name)
-    counters = self.rng_counters.get(counters_key)
-    if counters is None:
-      counters = {key: 0 for key in rngs}
-      self.rng_counters[counters_key] = counters
-    scope = Scope(
-      {},
-      name=name,
-      rngs=rngs,
-      parent=self,
-      mutable=self.mutable,
-      path=self.path + (name,),
-      debug_path=self.debug_path + (name,),
-      flags=self.flags,
-    )
-    scope.rng_counters = counters
-    return scope
+    # The child's counters live here, so re-entering it continues them.
+    slot = (_CHILD_RNG_TOKEN, name)
+    if slot not in self.rng_counters:
+      self.rng_counters[slot] = dict.fromkeys(rngs, 0)
+    # Positional, in the order of Scope's parameters (see ``rewound``).
+    child = Scope(
+      {}, rngs, name, self.mutable, self,
+      (*self.path, name), (*self.debug_path, name), self.flags,
+    )  # fmt: skip
+    child.rng_counters = self.rng_counters[slot]
+    return child
 
   # -- collections ----------------------------------------------------------
 
@@ -569,22 +559,7 @@ class Scope:
     self._validate_trace_level()
     if not self.is_mutable_collection(col):
       raise errors.ModifyScopeVariableError(col, name, self.path_text)
-    variables = self._mutable_collection(col)
-
-    # Merge dict values into existing dicts, so that the dicts that child
-    # scopes already hold stay shared.
-    def put(target, key, val):
-      if (
-        key in target
-        and isinstance(target[key], dict)
-        and isinstance(val, Mapping)
-      ):
-        for k, v in val.items():
-          put(target[key], k, v)
-      else:
-        target[key] = val
-
-    put(variables, name, value)
+    _merge_into(self._mutable_collection(col), name, value)
 
   def variable(
     self,
@@ -605,12 +580,13 @@ class Scope:
       ScopeVariableNotFoundError: missing (immutable, or no init_fn).
     """
     self.reserve(name, col)
-    if not self.has_variable(col, name):
-      if not self.is_mutable_collection(col) or init_fn is None:
-        if self.is_collection_empty(col):
-          raise errors.ScopeCollectionNotFound(col, name, self.path_text)
-        raise errors.ScopeVariableNotFoundError(name, col, self.path_text)
-      self.put_variable(col, name, init_fn(*init_args, **init_kwargs))
+    if self.has_variable(col, name):
+      return Variable(self, col, name, unbox=unbox)
+    if init_fn is None or not self.is_mutable_collection(col):
+      if self.is_collection_empty(col):
+        raise errors.ScopeCollectionNotFound(col, name, self.path_text)
+      raise errors.ScopeVariableNotFoundError(name, col, self.path_text)
+    self.put_variable(col, name, init_fn(*init_args, **init_kwargs))
     return Variable(self, col, name, unbox=unbox)
 
   def param(
