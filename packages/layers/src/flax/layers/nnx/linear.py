@@ -319,8 +319,8 @@ class Einsum(nnx.Module):
     bias_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
   ):
     einsum_str = _math.check_einsum_str(einsum_str)
-    kernel_shape = tuple(kernel_shape)
-    bias_shape = None if bias_shape is None else tuple(bias_shape)
+    kernel_shape = canonicalize_tuple(kernel_shape)
+    bias_shape = None if bias_shape is None else canonicalize_tuple(bias_shape)
     init_kernel_bias(self, locals(), kernel_shape, bias_shape)
 
   def __call__(

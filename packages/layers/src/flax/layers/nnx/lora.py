@@ -136,7 +136,10 @@ class LoRALinear(Linear):
     a_initializer: initializer of ``lora_a``.
     b_initializer: initializer of ``lora_b``.
     lora_param_type: Variable type of the LoRA params.
+    lora_promote_dtype: dtype promotion function of the LoRA update.
     rngs: rng key container.
+    a_metadata: extra metadata of ``lora.lora_a``.
+    b_metadata: extra metadata of ``lora.lora_b``.
     **kwargs: passed on to :class:`Linear`.
   """
 
@@ -151,14 +154,24 @@ class LoRALinear(Linear):
     a_initializer=default_a_initializer,
     b_initializer=default_b_initializer,
     lora_param_type: type[nnx.Variable] = LoRAParam,
+    lora_promote_dtype: PromoteDtypeFn = dtypes.promote_dtype,
     rngs: nnx.Rngs,
+    a_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
+    b_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
     **kwargs,
   ):
     args = locals()
     super().__init__(in_features, out_features, rngs=rngs, **kwargs)
     # The adapter takes the ``lora_*`` settings under LoRA's own names.
-    own = {k: args[k] for k in ('a_initializer', 'b_initializer')}
-    own.update(dtype=lora_dtype, param_dtype=lora_param_dtype)
+    own = {
+      k: args[k]
+      for k in ('a_initializer', 'b_initializer', 'a_metadata', 'b_metadata')
+    }
+    own.update(
+      dtype=lora_dtype,
+      param_dtype=lora_param_dtype,
+      promote_dtype=lora_promote_dtype,
+    )
     self.lora = LoRA(
       in_features,
       lora_rank,
