@@ -797,3 +797,30 @@ def test_scan_broadcast_variables_made_inside_a_nested_jit():
   assert float(variables['params']['w']) == 1.0
   np.testing.assert_allclose(np.asarray(ys), [1.0, 1.0, 2.0])
   assert float(c) == 4.0
+
+
+def test_lazy_init_never_materializes_abstract_inputs():
+  import resource
+
+  from flax.core import partial_eval
+
+  def f(rng, x):
+    k = jax.random.normal(rng, (x.shape[-1], x.shape[-1]))
+    return k, x @ k
+
+  def run():
+    # 512 GiB of float32 input: only its shape is used.
+    big = jax.ShapeDtypeStruct((1024 * 1024 * 1024, 128), jnp.float32)
+    return partial_eval.lazy_init(lambda r, x: f(r, x)[0])(
+      jax.random.PRNGKey(0), big
+    )
+
+  soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+  # The address space is capped below the input's size, so materializing
+  # it fails.
+  resource.setrlimit(resource.RLIMIT_AS, (64 << 30, hard))
+  try:
+    k = run()
+  finally:
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+  assert k.shape == (128, 128)

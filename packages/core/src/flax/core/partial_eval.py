@@ -76,14 +76,7 @@ def eval_outputs(closed_jaxpr, args: Sequence[Any], wanted: Sequence[bool]):
     A list with the value of each wanted output and None elsewhere.
   """
   jaxpr = closed_jaxpr.jaxpr
-  needed = {
-    v for v, w in zip(jaxpr.outvars, wanted) if w and not _is_literal(v)
-  }
-  keep = []
-  for eqn in reversed(jaxpr.eqns):
-    if eqn.effects or any(v in needed for v in eqn.outvars):
-      keep.append(eqn)
-      needed.update(v for v in eqn.invars if not _is_literal(v))
+  keep, _ = _needed(jaxpr, wanted)
   env = dict(zip(jaxpr.constvars, closed_jaxpr.consts))
   env.update(zip(jaxpr.invars, args))
 
@@ -101,6 +94,19 @@ def eval_outputs(closed_jaxpr, args: Sequence[Any], wanted: Sequence[bool]):
       out = [out]
     env.update(zip(eqn.outvars, out))
   return [read(v) if w else None for v, w in zip(jaxpr.outvars, wanted)]
+
+
+def _needed(jaxpr, wanted):
+  """The equations (last first) and variables the wanted outputs need."""
+  needed = {
+    v for v, w in zip(jaxpr.outvars, wanted) if w and not _is_literal(v)
+  }
+  keep = []
+  for eqn in reversed(jaxpr.eqns):
+    if eqn.effects or any(v in needed for v in eqn.outvars):
+      keep.append(eqn)
+      needed.update(v for v in eqn.invars if not _is_literal(v))
+  return keep, needed
 
 
 def _zeros_like_aval(aval):
@@ -135,8 +141,14 @@ def lazy_init(fn):
     for is_unknown, shape in zip(unknown, flat_shapes):
       if is_unknown:
         raise errors.LazyInitError(shape)
-    dummies = [_zeros_like_aval(v.aval) for v in closed.jaxpr.invars]
-    out = eval_outputs(closed, dummies, [True] * len(unknown))
+    # Inputs no computation reads get no array (they may be huge).
+    wanted = [True] * len(unknown)
+    _, needed = _needed(closed.jaxpr, wanted)
+    dummies = [
+      _zeros_like_aval(v.aval) if v in needed else None
+      for v in closed.jaxpr.invars
+    ]
+    out = eval_outputs(closed, dummies, wanted)
     return jax.tree_util.tree_unflatten(out_tree, out)
 
   return wrapper
