@@ -190,6 +190,24 @@ def _is_hijax_value(x) -> bool:
   return isinstance(x, core.Tracer) and type(x.aval) is AbstractVariable
 
 
+# Metadata names of the hijax Variables made so far (those a traced one
+# answers as attributes); names JAX looks up on types are left out.
+_METADATA_NAMES: set = set()
+_JAX_NAMES = frozenset(
+  {'hijax', 'ref', 'mutable', 'sharding', 'weak_type', 'shape', 'dtype',
+   'ndim', 'size', 'type', 'value'}
+)
+
+
+def _metadata_of(tracer, name):
+  metadata = _read(tracer).get_metadata()
+  if name not in metadata:
+    raise AttributeError(
+      f'{type(tracer).__name__} of a hijax Variable has no attribute {name!r}'
+    )
+  return metadata[name]
+
+
 class AbstractVariable(hjx.MutableHiType, tp.Generic[A]):
   """The JAX type of a hijax Variable (``jax.typeof(variable)``).
 
@@ -267,6 +285,19 @@ class AbstractVariable(hjx.MutableHiType, tp.Generic[A]):
         f'{what}'
       )
     return self.leaves[0]
+
+  def __getattr__(self, name):
+    # ``variable.tag`` on a traced hijax Variable: JAX's Tracer looks the
+    # name up on its type; a metadata name gives a property that reads the
+    # metadata the tracer holds.
+    if name in _METADATA_NAMES:
+      return core.aval_property(lambda tracer: _metadata_of(tracer, name))
+    prop = getattr(type(self), name, None)
+    if isinstance(prop, property):
+      return prop.fget(self)  # a property that raised: its own message
+    raise AttributeError(
+      f'{type(self).__name__!r} object has no attribute {name!r}'
+    )
 
   shape = property(lambda self: self._single_leaf('shape').shape)
   dtype = property(lambda self: self._single_leaf('dtype').dtype)
@@ -739,6 +770,7 @@ def from_variable(var: Variable, *, mutable: bool | None = None):
   meta = {'hijax': True}
   meta.update(plain._var_metadata)
   meta['hijax'] = True
+  _METADATA_NAMES.update(k for k in meta if k not in _JAX_NAMES)
   if mutable is not None:
     meta['mutable'] = bool(mutable)
   object.__setattr__(plain, '_var_metadata', meta)

@@ -176,6 +176,14 @@ def _shard_eagerly(value, meta):
   )
 
 
+def _as_hijax(plain):
+  """The hijax Variable of ``plain`` (whose metadata says ``hijax=True``)."""
+  from flax.nnx import _hijax
+
+  plain._var_metadata['hijax'] = False
+  return _hijax.from_variable(plain)
+
+
 class VariableMeta(type):
   """The metaclass of :class:`Variable` and its subclasses (``type(nnx.Param)``).
 
@@ -620,6 +628,9 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     meta = dict(self._var_metadata)
     meta.update(updates)
     object.__setattr__(new, '_var_metadata', meta)
+    if meta.get('hijax') and not self.hijax:
+      # ``copy(hijax=True)``: a hijax Variable (another object).
+      return _as_hijax(new)
     return new
 
   def replace(
@@ -658,6 +669,8 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     new = object.__new__(cls)
     object.__setattr__(new, '_raw_value', value)
     object.__setattr__(new, '_var_metadata', _stored_metadata(attributes))
+    if attributes.get('hijax'):
+      return _as_hijax(new)
     return new
 
   def __copy__(self):
