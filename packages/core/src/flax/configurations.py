@@ -98,9 +98,9 @@ def _flag_property(name: str) -> property:
     try:
       return self._values[name]
     except KeyError:
-      raise AttributeError(
-        f'{type(self).__name__!r} object has no attribute {name!r}'
-      ) from None
+      # Defined once, but no longer among the values (e.g. a test swapped
+      # ``config._values`` for a fresh dict).
+      raise LookupError(f'Unrecognized config option: {name}') from None
 
   get.__name__ = name
   return property(get)
@@ -112,7 +112,9 @@ class Config:
   Flags are read-only properties (``config.flax_profile``); change them
   with :meth:`update` or, for a block, :meth:`temp_flip_flag`. Values come
   from, in order: ``update``, the environment variable named like the flag
-  in upper case, the flag's default.
+  in upper case, the flag's default. The flags that exist are the keys of
+  ``_values``: swapping it for an empty dict (as tests do with
+  ``mock.patch.object``) lets flags be defined afresh.
   """
 
   # Older name of ``nnx_graph_mode`` (read and updated as that flag).
@@ -135,7 +137,7 @@ class Config:
       ValueError: if the flag exists with another default.
     """
     with self._lock:
-      known = self._flags.get(flag.name)
+      known = self._flags.get(flag.name) if flag.name in self._values else None
       if known is not None:
         if known.default != flag.default:
           raise ValueError(
@@ -159,7 +161,7 @@ class Config:
       RuntimeError: if a flag of that name exists.
     """
     with self._lock:
-      if flag.name in self._flags:
+      if flag.name in self._values:
         raise RuntimeError(f'Config option {flag.name} already defined')
       self._register(flag, value)
 
@@ -175,7 +177,7 @@ class Config:
 
   def _canonical(self, name: str) -> str:
     name = _ALIASES.get(name, name)
-    if name not in self._flags:
+    if name not in self._values:
       self._load_plugin_flags()
     return name
 
@@ -206,7 +208,7 @@ class Config:
     """
     name = getattr(name_or_holder, 'name', name_or_holder)
     canonical = self._canonical(name)
-    if canonical not in self._flags:
+    if canonical not in self._values:
       raise LookupError(f'Unrecognized config option: {name}')
     with self._lock:
       self._values[canonical] = value
@@ -284,7 +286,7 @@ def bool_flag(name: str, *, default: bool, help: str) -> FlagHolder[bool]:
     RuntimeError: if a flag of that name exists.
     ValueError: if the environment value (or ``default``) is no boolean.
   """
-  if name in config._flags:
+  if name in config._values:
     raise RuntimeError(f'Config option {name} already defined')
   value = static_bool_env(name.upper(), default)
   config._add_option(Flag(name, default, help), value)
@@ -301,7 +303,7 @@ def int_flag(name: str, *, default: int | None, help: str) -> FlagHolder[int]:
     RuntimeError: if a flag of that name exists.
     ValueError: if the environment value is not an integer.
   """
-  if name in config._flags:
+  if name in config._values:
     raise RuntimeError(f'Config option {name} already defined')
   value = static_int_env(name.upper(), default)
   config._add_option(Flag(name, default, help), value)
