@@ -150,7 +150,10 @@ class _CustomVjpCall:
     """The updated State of each graph-node argument (None for the other
     arguments), the static ones (``static_argnums``) left out."""
     ga = self.graph_args
-    _, values = ig.updates()
+    changed, values = ig.updates()
+    # structure changes (plain attributes set by the function) are applied
+    # to the arguments after the call
+    self.changed = changed
     out = []
     for i, a in enumerate(self.args):
       if i in static_argnums:
@@ -305,14 +308,34 @@ class CustomVjp:
         statics=statics,
       ),
     )
+    call.changed = None
     updates, out = pure_f(diff, nondiff)
-    diff_args = (a for i, a in enumerate(args) if i not in int_nondiff)
+    diff_args = [a for i, a in enumerate(args) if i not in int_nondiff]
+    if call.changed is not None and _write_changed(ga, diff_args, updates, call):
+      return out
     for a, st in zip(diff_args, updates):
       if st is None:
         continue
       paths, leaves = st._flat_items()
       graphlib.update(a, State._from_flat(paths, leaves))
     return out
+
+
+def _write_changed(ga, diff_args, updates, call) -> bool:
+  """Writes the new values and graph structure (plain attributes the
+  function set) into the argument roots; False if the new structure has
+  other leaves than the old one (the values then go by path)."""
+  values = [ga.values(k) for k in range(len(ga.roots))]
+  for a, st in zip(diff_args, updates):
+    if st is None:
+      continue
+    k = ga.positions.index([j for j, x in enumerate(ga.leaves) if x is a][0])
+    leaves = st._flat_items()[1]
+    if len(leaves) != len(values[k]):
+      return False
+    values[k] = [v._raw_value if isinstance(v, Variable) else v for v in leaves]
+  ga.write_back((call.changed, values))
+  return True
 
 
 @common.options_first(no_methods=True)
@@ -355,11 +378,23 @@ class SimpleCustomVjpFn(_fns.PytreeMode):
 
   f: tp.Callable[..., tp.Any]
   graph: bool
+  # positions of the non-differentiated arguments: passed as given (the
+  # objects themselves), so that the function may update their Variables
+  keep: tuple = ()
 
   name: tp.ClassVar[str] = 'custom_vjp'
 
+  def rebuilt(self, args):
+    """``args`` rebuilt (:meth:`fresh`), those at ``keep`` as given."""
+    if not self.keep:
+      return self.fresh(args)
+    fresh = self.fresh(
+      tuple(None if i in self.keep else a for i, a in enumerate(args))
+    )
+    return tuple(a if i in self.keep else b for i, (a, b) in enumerate(zip(args, fresh)))
+
   def __call__(self, *args):
-    return self.f(*self.fresh(args))
+    return self.f(*self.rebuilt(args))
 
 
 @dataclasses.dataclass(eq=False)
@@ -369,11 +404,14 @@ class SimpleFwdFn(_fns.PytreeMode):
 
   fwd: tp.Callable[..., tp.Any]
   graph: bool
+  keep: tuple = ()
 
   name: tp.ClassVar[str] = 'custom_vjp'
 
+  rebuilt = SimpleCustomVjpFn.rebuilt
+
   def __call__(self, *args):
-    out, res = self.fwd(*self.fresh(args))
+    out, res = self.fwd(*self.rebuilt(args))
     return out, self.pure(res)
 
 
@@ -385,11 +423,15 @@ class SimpleBwdFn(_fns.PytreeMode):
 
   bwd: tp.Callable[..., tp.Any]
   graph: bool
+  keep: tuple = ()
 
   name: tp.ClassVar[str] = 'custom_vjp'
 
+  rebuilt = SimpleCustomVjpFn.rebuilt
+
   def __call__(self, *args):
-    return self.pure(self.bwd(*self.fresh(args)))
+    # the non-differentiated arguments come first, as given
+    return self.pure(self.bwd(*self.rebuilt(args)))
 
 
 class SimpleCustomVjp:
@@ -404,7 +446,8 @@ class SimpleCustomVjp:
     self.nondiff_argnums = tuple(nondiff_argnums)
     self.graph = bool(graph)
     self._jax = jax.custom_vjp(
-      SimpleCustomVjpFn(fun, self.graph), nondiff_argnums=self.nondiff_argnums
+      SimpleCustomVjpFn(fun, self.graph, self.nondiff_argnums),
+      nondiff_argnums=self.nondiff_argnums,
     )
     self.fwd = None
     self.bwd = None
@@ -413,8 +456,8 @@ class SimpleCustomVjp:
     self.fwd = fwd
     self.bwd = bwd
     self._jax.defvjp(
-      SimpleFwdFn(fwd, self.graph),
-      SimpleBwdFn(bwd, self.graph),
+      SimpleFwdFn(fwd, self.graph, self.nondiff_argnums),
+      SimpleBwdFn(bwd, self.graph, tuple(range(len(self.nondiff_argnums)))),
       symbolic_zeros=symbolic_zeros,
     )
 
