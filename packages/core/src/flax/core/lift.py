@@ -118,6 +118,9 @@ def vmap(
   Returns:
     The lifted function ``(scope, *args) -> y``.
   """
+  axis_options = dict(
+    axis_size=axis_size, axis_name=axis_name, spmd_axis_name=spmd_axis_name
+  )
   in_groups, out_groups, variable_in_axes = split_in_out_axes(variable_axes)
   rng_groups, rng_splits = _unzip2(split_rngs.items())
   rng_axes = tuple(0 if split else None for split in rng_splits)
@@ -147,43 +150,51 @@ def vmap(
       for group, split in zip(rng_groups, rng_splits)
     )
     meta = _meta()
-    variable_groups = tuple(
-      meta.remove_axis(group, axis, metadata_params)
-      if axis is not None
-      else group
-      for group, axis in zip(variable_groups, variable_in_axes)
-    )
 
-    @functools.partial(
-      jax.vmap,
+    def per_index(variable_groups, rng_groups, args):
+      scope = scope_fn(variable_groups, rng_groups)
+      return fn(scope, *args), repack_fn(scope)
+
+    mapped = jax.vmap(
+      per_index,
       in_axes=(variable_in_axes, rng_axes, in_axes),
       out_axes=(out_axes, variable_in_axes),
-      axis_name=axis_name,
-      axis_size=axis_size,
-      spmd_axis_name=spmd_axis_name,
+      **axis_options,
     )
-    def mapped(variable_groups, rng_groups, args):
-      scope = scope_fn(variable_groups, rng_groups)
-      y = fn(scope, *args)
-      return y, repack_fn(scope)
-
-    y, vars_out = mapped(variable_groups, rng_groups, args)
-    vars_out = tuple(
-      meta.add_axis(group, axis, metadata_params) if axis is not None else group
-      for group, axis in zip(vars_out, variable_in_axes)
+    unboxed = _per_axis(
+      meta.remove_axis, variable_groups, variable_in_axes, metadata_params
     )
-    return y, vars_out
+    y, vars_out = mapped(unboxed, rng_groups, args)
+    return y, _per_axis(
+      meta.add_axis, vars_out, variable_in_axes, metadata_params
+    )
 
   return pack(inner, in_groups, out_groups, rng_groups, name='vmap')
 
 
+_Fn = Callable[..., Any]
+
+
+def _per_axis(op, groups, axes, params):
+  """``op(group, axis, params)`` for each group with an axis (None: as is)."""
+  return tuple(
+    group if axis is None else op(group, axis, params)
+    for group, axis in zip(groups, axes)
+  )
+
+
+def _pack_same(inner, variables, rngs, name, **kwargs):
+  """``pack`` with one variable group (in and out) and one rng group."""
+  return pack(inner, (variables,), (variables,), (rngs,), name=name, **kwargs)
+
+
 def checkpoint(
-  fn: Callable[..., Any],
+  fn: _Fn,
   variables: CollectionFilter = True,
   rngs: PRNGSequenceFilter = True,
   concrete: bool = False,
   prevent_cse: bool = True,
-  static_argnums=(),
+  static_argnums: int | Iterable[int] = (),
   policy: Optional[Callable[..., bool]] = None,
 ) -> Callable[..., Any]:
   """Lifted ``jax.checkpoint`` (rematerialization).
@@ -202,22 +213,15 @@ def checkpoint(
   remat_static = tuple(i + 1 for i in static_argnums if i > 0)
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
-    @functools.partial(
-      jax.checkpoint,
-      prevent_cse=prevent_cse,
-      static_argnums=remat_static,
-      policy=policy,
-    )
-    def rematted(variable_groups, rng_groups, *args, **kwargs):
+    def body(variable_groups, rng_groups, *args, **kwargs):
       scope = scope_fn(variable_groups, rng_groups)
-      y = fn(scope, *args, **kwargs)
-      return y, repack_fn(scope)
+      return fn(scope, *args, **kwargs), repack_fn(scope)
 
+    rematted = jax.checkpoint(body, static_argnums=remat_static, **options)
     return rematted(variable_groups, rng_groups, *args, **kwargs)
 
-  return pack(
-    inner, (variables,), (variables,), (rngs,), name='remat', enable_kwargs=True
-  )
+  options = dict(prevent_cse=prevent_cse, policy=policy)
+  return _pack_same(inner, variables, rngs, 'remat', enable_kwargs=True)
 
 
 remat = checkpoint
@@ -226,9 +230,9 @@ remat = checkpoint
 def jvp(
   fn: Callable[..., Any],
   scope: Scope,
-  primals,
-  tangents,
-  variable_tangents,
+  primals: tuple,
+  tangents: tuple,
+  variable_tangents: Any,
   variables: CollectionFilter = True,
   rngs: PRNGSequenceFilter = True,
 ):
@@ -281,11 +285,11 @@ def _bwd_wrapper(treedef, bwd_fn, tangent):
 
 
 def vjp(
-  fn: Callable[..., Any],
+  fn: _Fn,
   scope: Scope,
   *primals,
   has_aux: bool = False,
-  reduce_axes=(),
+  reduce_axes: tuple = (),
   vjp_variables: CollectionFilter = 'params',
   variables: CollectionFilter = True,
   rngs: PRNGSequenceFilter = True,
@@ -324,11 +328,11 @@ def vjp(
 
 
 def custom_vjp(
-  fn: Callable[..., Any],
-  forward_fn: Callable[..., Any],
-  backward_fn: Callable[..., Any],
+  fn: _Fn,
+  forward_fn: _Fn,
+  backward_fn: _Fn,
   grad_vars: CollectionFilter = 'params',
-  nondiff_argnums=(),
+  nondiff_argnums: tuple = (),
 ) -> Callable[..., Any]:
   """Lifted ``jax.custom_vjp``.
 
@@ -347,8 +351,7 @@ def custom_vjp(
 
     def f(grad_variables, *args):
       scope = scope_fn((grad_variables, other_variables), rng_groups)
-      y = fn(scope, *args)
-      return y, repack_fn(scope)
+      return fn(scope, *args), repack_fn(scope)
 
     f = jax.custom_vjp(f, nondiff_argnums=tuple(nondiff_argnums))
 
@@ -379,8 +382,8 @@ def custom_vjp(
 def map_variables(
   fn: Callable[..., Any],
   mapped_collections: CollectionFilter,
-  map_in_fn: Callable[..., Any] = id_fn,
-  map_out_fn: Callable[..., Any] = id_fn,
+  map_in_fn: _Fn = id_fn,
+  map_out_fn: _Fn = id_fn,
   init: bool = False,
   mutable: bool = False,
   rngs: PRNGSequenceFilter = True,
@@ -475,14 +478,15 @@ def fold_rngs(
     write_back_counters(outer_counters, counters)
     return y, out
 
-  return pack(
-    inner,
-    (variables,),
-    (variables,),
-    (rngs,),
-    name='fold_rngs',
-    enable_kwargs=True,
-  )
+  return _pack_same(inner, variables, rngs, 'fold_rngs', enable_kwargs=True)
+
+
+_SCAN_SHARED = (
+  'variable_broadcast',
+  'variable_carry',
+  'variable_axes',
+  'split_rngs',
+)
 
 
 def remat_scan(
@@ -509,13 +513,10 @@ def remat_scan(
   >>> c.item(), variables['params']['b'].shape
   (6.0, (2, 3))
   """
-  scan_fn = functools.partial(
-    scan,
-    variable_broadcast=variable_broadcast,
-    variable_carry=variable_carry,
-    variable_axes=variable_axes,
-    split_rngs=split_rngs,
-  )
+  # The variable handling every nested scan shares.
+  given = locals()
+  scan_options = {k: given[k] for k in _SCAN_SHARED}
+  scan_fn = functools.partial(scan, **scan_options)
   lengths = tuple(lengths)
   if len(lengths) == 1:
 
@@ -526,16 +527,8 @@ def remat_scan(
   else:
 
     def loop(scope, carry):
-      carry = remat_scan(
-        body_fn,
-        lengths[1:],
-        policy,
-        variable_broadcast,
-        variable_carry,
-        variable_axes,
-        split_rngs,
-      )(scope, carry)
-      return carry, ()
+      nested = remat_scan(body_fn, lengths[1:], policy, **scan_options)
+      return nested(scope, carry), ()
 
     inner = checkpoint(loop, policy=policy)
 
