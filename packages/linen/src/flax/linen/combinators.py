@@ -30,19 +30,20 @@ class Sequential(Module):
   layers: Sequence[Callable[..., Any]]
 
   def __post_init__(self):
-    if not isinstance(self.layers, Sequence):
-      raise ValueError(
-        f"'layers' must be a sequence, got '{type(self.layers).__name__}'."
-      )
+    kind = type(self.layers)
+    if not issubclass(kind, Sequence):
+      raise ValueError(f"'layers' must be a sequence, got '{kind.__name__}'.")
     super().__post_init__()
 
   @compact
   def __call__(self, *args, **kwargs):
-    if not self.layers:
+    layers = self.layers
+    if len(layers) == 0:
       raise ValueError(f'Empty Sequential module {self.name}.')
-    first, *rest = self.layers
-    value = first(*args, **kwargs)
-    for layer in rest:
+    # The first layer takes the call's arguments; each later one is fed
+    # the previous output (see ``_feed``).
+    value = layers[0](*args, **kwargs)
+    for layer in layers[1:]:
       value = _feed(layer, value)
     return value
 
