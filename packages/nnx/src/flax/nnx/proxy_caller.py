@@ -15,21 +15,30 @@ import typing as tp
 A = tp.TypeVar('A')
 
 
-@dataclasses.dataclass(frozen=True)
+_record = dataclasses.dataclass(frozen=True)
+
+
+@_record
 class GetItem:
   """Records ``x[key]``."""
 
   key: tp.Any
 
+  def _replay(self, x):
+    return x[self.key]
 
-@dataclasses.dataclass(frozen=True)
+
+@_record
 class GetAttr:
   """Records ``x.name``."""
 
   name: str
 
+  def _replay(self, x):
+    return getattr(x, self.name)
 
-@dataclasses.dataclass(frozen=True)
+
+@_record
 class DelayedAccessor:
   """A chain of attribute/item accesses, replayed on an object by calling
   the accessor.
@@ -43,10 +52,7 @@ class DelayedAccessor:
 
   def __call__(self, x):
     for action in self.actions:
-      if isinstance(action, GetItem):
-        x = x[action.key]
-      else:
-        x = getattr(x, action.name)
+      x = action._replay(x)
     return x
 
   def __getattr__(self, name):
@@ -70,8 +76,9 @@ class CallableProxy:
   def __init__(
     self, callable: _AccessorCall, accessor: DelayedAccessor | None = None
   ):
-    self._callable = callable
-    self._accessor = DelayedAccessor() if accessor is None else accessor
+    if accessor is None:
+      accessor = DelayedAccessor()
+    self._callable, self._accessor = callable, accessor
 
   def __call__(self, *args, **kwargs):
     return self._callable(self._accessor, *args, **kwargs)

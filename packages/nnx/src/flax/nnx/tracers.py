@@ -26,13 +26,13 @@ class TraceState(reprlib.Representable):
   def __init__(self):
     self._jax_trace = current_jax_trace()
 
-  @property
-  def jax_trace(self):
-    return self._jax_trace
+  jax_trace = property(
+    lambda self: self._jax_trace, doc='The trace recorded at construction.'
+  )
 
   def is_valid(self) -> bool:
     """Whether the current JAX trace is the recorded one."""
-    return self._jax_trace == current_jax_trace()
+    return current_jax_trace() == self._jax_trace
 
   def __nnx_repr__(self):
     yield reprlib.Object(type=self)
