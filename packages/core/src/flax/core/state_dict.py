@@ -213,7 +213,7 @@ def _check_is_dict(state, what):
     )
 
 
-def _sequence_state_dict(xs):
+def _list_state_dict(xs):
   return {str(i): to_state_dict(x) for i, x in enumerate(xs)}
 
 
@@ -251,7 +251,7 @@ def _dict_state_dict(xs):
   return {str(k): to_state_dict(v) for k, v in xs.items()}
 
 
-def _restore_dict_items(xs, state):
+def _restore_dict(xs, state):
   _check_is_dict(state, 'a dict')
   missing = set(map(str, xs.keys())).difference(state.keys())
   if missing:
@@ -266,7 +266,7 @@ def _restore_dict_items(xs, state):
 
 
 def _restore_frozen_dict(xs, state):
-  return FrozenDict(_restore_dict_items(xs, state), __unsafe_skip_copy__=True)
+  return FrozenDict(_restore_dict(xs, state), __unsafe_skip_copy__=True)
 
 
 def _namedtuple_state_dict(nt):
@@ -294,10 +294,14 @@ def _restore_namedtuple(xs, state):
   return type(xs)(**values)
 
 
-register_serialization_state(dict, _dict_state_dict, _restore_dict_items)
+# Flax's name of the registry (flax.serialization re-exports it, with the
+# built-in handlers, for code written against Flax's private names).
+_STATE_DICT_REGISTRY = _REGISTRY
+
+register_serialization_state(dict, _dict_state_dict, _restore_dict)
 register_serialization_state(FrozenDict, _dict_state_dict, _restore_frozen_dict)
-register_serialization_state(list, _sequence_state_dict, _restore_list)
-register_serialization_state(tuple, _sequence_state_dict, _restore_tuple)
+register_serialization_state(list, _list_state_dict, _restore_list)
+register_serialization_state(tuple, _list_state_dict, _restore_tuple)
 register_serialization_state(
   _NamedTuple, _namedtuple_state_dict, _restore_namedtuple
 )

@@ -37,6 +37,27 @@ from flax.serialization._decode import MsgpackDecodeError
 from flax.serialization._decode import msgpack_restore
 from flax.serialization._encode import msgpack_serialize
 
+# Private names of Flax's module that code outside Flax uses.
+from flax.core.state_dict import _STATE_DICT_REGISTRY  # noqa: E402
+from flax.core.state_dict import _dict_state_dict  # noqa: E402
+from flax.core.state_dict import _is_namedtuple  # noqa: E402
+from flax.core.state_dict import _list_state_dict  # noqa: E402
+from flax.core.state_dict import _namedtuple_state_dict  # noqa: E402
+from flax.core.state_dict import _restore_dict  # noqa: E402
+from flax.core.state_dict import _restore_list  # noqa: E402
+from flax.core.state_dict import _restore_namedtuple  # noqa: E402
+from flax.serialization._helpers import _MsgpackExtType  # noqa: E402
+from flax.serialization._helpers import (  # noqa: E402
+  _chunk_array_leaves_in_place,
+)
+from flax.serialization._helpers import _msgpack_ext_pack  # noqa: E402
+from flax.serialization._helpers import _msgpack_ext_unpack  # noqa: E402
+from flax.serialization._helpers import _ndarray_from_bytes  # noqa: E402
+from flax.serialization._helpers import _ndarray_to_bytes  # noqa: E402
+from flax.serialization._helpers import (  # noqa: E402
+  _unchunk_array_leaves_in_place,
+)
+
 # Arrays larger than this many bytes are split into chunks when serialized.
 MAX_CHUNK_SIZE = 2**30
 
