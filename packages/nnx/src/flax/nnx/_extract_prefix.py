@@ -74,13 +74,16 @@ def broadcast_prefix2(
   return paths, values
 
 
+_LeafTest = tp.Callable[[tp.Any], bool] | None
+
+
 def broadcast_prefix_map(
   f: tp.Callable[..., tp.Any],
   prefix_tree: tp.Any,
   full_tree: tp.Any,
   *rest: tp.Any,
-  is_leaf: tp.Callable[[tp.Any], bool] | None = None,
-  prefix_leaf: tp.Callable[[tp.Any], bool] | None = None,
+  is_leaf: _LeafTest = None,
+  prefix_leaf: _LeafTest = None,
 ) -> tp.Any:
   """A tree like ``full_tree`` whose leaves are ``f(path, prefix, leaf,
   *rest_leaves)``: ``path`` is the leaf's key path, ``prefix`` the prefix

@@ -71,13 +71,9 @@ class Updates(tp.Sequence):
     self._keys.append(key)
     self._values.append(value)
 
-  @property
-  def paths(self) -> list:
-    return self._keys
-
-  @property
-  def leaves(self) -> list:
-    return self._values
+  # The recorded paths and Variables, in the order they were added.
+  paths = property(lambda self: self._keys)
+  leaves = property(lambda self: self._values)
 
   def __getitem__(self, key):
     if isinstance(key, slice):
@@ -280,12 +276,12 @@ def check_no_aliases(
 
 
 def check_prefix(
-  prefix: tp.Any,
+  prefix,
   prefix_name: str,
-  fn_name: str,
+  fn_name,
   graph: bool,
   graph_updates: bool,
-  none_leaf: bool = True,
+  none_leaf=True,
 ):
   """The distinct leaves of ``prefix`` (e.g. the ``known_prefixes`` of
   :func:`get_updates`), None last when ``none_leaf`` and ``prefix`` holds

@@ -72,14 +72,9 @@ class TrainState(tp.Generic[M], struct.PyTreeNode):
     """Builds the state with ``tx.init(params)`` and ``step``."""
     import jax.numpy as jnp
 
-    return cls(
-      graphdef=graphdef,
-      params=params,
-      opt_state=tx.init(params),
-      step=jnp.asarray(step),
-      tx=tx,
-      **kwargs,
-    )
+    opt_state = tx.init(params)
+    fields = dict(graphdef=graphdef, params=params, tx=tx)
+    return cls(**fields, opt_state=opt_state, step=jnp.asarray(step), **kwargs)
 
   def apply(self, state, *states):
     """``graphdef.apply`` with states given as State or attribute names

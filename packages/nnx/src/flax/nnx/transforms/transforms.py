@@ -144,11 +144,10 @@ def make_jaxpr(f=MISSING, *, graph=None, graph_updates=None, static_argnums=()):
   1
   """
   if isinstance(f, Missing):
+    # Used as ``@nnx.make_jaxpr(...)``: the settings wait for ``f``.
+    settings = dict(graph=graph, graph_updates=graph_updates)
     return functools.partial(
-      make_jaxpr,
-      graph=graph,
-      graph_updates=graph_updates,
-      static_argnums=static_argnums,
+      make_jaxpr, static_argnums=static_argnums, **settings
     )
   if isinstance(static_argnums, int):
     static_argnums = (static_argnums,)
