@@ -72,5 +72,8 @@ def test_shared_ref_rejected_in_tree_mode():
   r = jax.new_ref(jnp.array(1.0))
   with pytest.raises(ValueError, match=r'Duplicate Ref\(1\.'):
     nnx.split([r, r], graph=False)
-  _, state = nnx.split([r, r])
-  assert state[0] is r and state[1] is r
+  # graph mode: one leaf, shared again by merge
+  graphdef, state = nnx.split([r, r])
+  assert list(state.keys()) == [0] and state[0] is r
+  merged = nnx.merge(graphdef, state)
+  assert merged[0] is r and merged[1] is r

@@ -48,3 +48,32 @@ class Lists(nnx.Module):
 
 with report.raises('Ref in a static list attribute'):
   nnx.state(Lists())
+
+
+class Shared(nnx.Module):
+
+  def __init__(self):
+    self.a = jax.new_ref(jnp.array(1))
+    self.b = self.a
+
+
+s = Shared()
+graphdef, state = nnx.split(s)
+report.value('shared Ref: state keys', sorted(state.keys()))
+report.value('shared Ref: leaves', len(jax.tree.leaves(state)))
+merged = nnx.merge(graphdef, state)
+report.value('shared Ref: merged a is b', merged.a is merged.b)
+report.value('shared Ref: clone a is b', (lambda c: c.a is c.b)(nnx.clone(s)))
+
+
+@nnx.jit
+def bump(m):
+  m.a[...] = m.a[...] + 1
+  return m.b[...]
+
+
+report.array('shared Ref: jit output', bump(s))
+report.array('shared Ref: after jit', s.b[...])
+report.value('shared Ref: still shared', s.a is s.b)
+with report.raises('shared Ref: tree mode split'):
+  nnx.split(s, graph=False)

@@ -238,9 +238,17 @@ class _Flattener:
       return ('n', type(x), i, attrs, frozenset(data))
     if isinstance(x, _ARRAY_TYPES):
       if isinstance(x, jax.Ref):
-        first = self.refs.setdefault(id(x), path)
-        if first is not path:
-          self.shared_refs.append((x, first, path))
+        # A raw Ref is one leaf however often it is reached: it is indexed
+        # (``('a', index)``) and met again as a reference.
+        i = self.visited.get(id(x))
+        if i is not None:
+          self.shared_refs.append((x, self.refs[id(x)], path))
+          return ('r', i)
+        self.refs[id(x)] = path
+        i = self._index(x)
+        self.leaves.append(_ArraySlot(owner, okeys, osnaps))
+        self.paths.append(path)
+        return ('a', i)
       self.leaves.append(_ArraySlot(owner, okeys, osnaps))
       self.paths.append(path)
       return ('a',)

@@ -475,8 +475,6 @@ def _tree_graphdef(view, node) -> GraphDef:
     # Checked once per structure (the tree GraphDef is cached).
     check_tree(node, 'flatten')
     graphdef = view.graphdef
-    if graphdef.has_refs():
-      raise ValueError(_duplicates_message(node, 'split'))
     if view.shared_refs:
       ref, first, again = view.shared_refs[0]
       raise ValueError(
@@ -484,6 +482,8 @@ def _tree_graphdef(view, node) -> GraphDef:
         'mode (graph=False) does not support shared references; use graph '
         'mode.'
       )
+    if graphdef.has_refs():
+      raise ValueError(_duplicates_message(node, 'split'))
     tree = view.tree_graphdef = graphdef._replace(tree=True)
     _PATHS_CACHE[tree] = view.paths
   return tree

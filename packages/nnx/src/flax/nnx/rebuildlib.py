@@ -86,7 +86,9 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
   if kind == 'a':
     leaf = next(it)
     if not raw and isinstance(leaf, Variable):
-      return leaf._raw_value
+      leaf = leaf._raw_value
+    if len(node) > 1:
+      index[node[1]] = leaf  # an indexed leaf (a raw jax.Ref)
     return leaf
   if kind == 's':
     return node[1].value
@@ -260,7 +262,7 @@ class Plan:
         sources.append((_OBJ, c[1]))
       elif kind == 's':
         sources.append((_STATIC, c[1].value))
-      elif kind == 'a':
+      elif kind == 'a' and len(c) == 1:
         sources.append((_ARRAY, pos))
         pos += 1
       else:
