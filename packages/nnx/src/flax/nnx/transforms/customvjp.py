@@ -393,8 +393,29 @@ class SimpleCustomVjpFn(_fns.PytreeMode):
     )
     return tuple(a if i in self.keep else b for i, (a, b) in enumerate(zip(args, fresh)))
 
+  def run(self, f, args):
+    """``f`` on the rebuilt ``args``: ``(f's result, the differentiated
+    arguments after the call)`` (their Variable updates leave as outputs
+    of the primal, whose cotangents ``bwd`` may take)."""
+    args = self.rebuilt(args)
+    result = f(*args)
+    primal = jax.custom_derivatives.CustomVJPPrimal
+    updates = tuple(
+      self.pure(
+        jax.tree.map(
+          lambda x: x.value if isinstance(x, primal) else x,
+          a,
+          is_leaf=lambda x: isinstance(x, primal),
+        )
+      )
+      for i, a in enumerate(args)
+      if i not in self.keep
+    )
+    return result, updates
+
   def __call__(self, *args):
-    return self.f(*self.rebuilt(args))
+    out, updates = self.run(self.f, args)
+    return out, updates
 
 
 @dataclasses.dataclass(eq=False)
@@ -409,10 +430,11 @@ class SimpleFwdFn(_fns.PytreeMode):
   name: tp.ClassVar[str] = 'custom_vjp'
 
   rebuilt = SimpleCustomVjpFn.rebuilt
+  run = SimpleCustomVjpFn.run
 
   def __call__(self, *args):
-    out, res = self.fwd(*self.rebuilt(args))
-    return out, self.pure(res)
+    (out, res), updates = self.run(self.fwd, args)
+    return (out, updates), self.pure(res)
 
 
 @dataclasses.dataclass(eq=False)
@@ -430,8 +452,30 @@ class SimpleBwdFn(_fns.PytreeMode):
   rebuilt = SimpleCustomVjpFn.rebuilt
 
   def __call__(self, *args):
-    # the non-differentiated arguments come first, as given
-    return self.pure(self.bwd(*self.rebuilt(args)))
+    # the non-differentiated arguments come first, as given; the cotangent
+    # of the primal output is (output, updates of the arguments): a bwd
+    # taking three positional parameters gets the updates' cotangents too
+    *front, res, (g, updates_g) = args
+    front = self.rebuilt(tuple(front))
+    res, g = self.fresh((res, g))
+    if _positional_count(self.bwd) - len(front) >= 3:
+      return self.pure(self.bwd(*front, res, g, self.fresh(updates_g)))
+    return self.pure(self.bwd(*front, res, g))
+
+
+def _positional_count(fn) -> int:
+  """How many positional parameters ``fn`` takes (-1: any number)."""
+  try:
+    params = inspect.signature(fn).parameters.values()
+  except (TypeError, ValueError):
+    return -1
+  n = 0
+  for p in params:
+    if p.kind is p.VAR_POSITIONAL:
+      return -1
+    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+      n += 1
+  return n
 
 
 class SimpleCustomVjp:
@@ -462,7 +506,7 @@ class SimpleCustomVjp:
     )
 
   def __call__(self, *args, **kwargs):
-    args = _positional(self.fun, args, kwargs)
+    args = given = _positional(self.fun, args, kwargs)
     # a Variable reachable twice is refused in both modes, as in Flax
     common.tree_variables(args, 'arguments', 'nnx.custom_vjp')
     if self.fwd is None:
@@ -470,8 +514,21 @@ class SimpleCustomVjp:
         'nnx.custom_vjp function called before defvjp(fwd, bwd).'
       )
     if self.graph:
-      args = tuple(
-        a if i in self.nondiff_argnums else extract.to_tree(a)
-        for i, a in enumerate(args)
+      # one split for all the differentiated arguments, as the cotangents
+      # bwd returns for them are converted back
+      nondiff = self.nondiff_argnums
+      pure = extract.to_tree(
+        tuple(None if i in nondiff else a for i, a in enumerate(args))
       )
-    return self._jax(*args)
+      args = tuple(a if i in nondiff else p for i, (a, p) in enumerate(zip(args, pure)))
+    mode = self._jax.fun
+    diff_args = tuple(
+      a for i, a in enumerate(given) if i not in self.nondiff_argnums
+    )
+    variables = mode.variables(diff_args, 'arguments')
+    out, updates = self._jax(*args)
+    # the Variable updates of the differentiated arguments reach them
+    common.store_values(
+      variables, mode.values(mode.result(updates), 'arguments')
+    )
+    return out
