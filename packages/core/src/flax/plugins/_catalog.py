@@ -250,7 +250,6 @@ _NNX_OWN = (
   ('traversals', 'flax.nnx.traversals'),
   ('deprecations', 'flax.nnx.deprecations'),
   ('helpers', 'flax.nnx.helpers'),
-  ('ids', 'flax.nnx.ids'),
   ('object', 'flax.nnx.pytreelib'),
   ('pytreelib', 'flax.nnx.pytreelib'),
   ('reprlib', 'flax.nnx.reprlib'),
