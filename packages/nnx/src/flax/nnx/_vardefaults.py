@@ -21,13 +21,17 @@ F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
 A = tp.TypeVar('A')
 
 
+def _new_stack():
+  return dataclasses.field(default_factory=list)
+
+
 @dataclasses.dataclass
 class VariableContext(threading.local):
   """Per-thread stacks of the Variable defaults set by context managers."""
 
-  variable_hijax_stack: list[bool] = dataclasses.field(default_factory=list)
-  variable_ref_stack: list[bool] = dataclasses.field(default_factory=list)
-  eager_shard_stack: list[bool] = dataclasses.field(default_factory=list)
+  variable_hijax_stack: list[bool] = _new_stack()
+  variable_ref_stack: list[bool] = _new_stack()
+  eager_shard_stack: list[bool] = _new_stack()
 
 
 VARIABLE_CONTEXT = VariableContext()
@@ -73,6 +77,9 @@ class VarDefaults(collections.abc.Mapping, tp.Generic[A]):
     return 2
 
 
+_Setting = bool | None
+
+
 class VarDefaultsContext:
   """Returned by ``var_defaults(...)`` with arguments: the new defaults are
   already in effect; used as a context manager (or decorator) they are
@@ -81,15 +88,14 @@ class VarDefaultsContext:
   def __init__(
     self,
     *,
-    hijax_prev: bool | None,
-    hijax_new: bool | None,
-    ref_prev: bool | None,
-    ref_new: bool | None,
+    hijax_prev: _Setting,
+    hijax_new: _Setting,
+    ref_prev: _Setting,
+    ref_new: _Setting,
   ):
-    self.hijax_prev = hijax_prev
-    self.hijax_new = hijax_new
-    self.ref_prev = ref_prev
-    self.ref_new = ref_new
+    # What each setting was before, and what it is now.
+    self.hijax_prev, self.hijax_new = hijax_prev, hijax_new
+    self.ref_prev, self.ref_new = ref_prev, ref_new
 
   def __enter__(self):
     return self

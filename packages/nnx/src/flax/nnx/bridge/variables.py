@@ -105,15 +105,17 @@ def to_linen_var(vs: Variable) -> meta.AxisMetadata:
   """
   metadata = dict(vs.get_metadata())
   linen_type = metadata.pop('linen_meta_type', None)
-  if linen_type is not None:
-    for key in _DEFAULT_METADATA:
-      metadata.pop(key, None)
-    if hasattr(linen_type, 'from_nnx_metadata'):
-      return linen_type.from_nnx_metadata({'value': vs.get_value(), **metadata})
-    return linen_type(vs.get_value(), **metadata)
-  if is_vanilla_variable(vs):
-    return vs.get_value()
-  return NNXMeta(type(vs), vs.get_value(), metadata)
+  value = vs.get_value()
+  if linen_type is None:
+    # A plain Variable is its value; others keep their type and metadata.
+    return (
+      value if is_vanilla_variable(vs) else NNXMeta(type(vs), value, metadata)
+    )
+  own = {k: v for k, v in metadata.items() if k not in _DEFAULT_METADATA}
+  from_nnx = getattr(linen_type, 'from_nnx_metadata', None)
+  if from_nnx is not None:
+    return from_nnx({'value': value, **own})
+  return linen_type(value, **own)
 
 
 def get_col_name(keypath: tp.Sequence[tp.Any]) -> str:
