@@ -103,5 +103,37 @@ def test_kw_only_dataclass_options():
   assert repr(D(1)).endswith('.D(a=1, z=9)')
 
 
+def test_kw_only_fields_need_a_default():
+  with pytest.raises(ValueError, match='Keyword-only fields with no default'):
+    kd.field(kw_only=True)
+  with pytest.raises(ValueError, match='Keyword-only fields with no default'):
+
+    @kd.dataclass
+    class AfterMarker:
+      x: int
+      _: kd.KW_ONLY
+      d: int
+      e: int = 3
+
+  @kd.dataclass
+  class Base:
+    a: int = 1
+    b: int = kd.field(default=2, kw_only=True)
+
+  # A subclass may redeclare a base field without a default.
+  @kd.dataclass
+  class Sub(Base):
+    a: int
+    c: int = 3
+
+  assert str(inspect.signature(Sub)) == '(a: int = 1, c: int = 3, b: int = 2) -> None'
+  assert repr(Sub(5)).endswith('Sub(a=5, c=3, b=2)')
+  with pytest.raises(TypeError, match="non-default argument 'c' follows"):
+
+    @kd.dataclass
+    class Sub2(Base):
+      c: int
+
+
 def test_linen_paths():
   assert nn.batch_apply is ba and nn.kw_only_dataclasses is kd

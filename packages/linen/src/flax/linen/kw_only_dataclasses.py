@@ -60,9 +60,16 @@ def field(*, metadata=None, kw_only=dataclasses.MISSING, **kwargs):
   >>> kd.field(kw_only=True, default=1).metadata[kd.KW_ONLY]
   True
   """
+  if kw_only is True and not {'default', 'default_factory'} & set(kwargs):
+    raise ValueError(_NO_DEFAULT)
   if kw_only is not dataclasses.MISSING:
     metadata = {**(metadata or {}), KW_ONLY: kw_only}
   return dataclasses.field(metadata=metadata, **kwargs)
+
+
+# Keyword-only fields go behind all others, where a required one could not
+# follow the fields with defaults.
+_NO_DEFAULT = 'Keyword-only fields with no default are not supported.'
 
 
 def _is_kw_only(f) -> bool:
@@ -73,6 +80,11 @@ def _is_kw_only(f) -> bool:
 
 def _as_kw_only_field(value) -> dataclasses.Field:
   if isinstance(value, dataclasses.Field):
+    if (
+      value.default is dataclasses.MISSING
+      and value.default_factory is dataclasses.MISSING
+    ):
+      raise ValueError(_NO_DEFAULT)
     metadata = {**value.metadata, KW_ONLY: True}
     value.metadata = type(value.metadata)(metadata)
     return value
