@@ -228,15 +228,19 @@ def merge_context(ctxtag: tp.Hashable | None = None, inner: bool | None = None):
     update.unflatten_end(ctx.index_ref, bool(inner))
 
 
+_OptRefMap = tp.Optional[RefMap]
+_OptIndexMap = tp.Optional[IndexMap]
+
+
 @dataclasses.dataclass
 class UpdateContext:
   """What links the splits and merges of one :func:`update_context`."""
 
   tag: tp.Hashable
-  outer_ref_outer_index: RefMap | None
-  outer_index_inner_ref: IndexMap | None
-  outer_index_outer_ref: IndexMap | None
-  inner_ref_outer_index: RefMap | None
+  outer_ref_outer_index: _OptRefMap
+  outer_index_inner_ref: _OptIndexMap
+  outer_index_outer_ref: _OptIndexMap
+  inner_ref_outer_index: _OptRefMap
   static_cache: tp.MutableMapping | None
 
   @property

@@ -249,6 +249,9 @@ def register_pytree_node_type(
 GRAPH_NODE_TYPES: dict = {}
 
 
+_IMPL_FIELDS = dataclasses.fields(GraphNodeImpl)
+
+
 def register_graph_node_type(
   type: type,
   flatten,
@@ -294,6 +297,7 @@ def register_graph_node_type(
   >>> type(new).__name__, new.items['n'], new.items['w'] is box.items['w']
   ('Box', 3, True)
   """
+  callbacks = locals()
   if not isinstance(type, builtins.type):
     raise TypeError(f'register_graph_node_type expects a class, got {type!r}.')
   if issubclass(type, (Pytree, Variable)):
@@ -301,15 +305,9 @@ def register_graph_node_type(
       f'{type.__name__} is already a graph node type (a Pytree or Variable '
       'subclass); it cannot be registered again.'
     )
-  GRAPH_NODE_TYPES[type] = _REGISTERED[type] = GraphNodeImpl(
-    type=type,
-    flatten=flatten,
-    set_key=set_key,
-    pop_key=pop_key,
-    create_empty=create_empty,
-    clear=clear,
-    init=init,
-  )
+  # Every argument is a field of the same name.
+  impl = GraphNodeImpl(**{f.name: callbacks[f.name] for f in _IMPL_FIELDS})
+  GRAPH_NODE_TYPES[type] = _REGISTERED[type] = impl
 
 
 def get_child(node, key):

@@ -372,23 +372,24 @@ class GraphState(MutableMapping, reprlib.Representable, tp.Generic[A]):
   def state(self):
     return self._state
 
+  # The mapping protocol is the State's.
+  def __len__(self):
+    return len(self._state)
+
   def __getitem__(self, key):
     return self._state[key]
-
-  def __setitem__(self, key, value):
-    self._state[key] = value
-
-  def __delitem__(self, key):
-    del self._state[key]
-
-  def __contains__(self, key):
-    return key in self._state
 
   def __iter__(self):
     return iter(self._state)
 
-  def __len__(self):
-    return len(self._state)
+  def __setitem__(self, key, value):
+    self._state[key] = value
+
+  def __contains__(self, key):
+    return key in self._state
+
+  def __delitem__(self, key):
+    del self._state[key]
 
   def __getattr__(self, name):
     # ``graph_state.kernel``: the State's entry.
