@@ -36,6 +36,11 @@ def _variables(tree):
         yield path, v
 
 
+def variables_of(tree):
+  """``(path, Variable)`` of the graph nodes in ``tree``, each once."""
+  return _variables(tree)
+
+
 def mapped_variables(args, axes) -> list:
   """``(Variable, axis)`` for the Variables of ``args`` mapped over an
   axis: ``axes`` gives one entry per argument (an int, None, a

@@ -230,7 +230,9 @@ def _vmap_call(
         )
   out = common.unflatten_out(out_static, fixed, ga)
   if meta and positions:
-    _add_axis_to_outputs(out, out_axes, transform_metadata)
+    # Variables of the arguments returned have their axis back already.
+    inputs = {id(v) for _, v in _axis_metadata.variables_of(args)}
+    _add_axis_to_outputs(out, out_axes, transform_metadata, inputs)
   return out
 
 
@@ -386,11 +388,12 @@ def _state_axes_out(node_states, axes, mask):
   return common.NodeStates((out,), node_states.key)
 
 
-def _add_axis_to_outputs(out, out_axes, metadata):
+def _add_axis_to_outputs(out, out_axes, metadata, skip=()):
   """Gives each output Variable with sharding names the mapped axis (named
-  by ``metadata['partition_name']``), once per Variable."""
+  by ``metadata['partition_name']``), once per Variable, except those whose
+  id is in ``skip``."""
   axis = out_axes if isinstance(out_axes, int) else 0
-  _axis_metadata.insert_into_outputs(out, axis, metadata)
+  _axis_metadata.insert_into_outputs(out, axis, metadata, skip)
 
 
 def _tree_map_call(
@@ -642,12 +645,13 @@ def transform_metadata(
         continue
       for v in _each_variable(arg, graph):
         v.remove_axis(axis, partition)
-        touched.append(v)
+        touched.append((v, axis))
     out = f(*args, **kwargs)
     out_axis = out_axes if isinstance(out_axes, int) else 0
     done = set()
-    for v in touched:
-      v.add_axis(out_axis, partition)
+    for v, axis in reversed(touched):
+      # the arguments' Variables get their axis back where it was
+      v.add_axis(axis, partition)
       done.add(id(v))
     for v in _each_variable(out, graph):
       if id(v) not in done:
