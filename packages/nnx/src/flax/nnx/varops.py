@@ -56,13 +56,17 @@ def set_metadata(
       var.set_metadata(**metadata)
 
 
+# A conversion asked for (True / False), or None to keep the current one.
+_Choice = bool | None
+
+
 def with_vars(
   node: A,
   /,
   *,
-  hijax: bool | None = None,
-  ref: bool | None = None,
-  mutable: bool | None = None,
+  hijax: _Choice = None,
+  ref: _Choice = None,
+  mutable: _Choice = None,
   only: filterlib.Filter = ...,
   allow_duplicates: bool = False,
 ) -> A:
@@ -174,9 +178,9 @@ def vars_as(
   node: A,
   /,
   *,
-  hijax: bool | None = None,
-  ref: bool | None = None,
-  mutable: bool | None = None,
+  hijax: _Choice = None,
+  ref: _Choice = None,
+  mutable: _Choice = None,
   only: filterlib.Filter = ...,
   allow_duplicates: bool = False,
 ) -> A:

@@ -82,13 +82,16 @@ def _selected(node, only, graph):
       yield path, module
 
 
+_GraphMode = bool | None
+
+
 def view(
   node: A,
   /,
   *,
   only: filterlib.Filter = ...,
   raise_if_not_found: bool = True,
-  graph: bool | None = None,
+  graph: _GraphMode = None,
   **kwargs,
 ) -> A:
   """A copy of ``node`` whose Modules had ``set_view(**kwargs)`` called.
@@ -126,7 +129,7 @@ def with_attributes(
   *,
   only: filterlib.Filter = ...,
   raise_if_not_found: bool = True,
-  graph: bool | None = None,
+  graph: _GraphMode = None,
   **attributes: tp.Any,
 ) -> A:
   """A copy of ``node`` (sharing its Variables) with ``attributes`` set on
