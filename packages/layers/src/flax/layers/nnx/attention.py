@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from flax import nnx
@@ -96,6 +97,73 @@ def dot_product_attention_weights(
   return weights
 
 
+def _check_operands(query, key, value, *, fused: bool):
+  """The operand checks of :func:`dot_product_attention`.
+
+  Without dropout and without a module to sow into (``fused``), the
+  operands must fit a fused ``[batch, length, heads, depth]`` kernel (batch
+  dimensions folded into one): ``value`` has ``key``'s shape, ``query`` its
+  depth, and the query heads are a multiple of the key heads. Otherwise
+  ``value`` may have another depth, and ``key`` and ``value`` their own
+  numbers of heads (each dividing the query heads).
+  """
+  shapes = (query.shape, key.shape, value.shape)
+  if not query.ndim == key.ndim == value.ndim:
+    ranks = ', '.join(str(len(s)) for s in shapes)
+    raise ValueError(f'q, k, v must have same rank, but got {ranks}.')
+  if not query.shape[:-3] == key.shape[:-3] == value.shape[:-3]:
+    raise ValueError(
+      'q, k, v batch dims must match, but got shapes '
+      f'{", ".join(map(str, shapes))}.'
+    )
+  if key.shape[-3] != value.shape[-3]:
+    raise ValueError(
+      f'k, v lengths must match, but got {key.shape[-3]} and '
+      f'{value.shape[-3]}.'
+    )
+  q_heads = query.shape[-2]
+  if fused:
+    batch = int(np.prod(key.shape[:-3]))
+    length, heads, depth = key.shape[-3:]
+    expected = [batch, length, heads, depth]
+    if (batch, *value.shape[-3:]) != tuple(expected):
+      raise ValueError(
+        f'value shape should be {expected}: but got '
+        f'{(batch, *value.shape[-3:])}'
+      )
+    if query.shape[-1] != depth:
+      raise ValueError(
+        f'query shape should be {[batch, -1, -1, depth]}: but got '
+        f'{(batch, *query.shape[-3:])}'
+      )
+    if q_heads % heads:
+      raise ValueError(
+        'The number of query heads must be a multiple of key/value heads, '
+        f'but got {q_heads} vs {heads}'
+      )
+    return
+  if query.shape[-1] != key.shape[-1]:
+    raise ValueError(
+      f'q, k depths must match, but got {query.shape[-1]} and '
+      f'{key.shape[-1]}.'
+    )
+  for name, x, tail in (
+    ('Key', key, ' for Grouped Query Attention.'),
+    ('Value', value, ''),
+  ):
+    if q_heads % x.shape[-2]:
+      raise ValueError(
+        f'Query heads ({q_heads}) must be multiple of {name} heads '
+        f'({x.shape[-2]}){tail}'
+      )
+
+
+def _repeat_heads(x, query):
+  """``x`` with each head repeated to give ``query``'s number of heads."""
+  reps = query.shape[-2] // x.shape[-2]
+  return x if reps == 1 else jnp.repeat(x, reps, axis=-2)
+
+
 def dot_product_attention(
   query: Array,
   key: Array,
@@ -132,17 +200,8 @@ def dot_product_attention(
   """
   query, key, value = promote_dtype((query, key, value), dtype=dtype)
   dtype = query.dtype
-  key, value = _attention.repeat_kv_heads(query, key, value)
-  _attention.check_same(
-    'q, k, v', (query, key, value), _attention.QKV_AGREE, ValueError
-  )
-  _attention.check_same('k, v', (key, value), _attention.KV_AGREE, ValueError)
-  if query.shape[-1] != key.shape[-1]:
-    expected = [*query.shape[:-3], -1, -1, key.shape[-1]]
-    raise ValueError(
-      f'query shape should be {expected}: but got {query.shape} (q, k '
-      'depths must match).'
-    )
+  _check_operands(query, key, value, fused=dropout_rate == 0.0 and module is None)
+  key, value = _repeat_heads(key, query), _repeat_heads(value, query)
   dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
   weights = dot_product_attention_weights(
     query,
