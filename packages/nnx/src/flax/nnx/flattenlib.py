@@ -166,6 +166,16 @@ def _key_of(entry):
   return str(entry)
 
 
+def _sorted_order(keys) -> list | None:
+  """Positions of ``keys`` in sorted order; None when already sorted (or
+  not comparable)."""
+  try:
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+  except TypeError:
+    return None
+  return None if order == list(range(len(keys))) else order
+
+
 def _is_graph_leaf(x) -> bool:
   return isinstance(x, (Variable, Pytree))
 
@@ -315,19 +325,31 @@ class _Flattener:
           self.containers.append(('d', raw, list(raw), list(raw.values())))
         elif not isinstance(x, tuple):
           self.containers.append(('p', x, treedef, [v for _, v in kv]))
+        keys = [_key_of(p[0]) for p, _ in kv]
+        order = _sorted_order(keys)
+        children = tuple(
+          self.visit(
+            kv[j][1],
+            path + (keys[j],),
+            owner,
+            okeys + (keys[j],),
+            osnaps + (None,),
+          )
+          for j in (range(len(kv)) if order is None else order)
+        )
+        if order is None:
+          return ('p', treedef, children)
+        # Children in sorted key order (the order of the state), with the
+        # sorted keys and, per pytree position, its place among them.
+        place = [0] * len(order)
+        for k, j in enumerate(order):
+          place[j] = k
         return (
           'p',
           treedef,
-          tuple(
-            self.visit(
-              v,
-              path + (_key_of(p[0]),),
-              owner,
-              okeys + (_key_of(p[0]),),
-              osnaps + (None,),
-            )
-            for p, v in kv
-          ),
+          children,
+          tuple(keys[j] for j in order),
+          tuple(place),
         )
     return ('s', _Static(x))
 

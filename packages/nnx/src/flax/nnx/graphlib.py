@@ -646,7 +646,8 @@ def graphdef_paths(graphdef: GraphDef) -> list:
         for k, c in zip(node[1], node[2]):
           walk(c, path + (k,))
       elif kind == 'p':
-        for entry, c in zip(_tree_keys(node[1]), node[2]):
+        keys = node[3] if len(node) > 3 else _tree_keys(node[1])
+        for entry, c in zip(keys, node[2]):
           walk(c, path + (entry,))
 
     walk(graphdef.node, ())

@@ -556,9 +556,10 @@ def graphdef_records(graphdef) -> tuple[list, list]:
     elif kind == 'd':
       children = tuple(zip(node[1], node[2]))
       nodes.append(NodeDef(GenericPytree, None, None, len(children), dict))
-    else:  # 'p': a registered pytree
+    else:  # 'p': a registered pytree (children maybe in sorted key order)
       children = tuple(enumerate(node[2]))
-      nodes.append(NodeDef(GenericPytree, None, None, len(children), node[1]))
+      meta = node[1] if len(node) == 3 else (node[1], node[3], node[4])
+      nodes.append(NodeDef(GenericPytree, None, None, len(children), meta))
     for k, child in children:
       visit(child, k)
 
@@ -620,6 +621,8 @@ def node_from_records(nodes, attributes) -> tuple:
       return ('d', tuple(keys), tuple(children))
     if isinstance(meta, type):
       return ('l', meta, tuple(children))
+    if type(meta) is tuple:  # (treedef, sorted keys, places)
+      return ('p', meta[0], tuple(children), meta[1], meta[2])
     return ('p', meta, tuple(children))
 
   root = build()

@@ -102,9 +102,10 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
       for k, c in zip(node[1], node[2])
     }
   if kind == 'p':
-    return node[1].unflatten(
-      [unflatten_node(c, it, index, reuse, raw, wrap) for c in node[2]]
-    )
+    values = [unflatten_node(c, it, index, reuse, raw, wrap) for c in node[2]]
+    if len(node) > 3:  # children in sorted key order
+      values = [values[k] for k in node[4]]
+    return node[1].unflatten(values)
   raise ValueError(f'Unknown graphdef node {node!r}')
 
 
