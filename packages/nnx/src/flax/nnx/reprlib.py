@@ -30,23 +30,17 @@ flax_config = flax.config
 INDENT = '  '
 
 
-class Color(tp.NamedTuple):
-  """ANSI escape codes used to colour reprs (all empty without a tty)."""
+# What a repr colours, in field order; each entry holds an ANSI code.
+_COLORED = (
+  'TYPE ATTRIBUTE SEP PAREN COMMENT INT STRING FLOAT BOOL NONE END'.split()
+)
+Color = tp.NamedTuple('Color', [(part, str) for part in _COLORED])
+Color.__doc__ = (
+  'ANSI escape codes used to colour reprs (all empty without a tty).'
+)
+Color.__module__ = __name__
 
-  TYPE: str
-  ATTRIBUTE: str
-  SEP: str
-  PAREN: str
-  COMMENT: str
-  INT: str
-  STRING: str
-  FLOAT: str
-  BOOL: str
-  NONE: str
-  END: str
-
-
-NO_COLOR = Color(*([''] * 11))
+NO_COLOR = Color(*([''] * len(_COLORED)))
 
 
 def supports_color() -> bool:
@@ -59,18 +53,22 @@ def supports_color() -> bool:
     return False
 
 
+# 24-bit foreground colours of the colourful reprs.
+_PALETTE = {
+  'TYPE': (79, 201, 177),
+  'ATTRIBUTE': (156, 220, 254),
+  'SEP': (212, 212, 212),
+  'PAREN': (255, 213, 3),
+  'COMMENT': (105, 105, 105),
+  'INT': (182, 207, 169),
+  'STRING': (207, 144, 120),
+  'FLOAT': (182, 207, 169),
+  'BOOL': (86, 156, 214),
+  'NONE': (86, 156, 214),
+}
 COLOR = (
   Color(
-    TYPE='\x1b[38;2;79;201;177m',
-    ATTRIBUTE='\x1b[38;2;156;220;254m',
-    SEP='\x1b[38;2;212;212;212m',
-    PAREN='\x1b[38;2;255;213;3m',
-    COMMENT='\x1b[38;2;105;105;105m',
-    INT='\x1b[38;2;182;207;169m',
-    STRING='\x1b[38;2;207;144;120m',
-    FLOAT='\x1b[38;2;182;207;169m',
-    BOOL='\x1b[38;2;86;156;214m',
-    NONE='\x1b[38;2;86;156;214m',
+    **{k: '\x1b[38;2;{};{};{}m'.format(*rgb) for k, rgb in _PALETTE.items()},
     END='\x1b[0m',
   )
   if supports_color()
@@ -92,23 +90,23 @@ REPR_CONTEXT = ReprContext()
 
 def colorized(x, /) -> str:
   """The repr of ``x`` with the colours of :data:`COLOR`."""
-  previous = REPR_CONTEXT.current_color
-  REPR_CONTEXT.current_color = COLOR
+  context = REPR_CONTEXT
+  previous, context.current_color = context.current_color, COLOR
   try:
     return repr(x)
   finally:
-    REPR_CONTEXT.current_color = previous
+    context.current_color = previous
 
 
 @dataclasses.dataclass
 class Object:
   """The header of a repr: ``{type}{start}`` ... ``{end}``."""
 
-  type: tp.Union[str, type]
+  type: str | type
   start: str = '('
   end: str = ')'
   kv_sep: str = '='
-  indent: str = INDENT
+  indent: str = dataclasses.field(default=INDENT)
   empty_repr: str = ''
   comment: str = ''
   same_line: bool = False
@@ -132,8 +130,8 @@ class Attr:
   """
 
   key: str
-  value: tp.Union[str, tp.Any]
-  start: str = ''
+  value: tp.Any
+  start: str = dataclasses.field(default='')
   end: str = ''
   use_raw_value: bool = False
   use_raw_key: bool = False
@@ -144,16 +142,18 @@ class Representable:
 
   __slots__ = ()
 
-  def __nnx_repr__(self) -> tp.Iterator[tp.Union[Object, Attr]]:
-    raise NotImplementedError(
-      f'{type(self).__name__} must define __nnx_repr__ to be Representable.'
-    )
-
   def __repr__(self) -> str:
     return get_repr(self)
 
   def _repr_pretty_(self, p, cycle):
+    # IPython's pretty printer shows the same text.
     p.text(repr(self))
+
+  def __nnx_repr__(self) -> tp.Iterator[Object | Attr]:
+    name = type(self).__name__
+    raise NotImplementedError(
+      f'{name} must define __nnx_repr__ to be Representable.'
+    )
 
 
 def _indent(text: str, indent: str) -> str:
@@ -164,9 +164,9 @@ def get_repr(obj: Representable) -> str:
   """Renders the ``__nnx_repr__`` of ``obj``."""
   if not isinstance(obj, Representable):
     raise TypeError(f'Object {obj!r} is not Representable.')
+  parts = obj.__nnx_repr__()
+  header = next(parts)
   color = REPR_CONTEXT.current_color
-  it = obj.__nnx_repr__()
-  header = next(it)
   if not isinstance(header, Object):
     raise TypeError(
       f'__nnx_repr__ of {type(obj).__name__} must yield an Object first, '
@@ -180,7 +180,7 @@ def get_repr(obj: Representable) -> str:
   entries = []
   REPR_CONTEXT.depth += 1
   try:
-    for attr in it:
+    for attr in parts:
       if not isinstance(attr, Attr):
         raise TypeError(
           f'__nnx_repr__ of {type(obj).__name__} must yield Attr entries, '
