@@ -24,6 +24,7 @@ hold data: assigning an array to it, or a list holding arrays, raises a
 """
 
 import dataclasses
+import operator
 import threading
 import typing as tp
 
@@ -31,14 +32,8 @@ import jax
 import numpy as np
 
 from flax.nnx import reprlib
-from flax.nnx._common import (
-  EPOCH,
-  MISSING,
-  GraphNodeBase,
-  Missing,
-  trace_context_error,
-  trace_state,
-)
+from flax.nnx._common import EPOCH, MISSING, GraphNodeBase, Missing
+from flax.nnx._common import trace_context_error, trace_state
 from flax.nnx.variablelib import Variable as Variable
 from flax.typing import SizeBytes as SizeBytes
 from flax import config as flax_config
@@ -350,8 +345,8 @@ class ObjectContext(threading.local):
   """Per-thread state of a repr in progress: the objects already shown and
   their Variable statistics."""
 
-  seen_modules_repr: set[int] | None = None
-  node_stats: dict[int, dict[type[Variable], SizeBytes]] | None = None
+  seen_modules_repr: tp.Optional[set[int]] = None
+  node_stats: tp.Optional[dict[int, dict[type[Variable], SizeBytes]]] = None
 
 
 OBJECT_CONTEXT = ObjectContext()
@@ -365,21 +360,13 @@ class PytreeState(reprlib.Representable):
   def __init__(self, initializing: bool = False, is_setup: bool = False):
     from flax.nnx import tracers
 
-    self._initializing = initializing
-    self._is_setup = is_setup
+    self._initializing, self._is_setup = initializing, is_setup
     self._trace_state = tracers.TraceState()
 
-  @property
-  def initializing(self) -> bool:
-    return self._initializing
-
-  @property
-  def is_setup(self) -> bool:
-    return self._is_setup
-
-  @property
-  def trace_state(self):
-    return self._trace_state
+  # Read-only views of the construction state.
+  initializing = property(operator.attrgetter('_initializing'))
+  is_setup = property(operator.attrgetter('_is_setup'))
+  trace_state = property(operator.attrgetter('_trace_state'))
 
   def __nnx_repr__(self):
     yield reprlib.Object(type=self)
@@ -624,14 +611,14 @@ def dataclass(
   cls=None,
   /,
   *,
-  init: bool = True,
-  eq: bool = True,
-  order: bool = False,
-  unsafe_hash: bool = False,
-  match_args: bool = True,
-  kw_only: bool = False,
-  slots: bool = False,
-  weakref_slot: bool = False,
+  init=True,
+  eq=True,
+  order=False,
+  unsafe_hash=False,
+  match_args=True,
+  kw_only=False,
+  slots=False,
+  weakref_slot=False,
 ) -> tp.Any:
   """:func:`dataclasses.dataclass` for Pytree subclasses.
 
@@ -649,16 +636,8 @@ def dataclass(
   >>> p.label, jax.tree.leaves(p)
   ('p', [Array([1., 1.], dtype=float32)])
   """
-  options = dict(
-    init=init,
-    eq=eq,
-    order=order,
-    unsafe_hash=unsafe_hash,
-    match_args=match_args,
-    kw_only=kw_only,
-    slots=slots,
-    weakref_slot=weakref_slot,
-  )
+  # Every keyword goes on to dataclasses.dataclass as it is.
+  options = {k: v for k, v in locals().items() if k != 'cls'}
 
   def wrap(klass):
     if not (isinstance(klass, type) and issubclass(klass, Pytree)):
