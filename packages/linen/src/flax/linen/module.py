@@ -88,6 +88,21 @@ _PARENT_DESCRIPTOR = ParentDescriptor()
 _MAY_HOLD_MODULES = (ModuleBase, dict, FrozenDict, list, tuple)
 
 
+# Sets an attribute past Module.__setattr__'s checks.
+_force_setattr = object.__setattr__
+
+_TABULATE_OPTIONS = (
+  'depth',
+  'show_repeated',
+  'mutable',
+  'console_kwargs',
+  'table_kwargs',
+  'column_kwargs',
+  'compute_flops',
+  'compute_vjp_flops',
+)
+
+
 class Module(ModuleBase, _module_variables.VariableMethods):
   """Base class of all Linen neural-network layers.
 
@@ -132,7 +147,9 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       (
         'parent',
         _parent_type(),
-        dataclasses.field(repr=False, default=_unspecified_parent, kw_only=True),
+        dataclasses.field(
+          repr=False, default=_unspecified_parent, kw_only=True
+        ),
       ),
       ('name', Optional[str], dataclasses.field(default=None, kw_only=True)),
     ]
@@ -368,15 +385,17 @@ class Module(ModuleBase, _module_variables.VariableMethods):
           y = run(self, *args, **kwargs)
       else:
         y = run(self, *args, **kwargs)
-      if context.capture_stack and self.scope is not None:
-        filter_fn = context.capture_stack[-1]
-        if filter_fn and filter_fn(self, fun_name):
+      capture = context.capture_stack
+      if capture and self.scope is not None:
+        # The innermost capture_intermediates filter decides.
+        wanted = capture[-1]
+        if wanted and wanted(self, fun_name):
           self.sow('intermediates', fun_name, y)
       return y
     finally:
       context.module_stack.pop()
       if is_compact:
-        object.__setattr__(self, 'scope', self.scope.rewound())
+        _force_setattr(self, 'scope', self.scope.rewound())
       if (is_compact or is_setup) and not is_recurrent:
         state.reset()
 
@@ -540,12 +559,11 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     method = _resolve_method(self, method)
     from flax.linen import _functional
 
-    return _functional.init_with_output(
-      method,
-      self,
-      mutable=mutable,
-      capture_intermediates=capture_intermediates,
-    )(rngs, *args, **kwargs)
+    settings = dict(
+      mutable=mutable, capture_intermediates=capture_intermediates
+    )
+    initializer = _functional.init_with_output(method, self, **settings)
+    return initializer(rngs, *args, **kwargs)
 
   @traceback_util.api_boundary
   def init(
@@ -572,15 +590,13 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       The variables.
     """
     Module._module_checks(self)
-    _, variables = self.init_with_output(
-      rngs,
-      *args,
-      method=method,
-      mutable=mutable,
-      capture_intermediates=capture_intermediates,
-      **kwargs,
+    settings = dict(
+      mutable=mutable, capture_intermediates=capture_intermediates
     )
-    return variables
+    outputs = self.init_with_output(
+      rngs, *args, method=method, **settings, **kwargs
+    )
+    return outputs[1]  # the variables; the call's output is dropped
 
   @traceback_util.api_boundary
   def lazy_init(
@@ -617,19 +633,10 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     """Returns a table summarizing this Module (see ``nn.tabulate``)."""
     from flax.linen import summary
 
-    fn = summary.tabulate(
-      self,
-      rngs,
-      depth=depth,
-      show_repeated=show_repeated,
-      mutable=mutable,
-      console_kwargs=console_kwargs,
-      table_kwargs=table_kwargs,
-      column_kwargs=column_kwargs,
-      compute_flops=compute_flops,
-      compute_vjp_flops=compute_vjp_flops,
-    )
-    return fn(*args, **kwargs)
+    # Every option goes on to nn.tabulate under its own name.
+    given = locals()
+    options = {k: given[k] for k in _TABULATE_OPTIONS}
+    return summary.tabulate(self, rngs, **options)(*args, **kwargs)
 
   def module_paths(
     self,
