@@ -54,6 +54,66 @@ from flax.ids import FlaxId as FlaxId  # noqa: F401
 broadcast = lift.broadcast
 
 
+def _picked(given, names):
+  """The entries ``names`` of a transform's ``locals()``, by keyword."""
+  return {name: given[name] for name in names}
+
+
+# The arguments each transform hands on, by keyword, to the lifted one.
+_VMAP_OPTIONS = (
+  'methods',
+  'in_axes',
+  'out_axes',
+  'axis_size',
+  'axis_name',
+  'spmd_axis_name',
+  'metadata_params',
+)
+_JIT_OPTIONS = (
+  'variables',
+  'rngs',
+  'static_argnums',
+  'static_argnames',
+  'donate_argnums',
+  'device',
+  'backend',
+)
+_CHECKPOINT_OPTIONS = (
+  'variables',
+  'rngs',
+  'concrete',
+  'static_argnums',
+  'prevent_cse',
+  'policy',
+  'methods',
+)
+_SCAN_OPTIONS = (
+  'variable_axes',
+  'variable_broadcast',
+  'variable_carry',
+  'split_rngs',
+  'in_axes',
+  'out_axes',
+  'length',
+  'reverse',
+  'unroll',
+  '_split_transpose',
+  'data_transform',
+  'metadata_params',
+  'methods',
+  'check_constancy_invariants',
+)
+_MAP_VARIABLES_ORDER = (
+  'mapped_collections',
+  'trans_in_fn',
+  'trans_out_fn',
+  'init',
+  'mutable',
+  'rngs',
+  'variables',
+)
+
+
 def vmap(
   target,
   variable_axes: Mapping = FrozenDict(),
@@ -87,19 +147,8 @@ def vmap(
   Returns:
     The transformed class or function.
   """
-  return lift_transform(
-    lift.vmap,
-    target,
-    variable_axes,
-    split_rngs,
-    methods=methods,
-    in_axes=in_axes,
-    out_axes=out_axes,
-    axis_size=axis_size,
-    axis_name=axis_name,
-    spmd_axis_name=spmd_axis_name,
-    metadata_params=metadata_params,
-  )
+  options = _picked(locals(), _VMAP_OPTIONS)
+  return lift_transform(lift.vmap, target, variable_axes, split_rngs, **options)
 
 
 def jit(
@@ -131,15 +180,7 @@ def jit(
   >>> Scale().apply(v, jnp.arange(2.0)).tolist()
   [0.0, 1.0]
   """
-  trafo_kwargs = dict(
-    variables=variables,
-    rngs=rngs,
-    static_argnums=static_argnums,
-    static_argnames=static_argnames,
-    donate_argnums=donate_argnums,
-    device=device,
-    backend=backend,
-  )
+  trafo_kwargs = _picked(locals(), _JIT_OPTIONS)
   if _lifting.is_module_class(target):
     return _jit_lifting.module_class_jit(
       target, methods=methods, **trafo_kwargs
@@ -176,17 +217,8 @@ def checkpoint(
   stored. A transformed class is named ``Checkpoint<Name>``.
   ``static_argnums`` counts the Module (``self``) as argument 0.
   """
-  return lift_transform(
-    lift.checkpoint,
-    target,
-    variables=variables,
-    rngs=rngs,
-    concrete=concrete,
-    static_argnums=static_argnums,
-    prevent_cse=prevent_cse,
-    policy=policy,
-    methods=methods,
-  )
+  options = _picked(locals(), _CHECKPOINT_OPTIONS)
+  return lift_transform(lift.checkpoint, target, **options)
 
 
 remat = checkpoint
@@ -246,24 +278,8 @@ def scan(
   ``check_constancy_invariants=False`` skips the check that broadcast
   variables do not depend on the loop.
   """
-  return lift_transform(
-    lift.scan,
-    target,
-    variable_axes=variable_axes,
-    variable_broadcast=variable_broadcast,
-    variable_carry=variable_carry,
-    split_rngs=split_rngs,
-    in_axes=in_axes,
-    out_axes=out_axes,
-    length=length,
-    reverse=reverse,
-    unroll=unroll,
-    _split_transpose=_split_transpose,
-    data_transform=data_transform,
-    metadata_params=metadata_params,
-    methods=methods,
-    check_constancy_invariants=check_constancy_invariants,
-  )
+  options = _picked(locals(), _SCAN_OPTIONS)
+  return lift_transform(lift.scan, target, **options)
 
 
 def _identity(x):
@@ -292,17 +308,11 @@ def map_variables(
     raise ValueError(
       'Methods should not be provided when transforming a function.'
     )
+  # lift.map_variables takes these positionally, in this order.
+  given = locals()
+  positional = [given[k] for k in _MAP_VARIABLES_ORDER]
   return lift_transform(
-    lift.map_variables,
-    target,
-    mapped_collections,
-    trans_in_fn,
-    trans_out_fn,
-    init,
-    mutable,
-    rngs,
-    variables,
-    methods=methods,
+    lift.map_variables, target, *positional, methods=methods
   )
 
 
@@ -372,15 +382,9 @@ def jvp(
       rngs=rngs,
     )
 
+  operands = (primals, tangents, variable_tangents)
   return lift_direct_transform(
-    transform,
-    (fn,),
-    mdl,
-    primals,
-    tangents,
-    variable_tangents,
-    multi_scope=False,
-    name='jvp',
+    transform, (fn,), mdl, *operands, multi_scope=False, name='jvp'
   )
 
 
