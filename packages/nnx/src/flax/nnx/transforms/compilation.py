@@ -628,6 +628,22 @@ class SimpleJitPartialWrapped(SimpleJitWrapped):
     )
 
 
+# The options nnx.jit and jit_partial hand on to _make_jit by keyword.
+_JIT_OPTIONS = (
+  'in_shardings',
+  'out_shardings',
+  'static_argnums',
+  'static_argnames',
+  'donate_argnums',
+  'donate_argnames',
+  'keep_unused',
+  'device',
+  'backend',
+  'inline',
+  'graph',
+)
+
+
 def _make_jit(fun, *, partial_args=(), graph, graph_updates, **options):
   """The wrapper class of :func:`jit` for these modes, resolved now."""
   g = resolve_graph(graph)
@@ -666,21 +682,9 @@ def jit(
   inside are applied to the inputs after the call. Without ``fun`` it
   returns a decorator taking the same options.
   """
-  make = functools.partial(
-    _make_jit,
-    in_shardings=in_shardings,
-    out_shardings=out_shardings,
-    static_argnums=static_argnums,
-    static_argnames=static_argnames,
-    donate_argnums=donate_argnums,
-    donate_argnames=donate_argnames,
-    keep_unused=keep_unused,
-    device=device,
-    backend=backend,
-    inline=inline,
-    graph=graph,
-    graph_updates=graph_updates,
-  )
+  given = locals()
+  options = {k: given[k] for k in (*_JIT_OPTIONS, 'graph_updates')}
+  make = functools.partial(_make_jit, **options)
   return make if fun is MISSING else make(fun)
 
 
@@ -727,21 +731,10 @@ def jit_partial(
       'graph_updates=False (Variable updates still reach the bound '
       'arguments).'
     )
+  given = locals()
+  options = {k: given[k] for k in _JIT_OPTIONS}
   return _make_jit(
-    fun,
-    partial_args=tuple(partial_args),
-    in_shardings=in_shardings,
-    out_shardings=out_shardings,
-    static_argnums=static_argnums,
-    static_argnames=static_argnames,
-    donate_argnums=donate_argnums,
-    donate_argnames=donate_argnames,
-    keep_unused=keep_unused,
-    device=device,
-    backend=backend,
-    inline=inline,
-    graph=graph,
-    graph_updates=False,
+    fun, partial_args=tuple(partial_args), graph_updates=False, **options
   )
 
 
