@@ -199,12 +199,18 @@ def view_info(
   for _, module in _selected(node, only, graph):
     set_view = getattr(type(module), 'set_view', None)
     if set_view is not None:
-      by_type.setdefault(type(module).__name__, set_view)
+      # Blocks are named (and sorted) by qualified class name, so a class
+      # defined in a function reads ``make.<locals>.Block``.
+      by_type.setdefault(type(module).__qualname__, set_view)
   blocks = []
   for name in sorted(by_type):
     set_view = by_type[name]
-    docs = _arg_docs(set_view.__doc__)
     lines = [f'{name}:']
+    if set_view.__doc__ is None:  # undocumented: its signature instead
+      lines.append(f'  set_view{inspect.signature(set_view)}')
+      blocks.append('\n'.join(lines))
+      continue
+    docs = _arg_docs(set_view.__doc__)
     for pname, p in inspect.signature(set_view).parameters.items():
       if pname == 'self' or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
         continue
