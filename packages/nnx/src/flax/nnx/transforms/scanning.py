@@ -31,7 +31,7 @@ from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
 from flax.nnx.transforms.general import graph_with_updates
 from flax.nnx.transforms.types import Carry
-from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import Variable, store_raw_value
 
 _is_variable = Variable.__instancecheck__
 
@@ -94,8 +94,10 @@ class _ScanStep:
   plan: _Plan
   lifts_graph: tp.ClassVar[bool]
   # graph nodes of the inputs whose structure a step changed (set while
-  # tracing; scanned nodes only)
+  # tracing; scanned nodes only); pytree modes: the input Variables (by
+  # position) whose value structure a step changed
   changed: tp.ClassVar[tp.Any] = None
+  grown_vars: tp.ClassVar[tuple] = ()
 
   def _step(self, full_carry, scan_in, carry_arg, in_axes, out_axes, metadata):
     plan = self.plan
@@ -115,6 +117,15 @@ class _ScanStep:
       entered, entered_tree = jax.tree_util.tree_flatten(
         args, is_leaf=_is_variable
       )
+    if not g:
+      # the value structure of each input Variable: one that changes
+      # (values recorded by Module.sow under nnx.capture) is stacked over
+      # the steps like an output
+      before = [
+        (v, v._raw_value, jax.tree_util.tree_structure(v._raw_value))
+        for v in entered
+        if _is_variable(v)
+      ]
     if not g and carry_arg is not None:
       carry_vars = self.variables((args[carry_arg],), 'carry')
     meta = _axis_metadata.enabled(metadata)
@@ -165,11 +176,17 @@ class _ScanStep:
       varflow.check_no_aliases(
         varflow.args_paths((args, {})), y_out, 'nnx.scan'
       )
+      grown, grown_vars = [], []
+      for j, (v, raw, treedef) in enumerate(before):
+        if jax.tree_util.tree_structure(v._raw_value) != treedef:
+          grown.append(v._raw_value)
+          grown_vars.append(j)
+          store_raw_value(v, raw)  # the step's input structure goes on
+      self.grown_vars = tuple(grown_vars)
       new_leaves = jax.tree_util.tree_leaves(
         self.pure(entered_tree.unflatten(entered))
       )
       new_carry = jax.tree_util.tree_leaves(self.pure(c_out))
-      grown = []
     scanned_updates = [
       leaf
       for leaf, ax in zip(new_leaves, plan.axes)
@@ -482,6 +499,18 @@ def scan(
     else:
       final = probe.result(final_pure)
       common.store_values(variables, probe.values(final, 'arguments'))
+      for j, value in zip(fn.grown_vars, grown):
+        axis = int_axis(fn.update_axes[j])
+        if axis is None:
+          raise ValueError(
+            'The value structure of a Variable changed inside nnx.scan '
+            '(e.g. values sown into it) but the Variable is not scanned '
+            '(in_axes None or Carry): only Variables scanned over an int '
+            'axis can change structure.'
+          )
+        store_raw_value(
+          variables[j], jax.tree.map(lambda x: _move(x, 0, axis), value)
+        )
       carry_obj = (
         common.same_variables(args[c_arg], final[c_arg])
         if c_arg is not None
