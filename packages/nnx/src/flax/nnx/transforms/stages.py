@@ -29,6 +29,11 @@ updates reach the inputs and graph nodes in the outputs are rebuilt.
 import jax
 
 
+def _delegate(holder: str, name: str) -> property:
+  """A read-only property: ``self.<holder>.<name>``."""
+  return property(lambda self: getattr(getattr(self, holder), name))
+
+
 class Stage:
   """What every staged object has: the input pytree structure, abstract
   values and donated positions of the pure function."""
@@ -39,17 +44,11 @@ class Stage:
   def _jax(self):
     return getattr(self, self._attr)
 
-  @property
-  def in_tree(self):
-    return self._jax.in_tree
+  in_tree = _delegate('_jax', 'in_tree')
 
-  @property
-  def in_avals(self):
-    return self._jax.in_avals
+  in_avals = _delegate('_jax', 'in_avals')
 
-  @property
-  def donate_argnums(self):
-    return self._jax.donate_argnums
+  donate_argnums = _delegate('_jax', 'donate_argnums')
 
 
 class Traced(Stage):
@@ -103,13 +102,9 @@ class Lowered(Stage):
     lowered = jax.stages.Lowered(lowering, args_info, out_tree, no_kwargs)
     return cls(lowered, None)
 
-  @property
-  def args_info(self):
-    return self.lowered.args_info
+  args_info = _delegate('lowered', 'args_info')
 
-  @property
-  def out_tree(self):
-    return self.lowered.out_tree
+  out_tree = _delegate('lowered', 'out_tree')
 
   def as_text(self, dialect=None, *, debug_info=False) -> str:
     return self.lowered.as_text(dialect, debug_info=debug_info)
@@ -154,25 +149,15 @@ class Compiled(Stage):
     compiled, *args = args
     return compiled(*args, **kwargs)
 
-  @property
-  def args_info(self):
-    return self.compiled.args_info
+  args_info = _delegate('compiled', 'args_info')
 
-  @property
-  def out_tree(self):
-    return self.compiled.out_tree
+  out_tree = _delegate('compiled', 'out_tree')
 
-  @property
-  def input_shardings(self):
-    return self.compiled.input_shardings
+  input_shardings = _delegate('compiled', 'input_shardings')
 
-  @property
-  def output_shardings(self):
-    return self.compiled.output_shardings
+  output_shardings = _delegate('compiled', 'output_shardings')
 
-  @property
-  def input_layouts(self):
-    return self.compiled.input_formats
+  input_layouts = _delegate('compiled', 'input_formats')
 
   def as_text(self):
     return self.compiled.as_text()
