@@ -143,11 +143,13 @@ class ScopeParamShapeError(FlaxError):
   """
 
   def __init__(self, param_name, scope_path, value_shape, init_shape):
-    super().__init__(
-      f'For parameter "{param_name}" in "{scope_path}", the given '
-      f'initializer is expected to generate shape {init_shape}, but the '
-      f'existing parameter it received has shape {value_shape}.'
+    where = f'For parameter "{param_name}" in "{scope_path}"'
+    message = (
+      f'{where}, the given initializer is expected to generate shape '
+      f'{init_shape}, but the existing parameter it received has shape '
+      f'{value_shape}.'
     )
+    super().__init__(message)
 
 
 class ScopeVariableNotFoundError(FlaxError):
@@ -537,14 +539,14 @@ class CursorFindError(FlaxError):
   def __init__(self, cursor=None, cursor2=None):
     # Cursors are truthy as their values' lengths are (an empty container
     # reads as no match; a scalar has no length: TypeError).
+    message = 'No object found given the conditions of the cond_fn.'
     if cursor and cursor2:
-      super().__init__(
+      paths = f'{_cursor_path(cursor)} and {_cursor_path(cursor2)}'
+      message = (
         'More than one object found given the conditions of the cond_fn. '
-        'The first two objects found have the following paths: '
-        f'{_cursor_path(cursor)} and {_cursor_path(cursor2)}'
+        f'The first two objects found have the following paths: {paths}'
       )
-    else:
-      super().__init__('No object found given the conditions of the cond_fn.')
+    super().__init__(message)
 
 
 def _cursor_path(cursor) -> str:
