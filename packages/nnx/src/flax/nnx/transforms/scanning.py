@@ -30,7 +30,7 @@ from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
 from flax.nnx.transforms.general import graph_with_updates
-from flax.nnx.transforms.types import Carry
+from flax.nnx.transforms.types import Carry, StateAxes
 from flax.nnx.variablelib import Variable, store_raw_value
 
 _is_variable = Variable.__instancecheck__
@@ -85,6 +85,7 @@ class _Plan:
     'node_flags',
     'n_leaves',
     'root_axes',
+    'root_entries',
   )
 
 
@@ -98,6 +99,7 @@ class _ScanStep:
   # position) whose value structure a step changed
   changed: tp.ClassVar[tp.Any] = None
   grown_vars: tp.ClassVar[tuple] = ()
+  grown_axes: tp.ClassVar[dict] = {}
 
   def _step(self, full_carry, scan_in, carry_arg, in_axes, out_axes, metadata):
     plan = self.plan
@@ -149,8 +151,17 @@ class _ScanStep:
       if changed is not None:
         _structure_changed(changed, plan)
         # scanned nodes that gained or lost attributes: their new values
-        # are stacked like outputs; the old slots keep the input values
+        # are stacked like outputs; the old slots keep the input values.
+        # Under a StateAxes each new leaf takes its filter's axis.
         self.changed = changed
+        self.grown_axes = {
+          k: [
+            plan.root_entries[k].map_prefix(tuple(p), slot)
+            for p, slot in zip(*ig.update_slots[k])
+          ]
+          for k, node in enumerate(changed)
+          if node is not None and plan.root_axes[k] is None
+        }
         grown = [v for v, node in zip(values, changed) if node is not None]
         values = [
           vals if node is None else None for vals, node in zip(values, changed)
@@ -420,7 +431,8 @@ def scan(
         plan.masks = masks
         plan.ngroups = tuple(r.ngroups for r in ga.roots)
         plan.carry_roots = _roots_of_arg(args, ga, c_arg)
-        plan.root_axes = [int_axis(a) for a in root_in_axes(ia, args, ga)]
+        plan.root_entries = root_in_axes(ia, args, ga)
+        plan.root_axes = [int_axis(a) for a in plan.root_entries]
         prefix = _state_axes_prefix(ia, pure_args, ga)
         fn = ScanFn(
           f,
@@ -491,7 +503,16 @@ def scan(
         for k, node in enumerate(changed):
           if node is not None:
             axis = plan.root_axes[k]
-            values[k] = [_move(v, 0, axis) for v in next(it)]
+            stacked = next(it)
+            if axis is not None:
+              values[k] = [_move(v, 0, axis) for v in stacked]
+            else:  # a StateAxes: the axis of each leaf's filter
+              values[k] = [
+                jax.tree.map(lambda x: x[-1], v)
+                if ax is None
+                else jax.tree.map(lambda x, ax=ax: _move(x, 0, ax), v)
+                for v, ax in zip(stacked, fn.grown_axes[k])
+              ]
       ga.write_back((changed, [values[k] for k in range(len(ga.roots))]))
       carry_obj = (
         _restore_nodes(final_pure[c_arg], ga) if c_arg is not None else None
@@ -663,7 +684,9 @@ def _structure_changed(changed, plan):
         'have the same pytree structure, but a graph node of the carry '
         'gained or lost an attribute; create attributes before the call.'
       )
-    if plan.root_axes[k] is None:
+    if plan.root_axes[k] is None and not isinstance(
+      plan.root_entries[k], StateAxes
+    ):
       raise ValueError(
         'The graph structure of an input changed inside nnx.scan (an '
         'attribute was added or removed) but the input is not scanned '
