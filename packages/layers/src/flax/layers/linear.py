@@ -12,6 +12,7 @@ so a layer call does no repeated Python work.
 """
 
 import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -310,6 +311,15 @@ def einsum_with_bias(
 # ----------------------------------------------------------- convolution --
 
 
+def _as_pad_pair(p):
+  """``(low, high)`` of one axis' padding entry, or None if malformed."""
+  if isinstance(p, int):
+    return (p, p)
+  if isinstance(p, Sequence) and len(p) == 2:
+    return (int(p[0]), int(p[1]))
+  return None
+
+
 def canonicalize_padding(padding: PaddingLike, rank: int) -> LaxPadding:
   """Puts a padding spec in the form ``lax.conv_general_dilated`` takes.
 
@@ -328,16 +338,13 @@ def canonicalize_padding(padding: PaddingLike, rank: int) -> LaxPadding:
   if isinstance(padding, int):
     return [(padding, padding)] * rank
   if isinstance(padding, Sequence) and len(padding) == rank:
-    out = []
-    for p in padding:
-      if isinstance(p, int):
-        out.append((p, p))
-      elif isinstance(p, Sequence) and len(p) == 2:
-        out.append((int(p[0]), int(p[1])))
-      else:
-        break
-    else:
-      return out
+    # Entries are read up to the first malformed one (then: the error).
+    well_formed = itertools.takewhile(
+      lambda pair: pair is not None, map(_as_pad_pair, padding)
+    )
+    pairs = list(well_formed)
+    if len(pairs) == rank:
+      return pairs
   raise ValueError(
     f'Invalid padding format: {padding}, should be str, int,'
     f' or a sequence of len {rank} where each element is an'
@@ -642,14 +649,18 @@ def conv_local(inputs, kernel, bias, spec: ConvSpec, *, precision=None):
   """
   inputs, batch_shape = flatten_batch(inputs, len(spec.kernel_size))
   inputs = conv_pre_pad(inputs, spec)
-  y = lax.conv_general_dilated_local(
-    lhs=inputs,
-    rhs=kernel,
+  # Window geometry first, then the layout; operands by keyword.
+  geometry = dict(
     window_strides=spec.strides,
     padding=spec.padding,
     filter_shape=spec.kernel_size,
     lhs_dilation=spec.input_dilation,
     rhs_dilation=spec.kernel_dilation,
+  )
+  y = lax.conv_general_dilated_local(
+    inputs,
+    kernel,
+    **geometry,
     dimension_numbers=conv_dimension_numbers(inputs.shape),
     precision=precision,
   )

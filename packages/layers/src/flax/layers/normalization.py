@@ -104,6 +104,15 @@ def compute_stats(
   return mu, var
 
 
+# Layer attributes layer_stats hands to compute_stats under their names.
+_LAYER_STAT_FIELDS = (
+  'dtype',
+  'axis_name',
+  'axis_index_groups',
+  'use_fast_variance',
+)
+
+
 def layer_stats(layer, x, reduction_axes, mask=None, use_mean: bool = True):
   """:func:`compute_stats` with the options held by a norm layer.
 
@@ -118,16 +127,15 @@ def layer_stats(layer, x, reduction_axes, mask=None, use_mean: bool = True):
   Returns:
     ``(mean, var)`` with the reduced axes removed.
   """
+  wide = getattr(layer, 'force_float32_reductions', True)
+  settings = {k: getattr(layer, k) for k in _LAYER_STAT_FIELDS}
   return compute_stats(
     x,
     reduction_axes,
-    layer.dtype,
-    layer.axis_name,
-    layer.axis_index_groups,
     use_mean=use_mean,
-    use_fast_variance=layer.use_fast_variance,
     mask=mask,
-    force_float32_reductions=getattr(layer, 'force_float32_reductions', True),
+    force_float32_reductions=wide,
+    **settings,
   )
 
 
