@@ -64,13 +64,11 @@ def pool(inputs, init, reduce_fn, window_shape, strides, padding):
   dims, strides, padding, single = _pool_config(
     inputs.ndim, window_shape, strides, padding
   )
-  if single:
-    inputs = inputs[None]
-  assert inputs.ndim == len(dims), f'len({inputs.shape}) != len({dims})'
-  y = lax.reduce_window(inputs, init, reduce_fn, dims, strides, padding)
-  if single:
-    y = jnp.squeeze(y, axis=0)
-  return y
+  # An input without batch axes gets one for the reduction only.
+  x = inputs[None] if single else inputs
+  assert x.ndim == len(dims), f'len({x.shape}) != len({dims})'
+  y = lax.reduce_window(x, init, reduce_fn, dims, strides, padding)
+  return jnp.squeeze(y, axis=0) if single else y
 
 
 def avg_pool(
