@@ -260,7 +260,7 @@ def capture(
   :meth:`Module.perturb` recorded during the call.
 
   The Modules captured are those reachable from ``fn`` when it is a
-  Module, else from its first positional argument; paths in the States are
+  Module (or a method of one), else from its first positional argument; paths in the States are
   relative to it. While the call runs, their ``sow`` / ``perturb`` record
   into the capture (a value goes to the first of ``var_types`` it is an
   instance of, and is dropped if none) and the Modules are left as they
@@ -293,6 +293,8 @@ def capture(
   def wrapper(*args, **kwargs):
     if isinstance(fn, Pytree):
       root = fn
+    elif isinstance(getattr(fn, '__self__', None), Pytree):
+      root = fn.__self__  # a method of a Module: that Module
     elif args:
       root = args[0]
     else:
