@@ -59,12 +59,12 @@ class RNNBase(Protocol):
     inputs: Array,
     *,
     initial_carry: Carry | None = None,
-    init_key: Any | None = None,
+    init_key: Any = None,
     seq_lengths: Array | None = None,
-    return_carry: bool | None = None,
-    time_major: bool | None = None,
-    reverse: bool | None = None,
-    keep_order: bool | None = None,
+    return_carry: rnn_math.MaybeFlag = None,
+    time_major: rnn_math.MaybeFlag = None,
+    reverse: rnn_math.MaybeFlag = None,
+    keep_order: rnn_math.MaybeFlag = None,
   ) -> Array | tuple[Carry, Array]: ...
 
 

@@ -139,11 +139,7 @@ class BatchNorm(nnx.Module):
       self.use_running_average = use_running_average
 
   def __call__(
-    self,
-    x: Array,
-    use_running_average: _MaybeFlag = None,
-    *,
-    mask: Array | None = None,
+    self, x: Array, use_running_average: _MaybeFlag = None, *, mask=None
   ) -> Array:
     """Normalizes ``x`` (``mask``: True where entries count in the stats).
 
