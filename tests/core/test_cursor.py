@@ -197,7 +197,10 @@ def test_find_all_over_nested_containers_and_repr_of_changes():
     x: int
     y: dict
 
-  tree = {'a': [1, (2, 3), nt(4, 5, {'z': 6})], 'b': {'c': 7, 'd': S(8, {'e': 9})}}
+  tree = {
+    'a': [1, (2, 3), nt(4, 5, {'z': 6})],
+    'b': {'c': 7, 'd': S(8, {'e': 9})},
+  }
   c = cursor(tree)
   visited = []
   list(c.find_all(lambda path, obj: visited.append(path) or False))

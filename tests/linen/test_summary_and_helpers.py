@@ -449,7 +449,8 @@ def test_private_get_module_table():
     (('Dense_1',), 'Dense', '__call__'),
     (('Dense_0',), 'Dense', '__call__'),
   ]
-  assert [(r.flops, r.vjp_flops) for r in table] == [(28, -1), (16, -1), (12, -1)]
+  flops = [(r.flops, r.vjp_flops) for r in table]
+  assert flops == [(28, -1), (16, -1), (12, -1)]
   assert shapes(table[0].module_variables) == {'params': {}, 'stats': {'n': ()}}
   assert shapes(table[1].counted_variables) == {'params': {'kernel': (4, 2)}}
   assert table[0].inputs[0].shape == (1, 4)

@@ -30,7 +30,12 @@ def frames(fn):
   ]
 
 
-USER_ONLY = [('frames', True), ('<lambda>', True), ('__call__', True), ('__call__', True)]
+USER_ONLY = [
+  ('frames', True),
+  ('<lambda>', True),
+  ('__call__', True),
+  ('__call__', True),
+]
 
 
 @pytest.mark.parametrize(

@@ -335,7 +335,8 @@ class Cursor(Generic[A]):
         prefix = f'    {key!r}: '
         lines = repr(child).split('\n')
         pad = ' ' * len(prefix)
-        entries.append('\n'.join([prefix + lines[0]] + [pad + l for l in lines[1:]]))
+        lines = [prefix + lines[0]] + [pad + line for line in lines[1:]]
+        entries.append('\n'.join(lines))
       changes = '{\n' + ',\n'.join(entries) + '\n  }'
     else:
       changes = '{}'

@@ -46,7 +46,9 @@ def unknown_outputs(jaxpr, unknown_in: Sequence[bool]) -> list:
 
 
 # Primitives that call a jaxpr on their inputs as they are.
-_CALL_PRIMITIVES = frozenset({'jit', 'pjit', 'closed_call', 'core_call', 'remat2', 'checkpoint'})
+_CALL_PRIMITIVES = frozenset(
+  {'jit', 'pjit', 'closed_call', 'core_call', 'remat2', 'checkpoint'}
+)
 
 
 def _call_jaxpr(eqn):

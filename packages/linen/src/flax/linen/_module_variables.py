@@ -19,6 +19,13 @@ def _sow_reduce(xs, x):
   return (*xs, x)
 
 
+class UnboundDeclarationError(ValueError, AssertionError):
+  """``param``/``variable`` called on a Module bound to no variables.
+
+  Both a ValueError and an AssertionError (what Flax 0.12.8 raises here).
+  """
+
+
 class VariableMethods:
   """``param``, ``variable``, ``make_rng``, ``sow``, ... of ``Module``."""
 
@@ -38,9 +45,9 @@ class VariableMethods:
       raise ValueError("Can't access module paths on unbound modules.")
     return self.scope.path
 
-  def _require_scope(self, what):
+  def _require_scope(self, what, error=ValueError):
     if self.scope is None:
-      raise ValueError(f"Can't {what} on unbound modules")
+      raise error(f"Can't {what} on unbound modules")
     return self.scope
 
   def variable(
@@ -62,7 +69,7 @@ class VariableMethods:
         'Variables must be initialized in `setup()` or in a method '
         'wrapped in `@compact`'
       )
-    scope = self._require_scope('declare variables')
+    scope = self._require_scope('declare variables', UnboundDeclarationError)
     if self._name_taken(name, col):
       raise errors.NameInUseError('variable', name, type(self).__name__)
     v = scope.variable(
@@ -90,7 +97,7 @@ class VariableMethods:
         'Parameters must be initialized in `setup()` or in a method '
         'wrapped in `@compact`'
       )
-    scope = self._require_scope('declare parameters')
+    scope = self._require_scope('declare parameters', UnboundDeclarationError)
     if self._name_taken(name, 'params'):
       raise errors.NameInUseError('param', name, type(self).__name__)
     v = scope.param(name, init_fn, *init_args, unbox=unbox, **init_kwargs)
