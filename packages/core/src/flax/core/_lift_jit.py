@@ -12,7 +12,6 @@ outer scope after every call. Two calls inside one ``apply`` therefore get
 different keys.
 """
 
-import functools
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable
 
@@ -136,6 +135,14 @@ def _fingerprint(scope_fn) -> tuple:
   return root_keys, tuple(leaves)
 
 
+def _shifted(argnums) -> tuple:
+  """``argnums`` of ``fn`` (an int or several; the scope is 0) as positions
+  of the jitted function."""
+  if not isinstance(argnums, Iterable):
+    argnums = (argnums,)
+  return tuple(i + 2 for i in argnums if i > 0)
+
+
 def jit(
   fn: Callable[..., Any],
   variables: CollectionFilter = True,
@@ -160,26 +167,16 @@ def jit(
   >>> y.tolist()
   [0.0, 1.0, 2.0]
   """
-  if not isinstance(static_argnums, Iterable):
-    static_argnums = (static_argnums,)
-  if not isinstance(donate_argnums, Iterable):
-    donate_argnums = (donate_argnums,)
   # jitted(fingerprint, variables, keys, *args): argument i >= 1 of ``fn``
   # (after the scope) sits at position i + 2
-  jit_static = (0,) + tuple(i + 2 for i in static_argnums if i > 0)
-  jit_donate = tuple(i + 2 for i in donate_argnums if i > 0)
+  jit_static = (0, *_shifted(static_argnums))
+  jit_donate = _shifted(donate_argnums)
   context = []  # stack of (scope_fn, repack_fn, counters) while tracing
   counters_after = {}  # fingerprint -> the counters at the end of a trace
 
-  @functools.partial(
-    jax.jit,
-    static_argnums=jit_static,
-    static_argnames=static_argnames,
-    donate_argnums=jit_donate,
-    device=device,
-    backend=backend,
-  )
-  def jitted(fingerprint, variable_groups, key_groups, *args, **kw):
+  placement = dict(device=device, backend=backend)
+
+  def traced(fingerprint, variable_groups, key_groups, *args, **kw):
     scope_fn, repack_fn, counters = context[-1]
     counters = [_copy_counters(c) for c in counters]
     scope = scope_fn(
@@ -189,6 +186,14 @@ def jit(
     out = repack_fn(scope)
     counters_after[fingerprint] = [_copy_counters(c) for c in counters]
     return y, out
+
+  jitted = jax.jit(
+    traced,
+    static_argnums=jit_static,
+    donate_argnums=jit_donate,
+    static_argnames=static_argnames,
+    **placement,
+  )
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args, **kwargs):
     outer_counters = [s.rng_counters for s in scope_fn.roots]

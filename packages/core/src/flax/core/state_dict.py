@@ -60,11 +60,13 @@ def current_path() -> str:
 
 @contextlib.contextmanager
 def _record_path(name):
-  _context.path.append(name)
+  path = _context.path
+  depth = len(path)
+  path.append(name)
   try:
     yield
   finally:
-    _context.path.pop()
+    del path[depth:]
 
 
 def _is_namedtuple(x) -> bool:
