@@ -108,9 +108,7 @@ class _ScanStep:
     pure = plan.treedef.unflatten(leaves)
     g = self.lifts_graph
     if g:
-      ig = common.InnerGraph(
-        plan.static, plan.masks, (pure, {})
-      )
+      ig = common.InnerGraph(plan.static, plan.masks, (pure, {}))
       args = ig.args[0]
     else:
       args = self.fresh(pure)
@@ -216,6 +214,12 @@ class _ScanStep:
     )
 
 
+_StepFn = tp.Callable[..., tp.Any]
+# Where the carry is: a position, 'all' (the whole argument list) or None.
+_CarryAt = tp.Union[int, None, tp.Literal['all']]
+_OptIndex = tp.Optional[int]
+
+
 @dataclasses.dataclass(eq=False)
 class ScanFn(_ScanStep):
   """The step function ``jax.lax.scan`` runs for :func:`scan` in graph
@@ -226,9 +230,9 @@ class ScanFn(_ScanStep):
   ``out_axes`` is ``nnx.Carry``, None without a carry).
   """
 
-  f: tp.Callable[..., tp.Any]
-  input_carry_argnum: int | None | tp.Literal['all']
-  output_carry_argnum: int | None | tp.Literal['all']
+  f: _StepFn
+  input_carry_argnum: _CarryAt
+  output_carry_argnum: _CarryAt
   in_axes: tp.Any
   out_axes: tp.Any
   transform_metadata: tp.Mapping[str, tp.Any]
@@ -265,13 +269,13 @@ class SimpleScanFn(_ScanStep, _fns.SimpleFn):
   axis its new values are written back on).
   """
 
-  f: tp.Callable[..., tp.Any]
+  f: _StepFn
   graph: bool
   in_axes: tp.Any
   out_axes: tp.Any
   out_is_tuple: bool
-  carry_idx: int | None
-  carry_out_idx: int | None
+  carry_idx: _OptIndex
+  carry_out_idx: _OptIndex
   update_axes: tuple[tp.Any, ...]
   plan: tp.Any = dataclasses.field(default=None, kw_only=True, repr=False)
   transform_metadata: tp.Mapping[str, tp.Any] = dataclasses.field(
@@ -364,14 +368,19 @@ def scan(
   # sort the inputs' attributes, as nnx.jit; pytree modes keep the order)
   step_fns = {}
   caches = {
-    True: tracecache.EagerCache(lambda *a, **k: run(True, a, k), 'nnx.scan', False),
-    False: tracecache.EagerCache(lambda *a, **k: run(False, a, k), 'nnx.scan', True),
+    True: tracecache.EagerCache(
+      lambda *a, **k: run(True, a, k), 'nnx.scan', False
+    ),
+    False: tracecache.EagerCache(
+      lambda *a, **k: run(False, a, k), 'nnx.scan', True
+    ),
   }
 
   _prefix.check_all(
     'scan', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
   )
   _check_axes(in_axes, out_axes)
+
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     return caches[graph_with_updates(graph, graph_updates)](*args, **kwargs)
