@@ -58,6 +58,7 @@ _HOOK_NAMES = (
 # Metadata every Variable reports (``get_metadata``), with its default;
 # only non-default values are stored.
 _REQUIRED = ('hijax', 'ref', 'eager_sharding')
+_TRACER = jax.core.Tracer
 _REQUIRED_DEFAULTS = {'hijax': False, 'ref': False, 'eager_sharding': True}
 _HOOKS_DEPRECATED = (
   'Variable hooks are deprecated. Define your own Variable type and '
@@ -388,7 +389,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     ``variable[index]`` calls ``get_value(index=index)``.
     """
     v = self._raw_value
-    if _is_ref(v):
+    if type(v) is _REF_TYPE or (isinstance(v, _TRACER) and _is_ref(v)):
       v = v[...]
     if self._has_get_hook:
       v = self.on_get_value(v)
