@@ -58,8 +58,9 @@ _HOOK_NAMES = (
 # Metadata every Variable reports (``get_metadata``), with its default;
 # only non-default values are stored.
 _REQUIRED = ('hijax', 'ref', 'eager_sharding')
-_TRACER = jax.core.Tracer
 _REQUIRED_DEFAULTS = {'hijax': False, 'ref': False, 'eager_sharding': True}
+# A Ref passed into a JAX transform is seen as a tracer of a Ref.
+_TRACER = jax.core.Tracer
 _HOOKS_DEPRECATED = (
   'Variable hooks are deprecated. Define your own Variable type and '
   'override `get_value` and `set_value` instead.'
