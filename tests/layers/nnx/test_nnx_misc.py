@@ -78,7 +78,9 @@ def test_sequential_tuple_and_dict_outputs():
     lambda x: (x, x + 1), lambda a, b: {'a': a, 'b': b}, lambda a, b: a * b
   )
   assert_close(model(jnp.array(2.0)), 6.0)
-  assert nnx.Sequential()(1) is None
+  assert nnx.Sequential()(1) == 1  # no layers: the identity
+  assert nnx.Sequential()(1, 2) == (1, 2)
+  assert nnx.Sequential()() is None
   with pytest.raises(TypeError, match='not callable'):
     nnx.Sequential(1)(2)
 
