@@ -133,8 +133,15 @@ class BatchNorm(nnx.Module):
     self.var = nnx.BatchStat(jnp.ones((num_features,), jnp.float32))
     _init_norm(self, locals())
 
-  def set_view(self, use_running_average: _MaybeFlag = None):
-    """Sets the mode ``nnx.view`` asks for (None: leave it as it is)."""
+  def set_view(self, use_running_average: bool | None = None):
+    """Sets the mode ``nnx.view`` asks for (None: leave it as it is).
+
+    ``nnx.view_info`` shows the argument with this description.
+
+    Args:
+      use_running_average: if True, the stored batch statistics will be
+        used instead of computing the batch statistics on the input.
+    """
     if use_running_average is not None:
       self.use_running_average = use_running_average
 
