@@ -249,11 +249,9 @@ class Partitioned(struct.PyTreeNode, AxisMetadata[A]):
 
   def add_axis(self, index: int, params: dict[Any, Any]) -> 'Partitioned[A]':
     name = self._partition_name(params)
-    names = list(self.names)
-    while len(names) < index:
-      names.append(None)
-    names.insert(index, name)
-    return self.replace(names=tuple(names))
+    # Unnamed (None) axes fill any gap before ``index``.
+    padded = (*self.names, *[None] * (index - len(self.names)))
+    return self.replace(names=(*padded[:index], name, *padded[index:]))
 
   def remove_axis(self, index: int, params: dict[Any, Any]) -> 'Partitioned[A]':
     name = self._partition_name(params)
