@@ -127,9 +127,7 @@ PREFIX_ERRORS = [
     r'`in_shardings` cannot contain `StateSharding` objects',
   ),
   (
-    lambda: nnx.scan(
-      IDENTITY, in_axes=(nnx.StateAxes({...: 0}),), graph=False
-    ),
+    lambda: nnx.scan(IDENTITY, in_axes=(nnx.StateAxes({...: 0}),), graph=False),
     r'`in_axes` cannot contain `StateAxes` objects',
   ),
   (
@@ -228,8 +226,10 @@ def test_scan_whole_carry_takes_one_argument():
     f(jnp.zeros(2), jnp.ones((3, 2)))
 
 
-ALIASING = r'Inconsistent aliasing detected\. The following nodes have ' \
+ALIASING = (
+  r'Inconsistent aliasing detected\. The following nodes have '
   r'different prefixes'
+)
 
 
 def _shared():
@@ -241,12 +241,10 @@ ALIASING_CASES = {
   'vmap (0, None)': lambda v: nnx.vmap(
     lambda a, b: a[...] + b[...], in_axes=(0, None)
   )(v, v),
-  'vmap node and var': lambda v: nnx.vmap(
-    lambda a, b: None, in_axes=(0, None)
-  )(nnx.Dict(a=v), v),
-  'vmap in 0 out 1': lambda v: nnx.vmap(lambda a: a, in_axes=0, out_axes=1)(
-    v
+  'vmap node and var': lambda v: nnx.vmap(lambda a, b: None, in_axes=(0, None))(
+    nnx.Dict(a=v), v
   ),
+  'vmap in 0 out 1': lambda v: nnx.vmap(lambda a: a, in_axes=0, out_axes=1)(v),
   'vmap gu=False': lambda v: nnx.vmap(
     lambda a, b: None, in_axes=(0, 1), graph_updates=False
   )(v, v),
@@ -263,9 +261,9 @@ ALIASING_CASES = {
       jax.NamedSharding(MESH, jax.P()),
     ),
   )(v, v),
-  'grad': lambda v: nnx.grad(
-    lambda a, b: (a[...] + b[...]).sum(), argnums=0
-  )(v, v),
+  'grad': lambda v: nnx.grad(lambda a, b: (a[...] + b[...]).sum(), argnums=0)(
+    v, v
+  ),
   'grad gu=False': lambda v: nnx.grad(
     lambda a, b: (a[...] + b[...]).sum(), argnums=0, graph_updates=False
   )(v, v),
@@ -303,8 +301,10 @@ def test_scan_returning_input_variable_in_outputs():
   v = nnx.Param(jnp.arange(3.0))
   with pytest.raises(ValueError, match=DUPLICATE) as info:
     nnx.scan(lambda a: a, in_axes=0, out_axes=0, graph_updates=False)(v)
-  assert 'nnx.scan with graph_updates=False does not support Variable ' \
+  assert (
+    'nnx.scan with graph_updates=False does not support Variable '
     'aliasing' in str(info.value)
+  )
 
 
 def test_jit_partial_shared_variable_refused_at_creation():
@@ -369,9 +369,7 @@ def test_returning_captured_variable(name):
 
 def test_grad_aux_may_hold_captured_variable():
   outer = nnx.Dict(a=nnx.Variable(jnp.arange(4)))
-  grads, aux = nnx.grad(lambda x: (x.sum(), outer), has_aux=True)(
-    jnp.zeros(4)
-  )
+  grads, aux = nnx.grad(lambda x: (x.sum(), outer), has_aux=True)(jnp.zeros(4))
   assert grads.tolist() == [1.0, 1.0, 1.0, 1.0]
   assert aux['a'] is not outer['a']
   assert aux['a'][...].tolist() == [0, 1, 2, 3]

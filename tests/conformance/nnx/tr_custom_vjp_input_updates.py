@@ -7,7 +7,10 @@ import jax.numpy as jnp
 import report
 from flax import nnx
 
-for name, kw in [('gu=False', dict(graph_updates=False)), ('tree', dict(graph=False))]:
+for name, kw in [
+  ('gu=False', dict(graph_updates=False)),
+  ('tree', dict(graph=False)),
+]:
   m = nnx.Dict(a=nnx.Param(jnp.array(1.0)), b=nnx.Param(jnp.array(3.0)))
 
   @nnx.custom_vjp(**kw)

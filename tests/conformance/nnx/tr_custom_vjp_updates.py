@@ -43,7 +43,10 @@ report.array('dx', g['x'][...])
 report.array('jit primal', nnx.jit(f)(m))
 report.value('n after jit', m.n)
 
-for name, kw in [('gu=False', dict(graph_updates=False)), ('tree', dict(graph=False))]:
+for name, kw in [
+  ('gu=False', dict(graph_updates=False)),
+  ('tree', dict(graph=False)),
+]:
   w = nnx.Param(jnp.array(2.0))
   st = nnx.BatchStat(jnp.array(0.0))
 

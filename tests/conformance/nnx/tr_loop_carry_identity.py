@@ -43,7 +43,9 @@ for name, kw in [
   report.value(f'{name} fori same', out is acc)
   report.value(f'{name} fori var same', out['a'] is acc['a'])
   report.array(f'{name} fori value', out['a'][...])
-  out = nnx.while_loop(lambda c: c['a'][...][0] < 5, lambda c: body(0, c), acc, **kw)
+  out = nnx.while_loop(
+    lambda c: c['a'][...][0] < 5, lambda c: body(0, c), acc, **kw
+  )
   report.value(f'{name} while same', out is acc)
   report.value(f'{name} while var same', out['a'] is acc['a'])
   report.array(f'{name} while value', acc['a'][...])

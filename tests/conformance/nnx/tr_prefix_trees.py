@@ -47,7 +47,9 @@ for graph in (True, False):
     graph=graph,
   )
   k = nnx.jit(
-    lambda m: m.kernel[...] * 2, in_shardings=(col,), graph=graph,
+    lambda m: m.kernel[...] * 2,
+    in_shardings=(col,),
+    graph=graph,
     graph_updates=False,
   )
   y = k(m)

@@ -28,7 +28,9 @@ for graph in (True, False):
   m2.kernel = nnx.Param(
     jax.device_put(m2.kernel[...], jax.NamedSharding(mesh, P(None, 'd')))
   )
-  m2.bias = nnx.Param(jax.device_put(m2.bias[...], jax.NamedSharding(mesh, P())))
+  m2.bias = nnx.Param(
+    jax.device_put(m2.bias[...], jax.NamedSharding(mesh, P()))
+  )
   xs = jax.device_put(jnp.ones(8), jax.NamedSharding(mesh, P('d')))
   sp = nnx.prefix(
     m2, {nnx.PathContains('kernel'): P(None, 'd'), ...: P()}, graph=graph

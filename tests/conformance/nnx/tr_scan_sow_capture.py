@@ -15,7 +15,10 @@ class Cell(nnx.Module):
     return c * self.w + x, None
 
 
-for name, kw in [('gu=False', dict(graph_updates=False)), ('tree', dict(graph=False))]:
+for name, kw in [
+  ('gu=False', dict(graph_updates=False)),
+  ('tree', dict(graph=False)),
+]:
 
   @nnx.scan(in_axes=(0, nnx.Carry, 0), **kw)
   def run(cell, c, xs):
@@ -28,4 +31,7 @@ for name, kw in [('gu=False', dict(graph_updates=False)), ('tree', dict(graph=Fa
   report.array(f'{name} carry', c)
   report.value(f'{name} names', sorted(inter))
   report.array(f'{name} h', inter['h'][0])
-  report.value(f'{name} cell attributes', sorted(k for k in vars(cell) if not k.startswith('_')))
+  report.value(
+    f'{name} cell attributes',
+    sorted(k for k in vars(cell) if not k.startswith('_')),
+  )

@@ -16,7 +16,9 @@ m = M()
 st = jax.tree.map(lambda x: None, nnx.state(m))
 st['linear']['kernel'] = 0
 axes = nnx.StateAxes(st)
-report.value('kernel axis', axes.map_prefix(('linear', 'kernel'), m.linear.kernel))
+report.value(
+  'kernel axis', axes.map_prefix(('linear', 'kernel'), m.linear.kernel)
+)
 report.value('mean axis', axes.map_prefix(('bn', 'mean'), m.bn.mean))
 report.value('n filters', len(axes))
 report.value('axes', sorted(axes.axes, key=repr))

@@ -49,6 +49,8 @@ report.array('dropout count', model.drop.rngs.count[...])
 
 model2 = Model(nnx.Rngs(params=0, dropout=1))
 ax = nnx.prefix(model2, {'dropout': 0, ...: None}, graph=True)
-f = nnx.vmap(lambda m, x: m(x), in_axes=(ax, 0), graph=True, graph_updates=False)
+f = nnx.vmap(
+  lambda m, x: m(x), in_axes=(ax, 0), graph=True, graph_updates=False
+)
 with nnx.split_rngs(model2, splits=5, only='dropout', graph=True):
   report.array('prefix forward', f(model2, x))

@@ -94,7 +94,9 @@ def check_all(name: str, graph, graph_updates, **prefixes) -> None:
 def has_tree_states(prefix) -> bool:
   """Whether ``prefix`` holds results of :func:`nnx.prefix`."""
   return any(
-    map(_is_tree_state, jax.tree_util.tree_leaves(prefix, is_leaf=_is_prefix_leaf))
+    map(
+      _is_tree_state, jax.tree_util.tree_leaves(prefix, is_leaf=_is_prefix_leaf)
+    )
   )
 
 
@@ -134,9 +136,7 @@ def _as_pytree_prefix(tree_state):
   Variables replaced by their prefixes."""
   from flax.nnx import graphlib
 
-  boxed = jax.tree.map(
-    _Boxed, tree_state.state, is_leaf=lambda x: x is None
-  )
+  boxed = jax.tree.map(_Boxed, tree_state.state, is_leaf=lambda x: x is None)
   node = graphlib.merge(tree_state.graphdef, boxed)
   return jax.tree.map(
     lambda v: v.get_value().value if isinstance(v, Variable) else v,

@@ -270,6 +270,7 @@ def _make_grad(
     graph_updates,
     argnums=argnums,
   )
+
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     g = resolve_graph(graph)

@@ -68,9 +68,7 @@ def options_first(transform=None, *, check=None, no_methods=False):
   (:func:`check_not_bound_method`).
   """
   if transform is None:
-    return functools.partial(
-      options_first, check=check, no_methods=no_methods
-    )
+    return functools.partial(options_first, check=check, no_methods=no_methods)
   first = next(iter(inspect.signature(transform).parameters))
 
   @functools.wraps(transform)

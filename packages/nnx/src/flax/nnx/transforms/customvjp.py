@@ -311,7 +311,9 @@ class CustomVjp:
     call.changed = None
     updates, out = pure_f(diff, nondiff)
     diff_args = [a for i, a in enumerate(args) if i not in int_nondiff]
-    if call.changed is not None and _write_changed(ga, diff_args, updates, call):
+    if call.changed is not None and _write_changed(
+      ga, diff_args, updates, call
+    ):
       return out
     for a, st in zip(diff_args, updates):
       if st is None:
@@ -391,7 +393,9 @@ class SimpleCustomVjpFn(_fns.PytreeMode):
     fresh = self.fresh(
       tuple(None if i in self.keep else a for i, a in enumerate(args))
     )
-    return tuple(a if i in self.keep else b for i, (a, b) in enumerate(zip(args, fresh)))
+    return tuple(
+      a if i in self.keep else b for i, (a, b) in enumerate(zip(args, fresh))
+    )
 
   def run(self, f, args):
     """``f`` on the rebuilt ``args``: ``(f's result, the differentiated
@@ -520,7 +524,9 @@ class SimpleCustomVjp:
       pure = extract.to_tree(
         tuple(None if i in nondiff else a for i, a in enumerate(args))
       )
-      args = tuple(a if i in nondiff else p for i, (a, p) in enumerate(zip(args, pure)))
+      args = tuple(
+        a if i in nondiff else p for i, (a, p) in enumerate(zip(args, pure))
+      )
     mode = self._jax.fun
     diff_args = tuple(
       a for i, a in enumerate(given) if i not in self.nondiff_argnums

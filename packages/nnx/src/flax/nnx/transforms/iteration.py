@@ -89,9 +89,7 @@ class VmapFn(_fns.InnerFn):
   # the in_axes entry of each root (set before the call); per root whose
   # structure changed under a StateAxes, the axis of each of its values
   root_axes: tp.Any = dataclasses.field(default=None, init=False, repr=False)
-  changed_axes: tp.Any = dataclasses.field(
-    default=None, init=False, repr=False
-  )
+  changed_axes: tp.Any = dataclasses.field(default=None, init=False, repr=False)
 
   name: tp.ClassVar[str] = 'vmap'
 
