@@ -13,6 +13,7 @@ from jax import lax
 from flax import nnx
 from flax.nnx import Module as Module
 from flax.typing import PromoteDtypeFn as PromoteDtypeFn
+from flax.typing import Shape
 from flax.layers import attention as _attention
 from flax.layers.nnx import dtypes
 from flax.layers.nnx import initializers
@@ -421,15 +422,21 @@ class MultiHeadAttention(nnx.Module):
 
   def set_view(
     self,
-    deterministic: _OptBool = None,
-    decode: _OptBool = None,
-    batch_size: int | tuple[int, ...] | None = None,
-    max_length: _OptInt = None,
+    deterministic: bool | None = None,
+    decode: bool | None = None,
+    batch_size: int | Shape | None = None,
+    max_length: int | None = None,
   ):
     """Sets the modes ``nnx.view`` asks for (None leaves one unchanged).
 
-    ``batch_size`` with ``max_length`` also creates the decoding cache for
-    ``(*batch, max_length, in_features)`` inputs.
+    ``nnx.view_info`` shows the arguments with these descriptions; with
+    ``batch_size`` and ``max_length`` the decoding cache is created too.
+
+    Args:
+      deterministic: if True, the module is set to deterministic mode.
+      decode: if True, the module is set to decode mode.
+      batch_size: the batch size to use for the cache.
+      max_length: the max length to use for the cache.
     """
     for name, mode in (('deterministic', deterministic), ('decode', decode)):
       if mode is not None:
