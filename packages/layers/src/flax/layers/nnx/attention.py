@@ -98,6 +98,28 @@ def dot_product_attention_weights(
   return weights
 
 
+def _fused_attention(query, key, value, bias, mask, is_causal):
+  """``jax.nn.dot_product_attention`` with the batch dimensions folded into
+  one; a ``bias`` / ``mask`` of the query's rank has its leading dimensions
+  folded the same way, one of lower rank broadcasts as it is."""
+  batch = query.shape[:-3]
+  if len(batch) > 1:
+    ndim = query.ndim
+
+    def fold(x):
+      if x is None or x.ndim != ndim:
+        return x
+      return jnp.reshape(x, (-1,) + x.shape[-3:])
+
+    query, key, value, bias, mask = map(fold, (query, key, value, bias, mask))
+  if mask is not None:
+    mask = mask.astype(bool)  # nonzero entries attend
+  out = jax.nn.dot_product_attention(
+    query, key, value, bias=bias, mask=mask, is_causal=is_causal
+  )
+  return jnp.reshape(out, batch + out.shape[-3:])
+
+
 def _check_operands(query, key, value, *, fused: bool):
   """The operand checks of :func:`dot_product_attention`.
 
@@ -119,8 +141,7 @@ def _check_operands(query, key, value, *, fused: bool):
     )
   if key.shape[-3] != value.shape[-3]:
     raise ValueError(
-      f'k, v lengths must match, but got {key.shape[-3]} and '
-      f'{value.shape[-3]}.'
+      f'k, v lengths must match, but got {key.shape[-3]} and {value.shape[-3]}.'
     )
   q_heads = query.shape[-2]
   if fused:
@@ -145,8 +166,7 @@ def _check_operands(query, key, value, *, fused: bool):
     return
   if query.shape[-1] != key.shape[-1]:
     raise ValueError(
-      f'q, k depths must match, but got {query.shape[-1]} and '
-      f'{key.shape[-1]}.'
+      f'q, k depths must match, but got {query.shape[-1]} and {key.shape[-1]}.'
     )
   for name, x, tail in (
     ('Key', key, ' for Grouped Query Attention.'),
@@ -201,7 +221,11 @@ def dot_product_attention(
   """
   query, key, value = promote_dtype((query, key, value), dtype=dtype)
   dtype = query.dtype
-  _check_operands(query, key, value, fused=dropout_rate == 0.0 and module is None)
+  fused = dropout_rate == 0.0 and module is None
+  _check_operands(query, key, value, fused=fused)
+  if fused:
+    # Nothing to drop out or sow: JAX's fused attention computes it.
+    return _fused_attention(query, key, value, bias, mask, is_causal)
   key, value = _repeat_heads(key, query), _repeat_heads(value, query)
   dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
   weights = dot_product_attention_weights(
