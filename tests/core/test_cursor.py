@@ -272,14 +272,21 @@ def test_traverse_tree_paths_and_access_types():
   assert [a.value for a in AccessType] == [1, 2]
   assert list(
     _traverse_tree((), tree, cond_fn=lambda p, v: isinstance(v, dict))
-  ) == [(('a', AccessType.ITEM),), (('d', AccessType.ITEM), ('y', AccessType.ATTR))]
+  ) == [
+    (('a', AccessType.ITEM),),
+    (('d', AccessType.ITEM), ('y', AccessType.ATTR)),
+  ]
   updates = list(
     _traverse_tree(
       (), tree, update_fn=lambda p, v: v * 10 if isinstance(v, int) else v
     )
   )
   assert [('/'.join(str(k) for k, _ in p), v) for p, v in updates] == [
-    ('a/b/c', 10), ('l/0', 10), ('l/1/0', 20), ('l/1/1', 30), ('d/x', 60),
+    ('a/b/c', 10),
+    ('l/0', 10),
+    ('l/1/0', 20),
+    ('l/1/1', 30),
+    ('d/x', 60),
     ('d/y/z', 70),
   ]
   with pytest.raises(errors.TraverseTreeError, match='are None'):
@@ -294,9 +301,9 @@ def test_cursor_path_and_root():
     "['a']",
     "['d'][0]",
   ]
-  assert [x._path for x in c['a'].find_all(lambda p, v: isinstance(v, dict))] == [
-    "['a']['b']"
-  ]
+  assert [
+    x._path for x in c['a'].find_all(lambda p, v: isinstance(v, dict))
+  ] == ["['a']['b']"]
   assert c['d'][0]['e']._path == "['d'][0]['e']" and c._path == ''
   assert c['d'][0]._root is c
   with pytest.raises(AttributeError, match='Attribute path_str not found'):

@@ -32,7 +32,12 @@ def _norm(r):
     (intersect_filters, 'a', DenyList('a'), ('set', [])),
     (intersect_filters, DenyList('a'), False, ('set', [])),
     (intersect_filters, True, 'a', 'a'),
-    (intersect_filters, 'params', ['params', 'batch_stats'], ('set', ['params'])),
+    (
+      intersect_filters,
+      'params',
+      ['params', 'batch_stats'],
+      ('set', ['params']),
+    ),
     (intersect_filters, DenyList('a'), DenyList('b'), ('deny', ['a', 'b'])),
     (intersect_filters, DenyList(['a', 'b']), ['a', 'c'], ('set', ['c'])),
     (subtract_filters, True, True, False),

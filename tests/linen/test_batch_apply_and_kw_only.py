@@ -126,7 +126,10 @@ def test_kw_only_fields_need_a_default():
     a: int
     c: int = 3
 
-  assert str(inspect.signature(Sub)) == '(a: int = 1, c: int = 3, b: int = 2) -> None'
+  assert (
+    str(inspect.signature(Sub))
+    == '(a: int = 1, c: int = 3, b: int = 2) -> None'
+  )
   assert repr(Sub(5)).endswith('Sub(a=5, c=3, b=2)')
   with pytest.raises(TypeError, match="non-default argument 'c' follows"):
 

@@ -89,6 +89,8 @@ def test_dot_product_attention_depth_mismatch():
   k = jnp.ones((1, 3, 2, 5))
   with pytest.raises(
     ValueError,
-    match=re.escape('query shape should be [1, -1, -1, 5]: but got (1, 3, 2, 4)'),
+    match=re.escape(
+      'query shape should be [1, -1, -1, 5]: but got (1, 3, 2, 4)'
+    ),
   ):
     nnx.dot_product_attention(q, k, k)

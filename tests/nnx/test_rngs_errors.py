@@ -34,9 +34,7 @@ def test_stream_used_inside_jit_from_closure(use):
 
 def test_stream_used_inside_vmap_from_closure():
   rngs = nnx.Rngs(0)
-  with pytest.raises(
-    errors.TraceContextError, match='Cannot mutate RngCount'
-  ):
+  with pytest.raises(errors.TraceContextError, match='Cannot mutate RngCount'):
     jax.vmap(lambda x: jax.random.key_data(rngs()) + x)(jnp.ones(2, jnp.uint32))
 
 

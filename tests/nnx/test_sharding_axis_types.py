@@ -26,7 +26,9 @@ def _mesh(*types):
   ],
 )
 def test_variable_mesh_metadata(types, shown):
-  with pytest.raises(ValueError, match=f'{MIXED}. Got mixed axis types: {shown}'):
+  with pytest.raises(
+    ValueError, match=f'{MIXED}. Got mixed axis types: {shown}'
+  ):
     nnx.Param(jnp.ones((4, 8)), out_sharding=('a', 'b'), mesh=_mesh(*types))
 
 

@@ -56,7 +56,9 @@ def test_msgpack_ext_pack_and_unpack():
   assert s._msgpack_ext_unpack(ext.code, ext.data) == 1 + 2j
   ext = s._msgpack_ext_pack(np.int64(2))
   assert ext.code == s._MsgpackExtType.npscalar == 3
-  assert ext.data == b'\x93\x90\xa5int64\xc4\x08\x02\x00\x00\x00\x00\x00\x00\x00'
+  assert (
+    ext.data == b'\x93\x90\xa5int64\xc4\x08\x02\x00\x00\x00\x00\x00\x00\x00'
+  )
   scalar = s._msgpack_ext_unpack(ext.code, ext.data)
   assert scalar == 2 and type(scalar) is np.int64
   assert s._msgpack_ext_pack(3) == 3 and s._msgpack_ext_pack((1, 2)) == (1, 2)
@@ -73,8 +75,10 @@ def test_chunk_and_unchunk_in_place(monkeypatch):
   monkeypatch.setattr(s, 'MAX_CHUNK_SIZE', 8)
   d = {
     'a': np.arange(5, dtype=np.float32),
-    'b': {'c': np.arange(2, dtype=np.float32),
-          'l': [np.arange(4, dtype=np.float32)]},
+    'b': {
+      'c': np.arange(2, dtype=np.float32),
+      'l': [np.arange(4, dtype=np.float32)],
+    },
     'n': 3,
     'j': jnp.arange(3.0),
   }
@@ -82,7 +86,9 @@ def test_chunk_and_unchunk_in_place(monkeypatch):
   assert d['a']['__msgpack_chunked_array__'] is True
   assert d['a']['shape'] == {'0': 5}
   assert [c.tolist() for c in d['a']['chunks'].values()] == [
-    [0.0, 1.0], [2.0, 3.0], [4.0]
+    [0.0, 1.0],
+    [2.0, 3.0],
+    [4.0],
   ]
   # Only NumPy arrays among dict values are chunked.
   assert isinstance(d['b']['c'], np.ndarray)
@@ -106,25 +112,34 @@ def test_state_dict_registry_and_handlers():
   assert s._STATE_DICT_REGISTRY[dict] == (s._dict_state_dict, s._restore_dict)
   assert s._STATE_DICT_REGISTRY[list] == (s._list_state_dict, s._restore_list)
   assert s._dict_state_dict({'a': 1, 2: [3, (4,)], 'b': NT(1, 2)}) == {
-    'a': 1, '2': {'0': 3, '1': {'0': 4}}, 'b': {'a': 1, 'b': 2}
+    'a': 1,
+    '2': {'0': 3, '1': {'0': 4}},
+    'b': {'a': 1, 'b': 2},
   }
   assert list(s._dict_state_dict({'b': 1, 'a': 2})) == ['b', 'a']
   assert s._dict_state_dict(FrozenDict({'a': 1})) == {'a': 1}
   assert s._restore_dict({'a': 1, 'b': [1]}, {'a': 5, 'b': {'0': 7}}) == {
-    'a': 5, 'b': [7]
+    'a': 5,
+    'b': [7],
   }
   assert s._restore_dict({1: 1}, {'1': 5}) == {1: 5}
   assert s._restore_dict({'a': 1}, {'a': 5, 'c': 3}) == {'a': 5}
   with pytest.raises(ValueError, match="target dict contains keys {'b'}"):
     s._restore_dict({'a': 1, 'b': 2}, {'a': 5})
   assert s._list_state_dict([1, [2, 3], {'a': 4}]) == {
-    '0': 1, '1': {'0': 2, '1': 3}, '2': {'a': 4}
+    '0': 1,
+    '1': {'0': 2, '1': 3},
+    '2': {'a': 4},
   }
   assert s._namedtuple_state_dict(NT(1, {'c': 2})) == {'a': 1, 'b': {'c': 2}}
   with pytest.raises(AttributeError, match='_fields'):
     s._namedtuple_state_dict((1, 2))
   assert [s._is_namedtuple(x) for x in [NT(1, 2), (1, 2), [1], NT, 1]] == [
-    True, False, False, False, False
+    True,
+    False,
+    False,
+    False,
+    False,
   ]
   assert s._restore_namedtuple(NT(1, 2), {'a': 5, 'b': 6}) == NT(5, 6)
   with pytest.raises(ValueError, match='size of the list and the state dict'):

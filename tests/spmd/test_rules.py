@@ -141,16 +141,10 @@ def test_unconstrained_rules_and_names():
   assert nn.logical_to_mesh_axes(
     ('a', 'b'), (('a', None), ('a', U), ('b', 'x'))
   ) == P(None, 'x')
-  assert nn.logical_to_mesh_axes(('a',), (('a', U), ('a', 'x'))) == (
-    P(U)
-  )
+  assert nn.logical_to_mesh_axes(('a',), (('a', U), ('a', 'x'))) == (P(U))
   # A dimension named UNCONSTRAINED stays so, even twice.
-  assert nn.logical_to_mesh_axes(('a', U), (('a', 'x'),)) == P(
-    'x', U
-  )
-  assert nn.logical_to_mesh_axes(('a', U, U), (('a', 'x'),)) == (
-    P('x', U, U)
-  )
+  assert nn.logical_to_mesh_axes(('a', U), (('a', 'x'),)) == P('x', U)
+  assert nn.logical_to_mesh_axes(('a', U, U), (('a', 'x'),)) == (P('x', U, U))
   assert nn.logical_to_mesh(
     {'k': P('batch', 'foo')}, rules + (('foo', U),)
   ) == {'k': P('data', U)}

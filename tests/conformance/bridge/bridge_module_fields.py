@@ -87,7 +87,6 @@ report.value('__post_init__', PostInit(3).double)
 
 
 class Custom(bridge.Module):
-
   def __init__(self, a):
     self.a = a
 
@@ -97,7 +96,6 @@ report.value('own __init__ eq', Custom(1) == Custom(2))
 
 
 class Dot(bridge.Module):
-
   def __init__(self, din, dout, *, rngs):
     self.lin = nnx.Linear(din, dout, rngs=rngs)
 
@@ -107,11 +105,12 @@ class Dot(bridge.Module):
 
 dot = Dot(2, 3, rngs=nnx.Rngs(0))
 report.tree('nnx submodule outside compact init', dot.init(0, x))
-report.array('nnx submodule outside compact apply', dot.apply(dot.init(0, x), x))
+report.array(
+  'nnx submodule outside compact apply', dot.apply(dot.init(0, x), x)
+)
 
 
 class LinenCounter(nn.Module):
-
   @nn.compact
   def __call__(self, x):
     y = nn.Dense(3)(x)
@@ -126,7 +125,6 @@ class LinenCounter(nn.Module):
 
 
 class Top(bridge.Module):
-
   @bridge.compact
   def __call__(self, x):
     return bridge.linen_in_bridge_mdl(LinenCounter())(x)
@@ -154,7 +152,6 @@ with report.raises('ToNNX missing attribute'):
 
 
 class Sharded(nnx.Module):
-
   def __init__(self, rngs):
     self.w = nnx.Param(
       jnp.ones((2, 3)), sharding_names=('a', 'b'), eager_sharding=False

@@ -20,8 +20,12 @@ class DC:
   y: dict
 
 
-tree = {'a': 1, 'b': [2, {'c': 3, 'd': (4, 5)}], 'e': NT(6, (7, 8)),
-        'f': DC(9, {'g': 10})}
+tree = {
+  'a': 1,
+  'b': [2, {'c': 3, 'd': (4, 5)}],
+  'e': NT(6, (7, 8)),
+  'f': DC(9, {'g': 10}),
+}
 c = cursor(tree)
 report.value('iter list', [x._obj for x in c['b']][0])
 report.value('iter namedtuple', [repr(x._obj) for x in c['e']])

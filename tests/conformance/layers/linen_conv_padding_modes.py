@@ -39,8 +39,15 @@ y, _ = nn.Conv(4, (3, 3), padding='REFLECT', kernel_init=ones).init_with_output(
 report.array('2d REFLECT', y)
 
 for padding, rank in [
-  ('SAME', 1), ('REFLECT', 2), ('same', 1), (3, 1), (3, 2), ((1, 2), 2),
-  (((1, 2), (3, 4)), 2), ([(1, 2)], 1), (((1, 2),), 1),
+  ('SAME', 1),
+  ('REFLECT', 2),
+  ('same', 1),
+  (3, 1),
+  (3, 2),
+  ((1, 2), 2),
+  (((1, 2), (3, 4)), 2),
+  ([(1, 2)], 1),
+  (((1, 2),), 1),
 ]:
   report.text(
     f'canonicalize_padding {padding!r} {rank}',

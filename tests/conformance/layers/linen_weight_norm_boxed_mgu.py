@@ -21,9 +21,9 @@ class Model(nn.Module):
       bias_init=nn.with_logical_partitioning(nn.initializers.ones, ('mlp',)),
     )
     if self.filtered:
-      return nn.WeightNorm(dense, feature_axes=None, variable_filter={'kernel'})(
-        x
-      )
+      return nn.WeightNorm(
+        dense, feature_axes=None, variable_filter={'kernel'}
+      )(x)
     return nn.WeightNorm(dense)(x)
 
 

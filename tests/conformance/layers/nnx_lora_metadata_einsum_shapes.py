@@ -35,7 +35,9 @@ m = nnx.LoRALinear(
   3, 4, lora_rank=2, rngs=nnx.Rngs(1), lora_promote_dtype=to_half
 )
 y = m(jnp.ones((2, 3)))
-report.value('lora-promote-dtype', [str(y.dtype), str(m.lora(jnp.ones((1, 3))).dtype)])
+report.value(
+  'lora-promote-dtype', [str(y.dtype), str(m.lora(jnp.ones((1, 3))).dtype)]
+)
 report.array('lora-promote-out', y, rtol=1e-3, atol=1e-3)
 
 lora = nnx.LoRA(3, 2, 4, rngs=nnx.Rngs(0), a_metadata={'tag': 'x'})

@@ -16,7 +16,6 @@ def shapes(state):
 
 
 class Inner(nnx.Module):
-
   def __init__(self, rngs):
     self.l = nnx.Linear(2, 2, rngs=rngs)
 
@@ -28,7 +27,6 @@ class Inner(nnx.Module):
 
 
 class Outer(nnx.Module):
-
   def __init__(self, rngs):
     self.inner = Inner(rngs)
 

@@ -23,7 +23,9 @@ class ZA:
 for graph in (True, False):
   pt = Pt(y=nnx.Param(jnp.array(1.0)), x=nnx.Param(jnp.array(2.0)))
   _, flat = nnx.graph.flatten(pt, graph=graph)
-  report.value(f'namedtuple flat paths graph={graph}', [list(p) for p, _ in flat])
+  report.value(
+    f'namedtuple flat paths graph={graph}', [list(p) for p, _ in flat]
+  )
   za = ZA(jnp.ones(1), jnp.zeros(1))
   graphdef, state = nnx.split(za, graph=graph)
   report.value(f'dataclass state keys graph={graph}', list(state.keys()))
@@ -33,9 +35,10 @@ for graph in (True, False):
 
 
 class Holder(nnx.Module):
-
   def __init__(self):
-    self.p = nnx.data(Pt(y=nnx.Param(jnp.array(1.0)), x=nnx.Param(jnp.array(2.0))))
+    self.p = nnx.data(
+      Pt(y=nnx.Param(jnp.array(1.0)), x=nnx.Param(jnp.array(2.0)))
+    )
     self.q = nnx.data(Pt(y=jnp.array(3.0), x=jnp.array(4.0)))
 
 

@@ -8,7 +8,6 @@ from flax import nnx
 
 
 class Holder(nnx.Module):
-
   def __init__(self):
     self.a = jax.new_ref(jnp.array(1.0))
     self.w = nnx.Param(jnp.ones(2))
@@ -41,7 +40,6 @@ with report.raises('tree mode split of a shared Ref'):
 
 
 class Lists(nnx.Module):
-
   def __init__(self):
     self.l = [jax.new_ref(jnp.zeros(2))]
 
@@ -51,7 +49,6 @@ with report.raises('Ref in a static list attribute'):
 
 
 class Shared(nnx.Module):
-
   def __init__(self):
     self.a = jax.new_ref(jnp.array(1))
     self.b = self.a

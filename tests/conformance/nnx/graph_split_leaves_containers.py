@@ -23,7 +23,9 @@ for value in (42, 1.5, 'abc', True):
   graphdef, state = nnx.split(value)
   report.value(f'split({value!r}) state', state)
   report.value(f'merge(split({value!r}))', nnx.merge(graphdef, state))
-  report.value(f'graphdef({value!r}).num_leaves', nnx.graphdef(value).num_leaves)
+  report.value(
+    f'graphdef({value!r}).num_leaves', nnx.graphdef(value).num_leaves
+  )
 for empty in (None, (), [], {}):
   graphdef, state = nnx.split(empty)
   report.value(f'split({empty!r}) keys', list(state.keys()))
@@ -40,7 +42,9 @@ for graph in (True, False):
   merged = nnx.merge(graphdef, state)
   report.value(f'dict merged keys graph={graph}', sorted(merged))
   report.array(f'dict merged a graph={graph}', merged['a'])
-  report.value(f'dict merged p is Param graph={graph}', type(merged['p']).__name__)
+  report.value(
+    f'dict merged p is Param graph={graph}', type(merged['p']).__name__
+  )
   _, params, rest = nnx.split(d, nnx.Param, ..., graph=graph)
   report.tree(f'dict params graph={graph}', params)
   report.tree(f'dict rest graph={graph}', rest)
@@ -49,7 +53,9 @@ for graph in (True, False):
 
   t = (nnx.Param(jnp.ones(1)), jnp.zeros(1))
   merged = nnx.merge(*nnx.split(t, graph=graph))
-  report.value(f'tuple merged types graph={graph}', [type(x).__name__ for x in merged])
+  report.value(
+    f'tuple merged types graph={graph}', [type(x).__name__ for x in merged]
+  )
   report.array(f'tuple merged [1] graph={graph}', merged[1])
 
 
@@ -61,7 +67,9 @@ class Pair:
 
 
 for graph in (True, False):
-  graphdef, state = nnx.split(Pair(jnp.zeros(1), nnx.Param(jnp.ones(1))), graph=graph)
+  graphdef, state = nnx.split(
+    Pair(jnp.zeros(1), nnx.Param(jnp.ones(1))), graph=graph
+  )
   report.tree(f'dataclass state graph={graph}', state)
   merged = nnx.merge(graphdef, state)
   report.value(f'dataclass merged type graph={graph}', type(merged).__name__)
@@ -70,7 +78,6 @@ for graph in (True, False):
 
 
 class Model(nnx.Module):
-
   def __init__(self):
     self.pair = nnx.data(Pair(jnp.zeros(2), nnx.Param(jnp.ones(2))))
 

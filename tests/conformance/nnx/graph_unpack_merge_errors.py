@@ -13,11 +13,17 @@ params, rest = nnx.unpack(m, nnx.Param, ...)
 report.value('GraphState attribute', list(params.kernel.shape))
 report.value(
   'GraphState pytree paths',
-  [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(nnx.unpack(m))[0]],
+  [
+    jax.tree_util.keystr(p)
+    for p, _ in jax.tree_util.tree_flatten_with_path(nnx.unpack(m))[0]
+  ],
 )
 report.value(
   'State pytree paths',
-  [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(nnx.state(m))[0]],
+  [
+    jax.tree_util.keystr(p)
+    for p, _ in jax.tree_util.tree_flatten_with_path(nnx.state(m))[0]
+  ],
 )
 doubled = jax.tree.map(lambda x: 2 * x, params)
 report.value('tree.map keeps GraphState', type(doubled).__name__)
@@ -28,9 +34,13 @@ grads = nnx.grad(
 report.value('grads type', type(grads).__name__)
 opt.update(m, grads)
 report.array('kernel after update', m.kernel[...])
-report.value('merge(GraphState, GraphState)', type(nnx.merge(params, rest)).__name__)
+report.value(
+  'merge(GraphState, GraphState)', type(nnx.merge(params, rest)).__name__
+)
 
-report.value('prefix attribute', nnx.prefix(m, {nnx.Param: 0}, graph=False).kernel)
+report.value(
+  'prefix attribute', nnx.prefix(m, {nnx.Param: 0}, graph=False).kernel
+)
 with report.raises('prefix without matching filter'):
   nnx.prefix(m, {nnx.BatchStat: 0}, graph=False)
 
@@ -49,4 +59,9 @@ with report.raises('merge(state) without graphdef'):
 with report.raises('merge with a missing key'):
   nnx.merge(graphdef, nnx.State({'kernel': state['kernel']}))
 with report.raises('merge with an extra key'):
-  nnx.merge(graphdef, nnx.State({'kernel': state['kernel'], 'bias': state['bias'], 'x': state['bias']}))
+  nnx.merge(
+    graphdef,
+    nnx.State(
+      {'kernel': state['kernel'], 'bias': state['bias'], 'x': state['bias']}
+    ),
+  )

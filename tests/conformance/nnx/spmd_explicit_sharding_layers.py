@@ -18,7 +18,9 @@ report.value('NamedSharding out_sharding spec', str(v.out_sharding.spec))
 report.value('NamedSharding value spec', str(v[...].sharding.spec))
 kernel_init = nnx.with_partitioning(nnx.initializers.ones, named)
 linear = nnx.Linear(4, 8, kernel_init=kernel_init, rngs=nnx.Rngs(0))
-report.value('with_partitioning(NamedSharding) spec', str(linear.kernel[...].sharding.spec))
+report.value(
+  'with_partitioning(NamedSharding) spec', str(linear.kernel[...].sharding.spec)
+)
 
 with jax.set_mesh(mesh):
   x = jax.device_put(jnp.arange(32.0).reshape(4, 8), jax.P('a', 'b'))
@@ -30,12 +32,18 @@ with jax.set_mesh(mesh):
   report.array('dropout under jit values', y)
   report.value(
     'deterministic dropout spec',
-    str(nnx.Dropout(0.5, rngs=nnx.Rngs(1))(x, deterministic=True).sharding.spec),
+    str(
+      nnx.Dropout(0.5, rngs=nnx.Rngs(1))(x, deterministic=True).sharding.spec
+    ),
   )
   xa = jax.device_put(jnp.ones((2, 3, 8)), jax.P('a', None, None))
   mha = nnx.MultiHeadAttention(
-    num_heads=2, in_features=8, qkv_features=8, decode=False,
-    dropout_rate=0.5, rngs=nnx.Rngs(0),
+    num_heads=2,
+    in_features=8,
+    qkv_features=8,
+    decode=False,
+    dropout_rate=0.5,
+    rngs=nnx.Rngs(0),
   )
   out = mha(xa, deterministic=False)
   report.value('attention dropout spec', str(out.sharding.spec))
@@ -44,8 +52,11 @@ with jax.set_mesh(mesh):
   report.value('attention causal spec', str(out.sharding.spec))
 
   model = nnx.Linear(
-    4, 8,
-    kernel_init=nnx.with_partitioning(nnx.initializers.lecun_normal(), ('a', 'b')),
+    4,
+    8,
+    kernel_init=nnx.with_partitioning(
+      nnx.initializers.lecun_normal(), ('a', 'b')
+    ),
     bias_init=nnx.with_partitioning(nnx.initializers.zeros, ('b',)),
     rngs=nnx.Rngs(0),
   )

@@ -10,7 +10,9 @@ from flax import nnx
 with nnx.use_eager_sharding(False):
   seen = []
 
-  @nnx.vmap(in_axes=0, out_axes=0, transform_metadata={nnx.PARTITION_NAME: 'layers'})
+  @nnx.vmap(
+    in_axes=0, out_axes=0, transform_metadata={nnx.PARTITION_NAME: 'layers'}
+  )
   def create(key):
     kernel_init = nnx.with_partitioning(nnx.initializers.ones, ('din', 'dout'))
     layer = nnx.Linear(2, 3, kernel_init=kernel_init, rngs=nnx.Rngs(key))
@@ -24,7 +26,9 @@ with nnx.use_eager_sharding(False):
   seen = []
 
   @nnx.vmap(
-    in_axes=(0, None), out_axes=0, transform_metadata={nnx.PARTITION_NAME: 'layers'}
+    in_axes=(0, None),
+    out_axes=0,
+    transform_metadata={nnx.PARTITION_NAME: 'layers'},
   )
   def apply(layer, x):
     seen.append(layer.kernel.out_sharding)
@@ -37,7 +41,9 @@ with nnx.use_eager_sharding(False):
   seen = []
 
   @nnx.vmap(
-    in_axes=(1, None), out_axes=1, transform_metadata={nnx.PARTITION_NAME: 'layers'}
+    in_axes=(1, None),
+    out_axes=1,
+    transform_metadata={nnx.PARTITION_NAME: 'layers'},
   )
   def identity(v, x):
     seen.append(v.out_sharding)
@@ -52,10 +58,14 @@ with nnx.use_eager_sharding(False):
   f = nnx.transform_metadata(in_axes=0, out_axes=1, partition='din')(
     lambda v: (
       seen.append(v.out_sharding),
-      nnx.Param(jnp.array(1), out_sharding=('dmid', 'dout'), eager_sharding=False),
+      nnx.Param(
+        jnp.array(1), out_sharding=('dmid', 'dout'), eager_sharding=False
+      ),
     )[1]
   )
-  w = nnx.Param(jnp.array(0), out_sharding=('din', 'dout'), eager_sharding=False)
+  w = nnx.Param(
+    jnp.array(0), out_sharding=('din', 'dout'), eager_sharding=False
+  )
   report.value('transform_metadata output', list(f(w).out_sharding))
   report.value('transform_metadata inside', [list(s) for s in seen])
   report.value('transform_metadata input after', list(w.out_sharding))

@@ -62,10 +62,16 @@ def train_step(model, optimizer, rngs, x, y):
 
 x = np.linspace(-1, 1, 32).reshape(16, 2).astype(np.float32)
 y = np.sin(x) @ np.ones((2, 3), np.float32)
-report.value('losses', [float(train_step(model, optimizer, rngs, x, y)) for _ in range(5)])
+report.value(
+  'losses', [float(train_step(model, optimizer, rngs, x, y)) for _ in range(5)]
+)
 report.value(
   'counters',
-  [int(optimizer.step[...]), int(model.steps[...]), int(rngs.dropout.count[...])],
+  [
+    int(optimizer.step[...]),
+    int(model.steps[...]),
+    int(rngs.dropout.count[...]),
+  ],
 )
 report.array('kernel', model.linear.kernel[...])
 report.array('adam-mu', optimizer.opt_state[0].mu['linear']['kernel'][...])
@@ -94,7 +100,11 @@ report.value('update-in-jit', int(model.steps[...]))
 nnx.update(model, {'steps': jnp.array(7)})
 report.value(
   'update-eager',
-  [int(model.steps[...]), model.steps.ref, type(model.steps.get_raw_value()).__name__],
+  [
+    int(model.steps[...]),
+    model.steps.ref,
+    type(model.steps.get_raw_value()).__name__,
+  ],
 )
 p = nnx.with_vars(nnx.state(model, nnx.Param), ref=False)
 report.value(
@@ -109,7 +119,10 @@ report.array('rng-jit-draw', jax.jit(lambda r: jax.random.key_data(r()))(r))
 report.value('rng-count', int(r.default.count[...]))
 report.value(
   'rng-split-kinds',
-  [type(r.split(2).default.key.get_raw_value()).__name__, r.split(2).default.key.shape],
+  [
+    type(r.split(2).default.key.get_raw_value()).__name__,
+    r.split(2).default.key.shape,
+  ],
 )
 nnx.reseed(r, default=3)
 report.array('rng-reseeded', jax.random.key_data(r()))

@@ -59,7 +59,9 @@ def test_mha_params_and_numerics():
   ref = _reference(params, np.asarray(q), np.asarray(kv), 2, mask)
   np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
   # Older call form: inputs_kv.
-  with pytest.warns(DeprecationWarning, match='inputs_kv arg will be deprecated'):
+  with pytest.warns(
+    DeprecationWarning, match='inputs_kv arg will be deprecated'
+  ):
     y2 = layer.apply(v, q, inputs_kv=kv, mask=mask)
   np.testing.assert_allclose(y2, y, rtol=1e-6)
 
@@ -70,7 +72,9 @@ def test_self_attention_and_aliases():
   v = mha.init(KEY, x)
   assert shapes(v['params']['out']) == {'kernel': (2, 2, 4), 'bias': (4,)}
   y = mha.apply(v, x)
-  with pytest.warns(DeprecationWarning, match='SelfAttention will be deprecated'):
+  with pytest.warns(
+    DeprecationWarning, match='SelfAttention will be deprecated'
+  ):
     y_self = nn.SelfAttention(num_heads=2).apply(v, x)
   np.testing.assert_allclose(y_self, y, rtol=1e-6)
   np.testing.assert_allclose(
@@ -240,7 +244,10 @@ def test_custom_einsums_are_called_with_subscripts_and_operands():
   y, _ = layer.init_with_output(KEY, jnp.ones((1, 3, 4)))
   assert y.shape == (1, 3, 4)
   assert seen == [
-    'init', 'init', '...qhd,...khd->...hqk', '...hqk,...khd->...qhd'
+    'init',
+    'init',
+    '...qhd,...khd->...hqk',
+    '...hqk,...khd->...qhd',
   ]
 
 
@@ -254,7 +261,11 @@ def test_custom_einsum_argument_errors():
     nn.dot_product_attention(q, q, q, qk_attn_weights_einsum=jnp.einsum)
   with pytest.raises(ValueError, match='must be specified together'):
     nn.dot_product_attention(
-      q, q, q, einsum_dot_general=dot_general, attn_weights_value_einsum=jnp.einsum
+      q,
+      q,
+      q,
+      einsum_dot_general=dot_general,
+      attn_weights_value_einsum=jnp.einsum,
     )
   with pytest.raises(ValueError, match='must be specified together'):
     nn.MultiHeadDotProductAttention(

@@ -194,8 +194,19 @@ def _is_hijax_value(x) -> bool:
 # answers as attributes); names JAX looks up on types are left out.
 _METADATA_NAMES: set = set()
 _JAX_NAMES = frozenset(
-  {'hijax', 'ref', 'mutable', 'sharding', 'weak_type', 'shape', 'dtype',
-   'ndim', 'size', 'type', 'value'}
+  {
+    'hijax',
+    'ref',
+    'mutable',
+    'sharding',
+    'weak_type',
+    'shape',
+    'dtype',
+    'ndim',
+    'size',
+    'type',
+    'value',
+  }
 )
 
 

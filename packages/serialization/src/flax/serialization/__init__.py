@@ -38,24 +38,30 @@ from flax.serialization._decode import msgpack_restore
 from flax.serialization._encode import msgpack_serialize
 
 # Private names of Flax's module that code outside Flax uses.
-from flax.core.state_dict import _STATE_DICT_REGISTRY  # noqa: E402
-from flax.core.state_dict import _dict_state_dict  # noqa: E402
-from flax.core.state_dict import _is_namedtuple  # noqa: E402
-from flax.core.state_dict import _list_state_dict  # noqa: E402
-from flax.core.state_dict import _namedtuple_state_dict  # noqa: E402
-from flax.core.state_dict import _restore_dict  # noqa: E402
-from flax.core.state_dict import _restore_list  # noqa: E402
-from flax.core.state_dict import _restore_namedtuple  # noqa: E402
-from flax.serialization._helpers import _MsgpackExtType  # noqa: E402
+from flax.core.state_dict import _STATE_DICT_REGISTRY as _STATE_DICT_REGISTRY  # noqa: E402
+from flax.core.state_dict import _dict_state_dict as _dict_state_dict  # noqa: E402
+from flax.core.state_dict import _is_namedtuple as _is_namedtuple  # noqa: E402
+from flax.core.state_dict import _list_state_dict as _list_state_dict  # noqa: E402
+from flax.core.state_dict import (
+  _namedtuple_state_dict as _namedtuple_state_dict,
+)  # noqa: E402
+from flax.core.state_dict import _restore_dict as _restore_dict  # noqa: E402
+from flax.core.state_dict import _restore_list as _restore_list  # noqa: E402
+from flax.core.state_dict import _restore_namedtuple as _restore_namedtuple  # noqa: E402
+from flax.serialization._helpers import _MsgpackExtType as _MsgpackExtType  # noqa: E402
 from flax.serialization._helpers import (  # noqa: E402
-  _chunk_array_leaves_in_place,
+  _chunk_array_leaves_in_place as _chunk_array_leaves_in_place,
 )
-from flax.serialization._helpers import _msgpack_ext_pack  # noqa: E402
-from flax.serialization._helpers import _msgpack_ext_unpack  # noqa: E402
-from flax.serialization._helpers import _ndarray_from_bytes  # noqa: E402
-from flax.serialization._helpers import _ndarray_to_bytes  # noqa: E402
+from flax.serialization._helpers import _msgpack_ext_pack as _msgpack_ext_pack  # noqa: E402
+from flax.serialization._helpers import (
+  _msgpack_ext_unpack as _msgpack_ext_unpack,
+)  # noqa: E402
+from flax.serialization._helpers import (
+  _ndarray_from_bytes as _ndarray_from_bytes,
+)  # noqa: E402
+from flax.serialization._helpers import _ndarray_to_bytes as _ndarray_to_bytes  # noqa: E402
 from flax.serialization._helpers import (  # noqa: E402
-  _unchunk_array_leaves_in_place,
+  _unchunk_array_leaves_in_place as _unchunk_array_leaves_in_place,
 )
 
 # Arrays larger than this many bytes are split into chunks when serialized.
