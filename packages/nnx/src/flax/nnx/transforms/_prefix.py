@@ -45,7 +45,8 @@ def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
   when the transform is created: Variables are no prefixes; in graph mode
   neither are graph nodes (tree mode takes node-shaped prefixes, e.g.
   ``nnx.prefix(..., graph=False)``); without graph updates (``updates``
-  False) neither are StateAxes, StateSharding or DiffState."""
+  False) neither are StateAxes, StateSharding or DiffState; with graph
+  updates, results of ``nnx.prefix`` (TreeState) are no prefixes."""
   special = _nnx_prefix_types()
 
   def is_leaf(x):
@@ -55,6 +56,15 @@ def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
   for path, leaf in leaves:
     where = jax.tree_util.keystr(path)
     kind = type(leaf).__name__
+    if isinstance(leaf, _TreeState) and updates:
+      raise ValueError(
+        f'Found `TreeState` object at path {where} in `{what}` for '
+        f'nnx.{name}. `TreeState` objects are only allowed as prefixes when '
+        '`graph=True` and `graph_updates=False`: pass those to the '
+        f'transform (nnx.{name}(..., graph=True, graph_updates=False)), or '
+        'in tree mode use the node-shaped prefix of '
+        'nnx.prefix(..., graph=False).'
+      )
     if isinstance(leaf, Variable):
       raise ValueError(
         f'Found Variable of type {kind} at path {where} in `{what}` for '
