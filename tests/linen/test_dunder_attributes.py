@@ -8,16 +8,31 @@ from flax import errors
 from flax import linen as nn
 
 
+class Dense(nn.Module):
+  """A dense layer of this test's own (flax-linen is tested alone)."""
+
+  features: int
+
+  @nn.compact
+  def __call__(self, x):
+    kernel = self.param(
+      'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
+    )
+    bias = self.param('bias', jax.nn.initializers.zeros, (self.features,))
+    y = x @ kernel
+    return y + jnp.broadcast_to(bias, y.shape)
+
+
 class A(nn.Module):
   @nn.compact
   def __call__(self, x):
-    return nn.Dense(2)(x)
+    return Dense(2)(x)
 
 
 class B(A):
   @nn.compact
   def __call__(self, x):
-    return nn.Dense(3)(x)
+    return Dense(3)(x)
 
 
 def test_class_swap_on_unbound_and_bound_modules():
@@ -44,7 +59,7 @@ def test_ordinary_attributes_stay_frozen():
 def test_dunder_submodule_in_setup():
   class Q(nn.Module):
     def setup(self):
-      self.__bar__ = nn.Dense(2)
+      self.__bar__ = Dense(2)
 
     def __call__(self, x):
       return self.__bar__(x)

@@ -8,13 +8,28 @@ import pytest
 from flax import linen as nn
 
 
+class Dense(nn.Module):
+  """A dense layer of this test's own (flax-linen is tested alone)."""
+
+  features: int
+
+  @nn.compact
+  def __call__(self, x):
+    kernel = self.param(
+      'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
+    )
+    bias = self.param('bias', jax.nn.initializers.zeros, (self.features,))
+    y = x @ kernel
+    return y + jnp.broadcast_to(bias, y.shape)
+
+
 class Block(nn.Module):
   features: int
   scale: float = 1.0
 
   @nn.compact
   def __call__(self, x):
-    return nn.Dense(self.features)(x) * self.scale
+    return Dense(self.features)(x) * self.scale
 
 
 def _shapes(tree):

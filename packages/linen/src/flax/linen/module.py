@@ -461,13 +461,17 @@ class Module(ModuleBase, _module_variables.VariableMethods):
 
     >>> import jax, jax.numpy as jnp
     >>> from flax import linen as nn
+    >>> class Scale(nn.Module):
+    ...   @nn.compact
+    ...   def __call__(self, x):
+    ...     return x * self.param('w', jax.nn.initializers.ones, x.shape)
     >>> class M(nn.Module):
     ...   @nn.compact
     ...   def __call__(self, x):
-    ...     dense = nn.Dense(2)
-    ...     return dense.copy()(dense(x))
+    ...     scale = Scale()
+    ...     return scale.copy()(scale(x))
     >>> sorted(M().init(jax.random.key(0), jnp.ones((1, 2)))['params'])
-    ['Dense_0', 'Dense_1']
+    ['Scale_0', 'Scale_1']
     """
     return self.clone(parent=parent, name=name, _deep_clone=True, **updates)
 
