@@ -51,6 +51,10 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
 from flax.nnx.graphnodes import (
   GRAPH_NODE_TYPES,
 )
+from flax.nnx.graphpaths import _PATHS_CACHE as _PATHS_CACHE
+from flax.nnx.graphpaths import _paths_match
+from flax.nnx.graphpaths import _paths_mismatch
+from flax.nnx.graphpaths import graphdef_paths as graphdef_paths
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State, node_state
 from flax.nnx.variablelib import Variable
@@ -599,77 +603,6 @@ def _leaves_for(graphdef: GraphDef, states) -> list:
       )
     out.append(lookup[path])
   return out
-
-
-def _paths_mismatch(graphdef, flats) -> str:
-  """Which paths of ``graphdef`` the states lack or add (error text)."""
-  if any(paths is None for paths, _ in flats):
-    return ''
-  given = [p for paths, _ in flats for p in paths]
-  expected = graphdef_paths(graphdef)
-  have = set(given)
-  want = set(expected)
-  missing = [p for p in expected if p not in have]
-  extra = [p for p in given if p not in want]
-  text = ''
-  if missing:
-    text += f' The states have no value at {_path_list(missing)}.'
-  if extra:
-    text += f' The GraphDef has no leaf at {_path_list(extra)}.'
-  return text
-
-
-def _path_list(paths) -> str:
-  shown = ', '.join(repr(p) for p in paths[:5])
-  return shown + (f' and {len(paths) - 5} more' if len(paths) > 5 else '')
-
-
-_PATHS_CACHE: dict = {}
-
-
-def graphdef_paths(graphdef: GraphDef) -> list:
-  paths = _PATHS_CACHE.get(graphdef)
-  if paths is None:
-    paths = []
-
-    def walk(node, path):
-      kind = node[0]
-      if kind in ('v', 'a'):
-        paths.append(path)
-      elif kind in ('n', 'g'):
-        for k, c in node[3]:
-          walk(c, path + (k,))
-      elif kind == 'l':
-        for j, c in enumerate(node[2]):
-          walk(c, path + (j,))
-      elif kind == 'd':
-        for k, c in zip(node[1], node[2]):
-          walk(c, path + (k,))
-      elif kind == 'p':
-        keys = node[3] if len(node) > 3 else _tree_keys(node[1])
-        for entry, c in zip(keys, node[2]):
-          walk(c, path + (entry,))
-
-    walk(graphdef.node, ())
-    if len(_PATHS_CACHE) > 4096:
-      _PATHS_CACHE.clear()
-    _PATHS_CACHE[graphdef] = paths
-  return paths
-
-
-def _tree_keys(treedef):
-  dummy = treedef.unflatten([0] * treedef.num_leaves)
-  kv, _ = jax.tree_util.tree_flatten_with_path(
-    dummy, is_leaf=lambda y: y is not dummy
-  )
-  return [_key_of(p[0]) for p, _ in kv]
-
-
-def _paths_match(graphdef, paths) -> bool:
-  cached = _PATHS_CACHE.get(graphdef)
-  if cached is paths:
-    return True
-  return list(paths) == graphdef_paths(graphdef)
 
 
 def merge(
