@@ -7,9 +7,11 @@ named-call (profiling) switch.
 """
 
 import contextlib
+import functools
 import threading
 
 from flax.configurations import config
+from flax.linen._method_wrapping import _get_fn_name
 
 
 class _DynamicContext(threading.local):
@@ -95,3 +97,25 @@ def override_named_call(enable: bool = True):
     yield
   finally:
     context.named_call = old
+
+
+def run_interceptors(orig_method, module, *args, **kwargs):
+  """Calls ``orig_method`` on ``module`` through the installed method
+  interceptors (the first installed runs outermost)."""
+  from flax.linen._functional import InterceptorContext
+
+  method_name = _get_fn_name(orig_method)
+  fun = functools.partial(orig_method, module)
+  # Interceptors see the method bound to the Module.
+  ctx = InterceptorContext(module, method_name, fun)
+
+  def wrap(interceptor, next_fun):
+    def wrapped(*args, **kwargs):
+      return interceptor(next_fun, args, kwargs, ctx)
+
+    return wrapped
+
+  # The interceptor installed first is the outermost one.
+  for interceptor in reversed(context.interceptor_stack):
+    fun = wrap(interceptor, fun)
+  return fun(*args, **kwargs)

@@ -67,6 +67,11 @@ def _indent(text: str, spaces: int) -> str:
   return '\n'.join(pad + line for line in lines[:-1]) + '\n'
 
 
+def sorted_items(x):
+  """The items of mapping ``x``, sorted by key."""
+  return sorted(x.items(), key=lambda item: item[0])
+
+
 def attr_repr(value) -> str:
   if is_module(value):
     return module_repr(value)

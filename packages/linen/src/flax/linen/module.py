@@ -693,26 +693,6 @@ def _is_scope(x) -> bool:
   return isinstance(x, core_scope.Scope)
 
 
-def _run_interceptors(orig_method, module, *args, **kwargs):
-  from flax.linen._functional import InterceptorContext
-
-  method_name = _get_fn_name(orig_method)
-  fun = functools.partial(orig_method, module)
-  # Interceptors see the method bound to the Module.
-  ctx = InterceptorContext(module, method_name, fun)
-
-  def wrap(interceptor, next_fun):
-    def wrapped(*args, **kwargs):
-      return interceptor(next_fun, args, kwargs, ctx)
-
-    return wrapped
-
-  # The interceptor installed first is the outermost one.
-  for interceptor in reversed(context.interceptor_stack):
-    fun = wrap(interceptor, fun)
-  return fun(*args, **kwargs)
-
-
 def _get_unbound_fn(method_or_fn):
   if inspect.ismethod(method_or_fn) and isinstance(
     method_or_fn.__self__, Module
@@ -771,7 +751,7 @@ from flax.linen._module_names import *  # noqa: E402,F401,F403
 from flax.linen._name_scopes import CompactNameScope as CompactNameScope  # noqa: E402
 from flax.linen._name_scopes import compact_name_scope as compact_name_scope  # noqa: E402
 
-run_interceptors = _run_interceptors
+run_interceptors = _run_interceptors = _context_lib.run_interceptors
 
 # The functional API lives in ``_functional``, which imports this module;
 # it is offered here lazily.
@@ -801,9 +781,5 @@ def __getattr__(name):
 # Helpers that code built on Linen imports from this module by name.
 _module_repr = _module_tree.module_repr
 _attr_repr = _module_tree.attr_repr
+_sorted_items = _module_tree.sorted_items
 _get_unspecified_parent = _unspecified
-
-
-def _sorted_items(x):
-  """The items of mapping ``x``, sorted by key."""
-  return sorted(x.items(), key=lambda item: item[0])
