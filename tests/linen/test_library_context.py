@@ -4,22 +4,8 @@
 import jax
 import jax.numpy as jnp
 from flax import linen as nn
+from linen_test_layers import Dense
 from flax.linen import module as module_lib
-
-
-class Dense(nn.Module):
-  """A dense layer of this test's own (flax-linen is tested alone)."""
-
-  features: int
-
-  @nn.compact
-  def __call__(self, x):
-    kernel = self.param(
-      'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
-    )
-    bias = self.param('bias', jax.nn.initializers.zeros, (self.features,))
-    y = x @ kernel
-    return y + jnp.broadcast_to(bias, y.shape)
 
 
 def test_context_is_the_dynamic_context_object():

@@ -6,21 +6,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from flax import linen as nn
-
-
-class Dense(nn.Module):
-  """A dense layer of this test's own (flax-linen is tested alone)."""
-
-  features: int
-
-  @nn.compact
-  def __call__(self, x):
-    kernel = self.param(
-      'kernel', jax.nn.initializers.lecun_normal(), (x.shape[-1], self.features)
-    )
-    bias = self.param('bias', jax.nn.initializers.zeros, (self.features,))
-    y = x @ kernel
-    return y + jnp.broadcast_to(bias, y.shape)
+from linen_test_layers import Dense
 
 
 class Block(nn.Module):
