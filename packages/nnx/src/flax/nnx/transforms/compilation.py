@@ -28,7 +28,14 @@ from flax.nnx._common import (
 from flax.nnx._common import Missing as Missing
 from flax.nnx.extract import labeled as labeled
 from flax.nnx import graphlib
-from flax.nnx.transforms import _prefix, common, flatcall, jitfns, stages
+from flax.nnx.transforms import (
+  _prefix,
+  common,
+  flatcall,
+  jitfns,
+  refout,
+  stages,
+)
 from flax.nnx.transforms import treecall
 from flax.nnx.transforms import varflow
 from flax.nnx.transforms.jitfns import JitFn as JitFn
@@ -339,10 +346,21 @@ class JitWrapped:
     pure_args, pure_kwargs = ga.pure()
     key = (ga.static, box, self.graph_updates)
     result = self._jit_of(ga, args)(key, *pure_args, **pure_kwargs)
+    return self._general_out(ga, result, (pure_args, pure_kwargs))
+
+  def _general_out(self, ga, result, pure):
+    """Writes back the updates of a general-path call and returns its
+    outputs (``pure``: the arguments it was called with)."""
     out_leaves, values = result.leaves
-    out_static, changed = result.static
+    out_static, changed, refs = result.static
+    if refs:
+      inputs = jax.tree_util.tree_leaves(pure)
+      values = refout.give(values, inputs)
     ga.write_back((changed, values), variables_only=not self.graph_updates)
-    return common.unflatten_out(out_static, out_leaves, ga)
+    out = common.unflatten_out(out_static, out_leaves, ga)
+    if refs:
+      out = refout.give(out, inputs)
+    return out
 
   def _new_entry(self, call, args, kwargs, box, graph_updates):
     """Compiles the call structure of ``call`` (graph mode unless
@@ -496,10 +514,7 @@ class JitWrapped:
         'lowered with; lower it again for these arguments.'
       )
     result = compiled(*pure_args, **pure_kwargs)
-    out_leaves, values = result.leaves
-    out_static, changed = result.static
-    ga.write_back((changed, values), variables_only=not self.graph_updates)
-    return common.unflatten_out(out_static, out_leaves, ga)
+    return self._general_out(ga, result, (pure_args, pure_kwargs))
 
   def eval_shape(self, *args, **kwargs):
     """The abstract outputs of a call (``jax.ShapeDtypeStruct`` leaves;
@@ -517,12 +532,15 @@ class JitWrapped:
       functools.partial(self._fn, key), *pure[0], **pure[1]
     )
     out_leaves, _ = result.leaves
-    out_static, _ = result.static
+    out_static, _, refs = result.static
     # outputs that are inputs come back as abstract copies of them
     inputs = common.InnerGraph(
       ga.static, None, jax.eval_shape(lambda t: t, pure)
     )
-    return common.unflatten_out(out_static, out_leaves, _AbstractInputs(inputs))
+    out = common.unflatten_out(out_static, out_leaves, _AbstractInputs(inputs))
+    if refs:
+      out = refout.give(out, jax.tree_util.tree_leaves(pure), lambda v: v)
+    return out
 
 
 class _AbstractInputs:

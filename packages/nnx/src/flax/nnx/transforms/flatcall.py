@@ -26,7 +26,7 @@ import jax
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.graphlib import _EMPTY_META, _Meta, order_attributes
-from flax.nnx.transforms import common, varflow
+from flax.nnx.transforms import common, refout, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 _raw = operator.attrgetter('_raw_value')
@@ -239,12 +239,16 @@ def _finish(entry, flat, targets, leaves, sig, views):
         break
   out_tree = entry.out
   if type(out_tree) is TreeDef:
-    return out_tree.unflatten(out)
-  call = Call()
-  call.leaves = leaves
-  call.sig = sig
-  call.views = views
-  return _rebuild_out(call, entry.out, out)
+    out = out_tree.unflatten(out)
+  else:
+    call = Call()
+    call.leaves = leaves
+    call.sig = sig
+    call.views = views
+    out = _rebuild_out(call, entry.out, out)
+  if entry.refs:
+    out = refout.give(out, flat)
+  return out
 
 
 def _roots(call) -> list:
@@ -296,6 +300,7 @@ class Entry:
     'poly',
     'by_avals',
     'orders',
+    'refs',
   )
 
   def __init__(self):
@@ -308,9 +313,10 @@ class Entry:
     self.poly = False
     self.by_avals = {}
     self.orders = False
+    self.refs = False
 
   def _facts(self):
-    return (self.changed, self.out, self.new_sizes, self.written)
+    return (self.changed, self.out, self.new_sizes, self.written, self.refs)
 
   def record(self, flat, facts_before):
     """Called at the end of a trace, after the facts were set."""
@@ -323,7 +329,7 @@ class Entry:
   def load(self, flat):
     """Sets the facts recorded for the abstract values of ``flat``."""
     facts = self.by_avals[_avals(flat)]
-    self.changed, self.out, self.new_sizes, self.written = facts
+    self.changed, self.out, self.new_sizes, self.written, self.refs = facts
 
 
 def _avals(flat) -> tuple:
@@ -435,6 +441,7 @@ def make_entry(
       leaves[p] = common.NodeStates((list(flat[s : s + n]),), k_of[p])
     ig = common.InnerGraph(static, None, treedef.unflatten(leaves))
     out, changed, values = varflow.run_inner(ig, body, graph_updates, name)
+    out, entry.refs = refout.take(out, flat[:n_others])
     new = []
     for p in target_pos:
       new.extend(values[k_of[p]])

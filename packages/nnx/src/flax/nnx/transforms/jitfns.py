@@ -20,7 +20,9 @@ kwargs)`` pair; the compiled fast path (``flatcall``/``treecall``) calls it
 after rebuilding the arguments itself.
 """
 
-from flax.nnx.transforms import _fns, common, varflow
+import jax
+
+from flax.nnx.transforms import _fns, common, refout, varflow
 
 
 def join_static(args, kwargs, box):
@@ -76,11 +78,15 @@ class JitFn:
     out, changed, values = varflow.run_inner(
       ig, lambda tree: self.run(tree, box), graph_updates, self.ctxtag
     )
+    # Refs among the arguments may be returned or kept (refout)
+    (out, values), refs = refout.take(
+      (out, values), jax.tree_util.tree_leaves((pure_args, pure_kwargs))
+    )
     out_static, out_leaves = ig.flatten_out(
       out, True if graph_updates else self.ctxtag
     )
     self.out_static[key] = (out_static, changed)
-    return common.Result((out_leaves, values), (out_static, changed))
+    return common.Result((out_leaves, values), (out_static, changed, refs))
 
 
 class SimpleJitFn(JitFn, _fns.PytreeMode):
