@@ -81,3 +81,149 @@ def test_display_prints_repr(capsys):
   assert capsys.readouterr().out == 'State({})\n'
   assert nnx.display.__module__ == 'flax.nnx.visualization'
   assert summary.display is nnx.display
+
+
+class _Tag:
+  def __init__(self, name):
+    self.name = name
+
+  def __repr__(self):
+    return f'Tag<{self.name}>'
+
+
+class _Echo(nnx.Module):
+  """Returns ``out(x)``; its Param carries the given metadata."""
+
+  def __init__(self, out=lambda *a, **k: 0, **metadata):
+    self.w = nnx.Param(jnp.ones(2), **metadata)
+    self.out = out
+
+  def __call__(self, *args, **kwargs):
+    return self.out(*args, **kwargs)
+
+
+def _column(table, index):
+  """The lines of column ``index`` of the first row of ``table``."""
+  lines = []
+  for line in table.splitlines():
+    if line.startswith('│'):
+      cell = line.split('│')[index]
+      if cell.strip() == 'Total':
+        break
+      lines.append(cell.rstrip()[1:])
+  while lines and not lines[-1].strip():
+    lines.pop()
+  return '\n'.join(lines)
+
+
+O1 = jnp.ones(1)
+INPUT_CASES = {
+  # (args, kwargs): the inputs cell, as Flax 0.12.8 shows it
+  'x and a None keyword': ((O1,), {'mask': None}, '- float32[1]\nmask: None'),
+  'x and a None': ((O1, None), {}, '- float32[1]\n- None'),
+  'x and an empty dict': ((O1, {}), {}, '- float32[1]\n- {}'),
+  'None alone': ((None,), {}, ''),
+  'empty dict alone': (({},), {}, ''),
+  'dict of arrays': (
+    ({'a': O1, 'b': {'c': jnp.zeros(1, jnp.int32)}},),
+    {},
+    'a: float32[1]\nb:\n  c: int32[1]',
+  ),
+  'dict without leaves kept': (({'q': None},), {}, 'q: None'),
+  'dict entries without leaves dropped': (
+    ({'a': 1, 'b': None, 'c': [], 'd': {'e': None}},),
+    {},
+    'a: 1',
+  ),
+  'keywords without leaves kept': (
+    (O1,),
+    {'kw': None, 'opt': {}},
+    '- float32[1]\nkw: None\nopt: {}',
+  ),
+  'keyword without leaves beside one with leaves': (
+    (O1,),
+    {'k': None, 'z': 1},
+    '- float32[1]\nz: 1',
+  ),
+  'top-level sequence keeps its tail': (
+    ([1, None, None],),
+    {},
+    '- 1\n- None\n- None',
+  ),
+  'nested sequence ends at its last leaf': (
+    (O1, [1, None]),
+    {},
+    '- float32[1]\n- - 1',
+  ),
+  'inner parts without leaves are hollow': (
+    ([O1, {'a': None}, O1, {'a': None}],),
+    {},
+    '- float32[1]\n- {}\n- float32[1]\n- a: None',
+  ),
+  'inner None kept': (([None, [None], 1],), {}, '- None\n- []\n- 1'),
+  'objects by repr': (
+    (O1, 3, 'str', 2.5, True, _Tag(5)),
+    {},
+    '- float32[1]\n- 3\n- str\n- 2.5\n- True\n- Tag<5>',
+  ),
+}
+
+
+@pytest.mark.parametrize('name', sorted(INPUT_CASES))
+def test_inputs_cell(name):
+  args, kwargs, expected = INPUT_CASES[name]
+  table = nnx.tabulate(
+    _Echo(), *args, console_kwargs=tabulate_models.WIDE, **kwargs
+  )
+  assert _column(table, 3) == expected
+
+
+OUTPUT_CASES = {
+  'None': (lambda x: None, ''),
+  'empty dict': (lambda x: {}, ''),
+  'only None entries': (lambda x: {'n': None}, 'n: None'),
+  'tuple with trailing None': (lambda x: (x, None), '- float32[1]\n- None'),
+  'None and empty': (lambda x: (None, {}), '- None\n- {}'),
+  'dict pruned': (
+    lambda x: {'a': x, 'b': [], 'c': {'d': None, 'e': 1}},
+    'a: float32[1]\nc:\n  e: int32[]',
+  ),
+}
+
+
+@pytest.mark.parametrize('name', sorted(OUTPUT_CASES))
+def test_outputs_cell(name):
+  fn, expected = OUTPUT_CASES[name]
+  table = nnx.tabulate(_Echo(fn), O1, console_kwargs=tabulate_models.WIDE)
+  assert _column(table, 4) == expected
+
+
+METADATA_CASES = {
+  'custom object': (
+    {'meta': _Tag(7)},
+    'w:\n  meta: Tag<7>\n  value: float32[2]',
+  ),
+  'objects in containers': (
+    {'lst': [_Tag(1), None], 'd': {'k': _Tag(2), 'gone': None}},
+    'w:\n  d:\n    k: Tag<2>\n  lst:\n  - Tag<1>\n  value: float32[2]',
+  ),
+  'None inside a list': (
+    {'a': [None, 1], 'c': [1, None, 3]},
+    'w:\n  a:\n  - None\n  - 1\n  c:\n  - 1\n  - None\n  - 3\n  value: float32[2]',
+  ),
+  'only empty metadata': ({'n': None, 'e': []}, 'w:\n  value: float32[2]'),
+  'arrays by repr': (
+    {'x': jnp.ones(2)},
+    'w:\n  value: float32[2]\n  x: Array([1., 1.], dtype=float32)',
+  ),
+  'standard metadata only': ({'eager_sharding': True}, 'w: float32[2]'),
+}
+
+
+@pytest.mark.parametrize('name', sorted(METADATA_CASES))
+def test_metadata_cell(name):
+  metadata, expected = METADATA_CASES[name]
+  table = nnx.tabulate(
+    _Echo(**metadata), O1, console_kwargs=tabulate_models.WIDE
+  )
+  assert _column(table, 5).split('\n\n')[0] == expected

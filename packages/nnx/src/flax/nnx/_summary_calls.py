@@ -38,9 +38,9 @@ def array_markup(x) -> str:
   return f'[dim]{x.dtype}[/dim][{shape}]'
 
 
-def _scalar(x) -> str:
+def _scalar(x, arrays=None) -> str:
   if _is_array(x):
-    return array_markup(x)
+    return (arrays or array_markup)(x)
   if x is None or isinstance(x, bool):
     return str(x)
   if isinstance(x, (int, float, str)):
@@ -52,7 +52,7 @@ def _is_block(x) -> bool:
   return isinstance(x, (dict, list, tuple)) and not _is_array(x)
 
 
-def _block_lines(x) -> list[str]:
+def _block_lines(x, arrays=None) -> list[str]:
   """The lines of ``x`` in block YAML style (sorted mapping keys)."""
   if isinstance(x, dict):
     if not x:
@@ -61,30 +61,77 @@ def _block_lines(x) -> list[str]:
     for k in sorted(x, key=str):
       v = x[k]
       if _is_block(v) and v:
-        sub = _block_lines(v)
+        sub = _block_lines(v, arrays)
         indent = '' if isinstance(v, (list, tuple)) else '  '
         lines.append(f'{k}:')
         lines.extend(indent + line for line in sub)
       else:
-        lines.append(f'{k}: {_value_markup(v)}')
+        lines.append(f'{k}: {_value_markup(v, arrays)}')
     return lines
   if not x:
     return ['[]']
   lines = []
   for v in x:
     if _is_block(v) and v:
-      sub = _block_lines(v)
+      sub = _block_lines(v, arrays)
       lines.append('- ' + sub[0])
       lines.extend('  ' + line for line in sub[1:])
     else:
-      lines.append(f'- {_value_markup(v)}')
+      lines.append(f'- {_value_markup(v, arrays)}')
   return lines
 
 
-def _value_markup(x) -> str:
+def _value_markup(x, arrays=None) -> str:
   if _is_block(x):
-    return '\n'.join(_block_lines(x))
-  return _scalar(x)
+    return '\n'.join(_block_lines(x, arrays))
+  return _scalar(x, arrays)
+
+
+def _has_leaves(x) -> bool:
+  """Whether ``x`` (plain dicts, lists and leaves) holds any leaf."""
+  if isinstance(x, dict):
+    return any(_has_leaves(v) for v in x.values())
+  if isinstance(x, (list, tuple)) and not _is_array(x):
+    return any(_has_leaves(v) for v in x)
+  return x is not None
+
+
+def _hollow(x):
+  """What stands for a part without leaves between parts with leaves:
+  an empty container of its kind, or None."""
+  if isinstance(x, dict):
+    return {}
+  if isinstance(x, (list, tuple)):
+    return []
+  return x
+
+
+def _prune(x):
+  """``x`` with the parts that hold no leaf left out: mapping entries
+  are dropped, a sequence ends at its last part with leaves, and an
+  earlier part without leaves is shown hollow."""
+  if isinstance(x, dict):
+    return {k: _prune(v) for k, v in x.items() if _has_leaves(v)}
+  if isinstance(x, (list, tuple)) and not _is_array(x):
+    keep = [_has_leaves(v) for v in x]
+    end = max((i + 1 for i, k in enumerate(keep) if k), default=0)
+    return [_prune(v) if k else _hollow(v) for v, k in zip(x[:end], keep)]
+  return x
+
+
+def shown(x):
+  """The part of an input, output or Variable that a cell shows.
+
+  A value without leaves is shown as it is. Otherwise its parts without
+  leaves are pruned (see :func:`_prune`), except that a top-level
+  sequence keeps its trailing parts as they are.
+  """
+  if not _has_leaves(x):
+    return x
+  out = _prune(x)
+  if isinstance(x, (list, tuple)) and not _is_array(x):
+    out = out + list(x[len(out) :])
+  return out
 
 
 def _node_dict(node) -> dict:
@@ -115,22 +162,27 @@ def _plain(x):
   return x
 
 
-def structure_markup(x) -> str:
-  """The text of an input or output value (YAML-like block style)."""
-  return _value_markup(_plain(x))
+def structure_markup(x, arrays=None) -> str:
+  """The text of an input, output or Variable (YAML-like block style).
+
+  ``arrays`` formats the arrays in it (default: ``float32[2,3]``). An
+  empty value (None, ``{}``, ``[]``) gives an empty text.
+  """
+  x = shown(_plain(x))
+  if x is None or _is_block(x) and not x:
+    return ''
+  return _value_markup(x, arrays)
 
 
 def inputs_markup(args, kwargs) -> str:
   """The ``inputs`` cell: one value alone, else a list then a mapping."""
-  args = [_plain(a) for a in args]
-  kwargs = {k: _plain(v) for k, v in kwargs.items()}
   if len(args) == 1 and not kwargs:
-    return _value_markup(args[0])
+    return structure_markup(args[0])
   lines = []
   if args:
-    lines += _block_lines(args)
+    lines += _block_lines(shown([_plain(a) for a in args]))
   if kwargs:
-    lines += _block_lines(kwargs)
+    lines += _block_lines(shown({k: _plain(v) for k, v in kwargs.items()}))
   return '\n'.join(lines)
 
 

@@ -180,36 +180,31 @@ def object_infos(root) -> dict[int, ObjectInfo]:
 _STANDARD_METADATA = frozenset({'hijax', 'ref', 'eager_sharding'})
 
 
+class _Markup:
+  """Stands for a piece of ready-made markup inside a shown structure."""
+
+  def __init__(self, text: str):
+    self.text = text
+
+  def __repr__(self) -> str:
+    return self.text
+
+
 def _variable_markup(var: Variable) -> str:
+  """The value of ``var`` (``float32[2,3]``), or a block of its value and
+  metadata when it has metadata of its own (the parts of the metadata
+  without leaves left out; arrays and other objects shown by their
+  repr)."""
   value = _summary_calls.array_markup(var.get_raw_value())
-  metadata = var.get_metadata()
-  if _STANDARD_METADATA.issuperset(metadata):
+  metadata = {
+    k: v for k, v in var.get_metadata().items() if k not in _STANDARD_METADATA
+  }
+  if not metadata:
     return value
-  lines = []
-  for key in sorted({*metadata, 'value'}):
-    if key == 'value':
-      lines.append(f'value: {value}')
-      continue
-    v = metadata[key]
-    if key in _STANDARD_METADATA:
-      continue
-    if key == 'out_sharding' and isinstance(v, (tuple, list)):
-      v = [a for a in v if a is not None]
-    if not jax.tree.leaves(v):
-      # None, and containers of nothing but None (or empty)
-      continue
-    lines.append(_metadata_line(key, v))
-  return '\n' + '\n'.join('  ' + line for line in '\n'.join(lines).split('\n'))
-
-
-def _metadata_line(key, v) -> str:
-  if isinstance(v, (dict, list, tuple)):
-    block = _summary_calls.structure_markup(v)
-    indent = '' if isinstance(v, (list, tuple)) else '  '
-    return f'{key}:\n' + '\n'.join(indent + line for line in block.split('\n'))
-  if isinstance(v, (str, int, float, bool)):
-    return f'{key}: {v}'
-  return f'{key}: {v!r}'
+  block = _summary_calls.structure_markup(
+    {**metadata, 'value': _Markup(value)}, arrays=repr
+  )
+  return '\n' + '\n'.join('  ' + line for line in block.split('\n'))
 
 
 def _size_markup(stat: SizeBytes, bold: bool = True) -> str:
@@ -385,10 +380,7 @@ def _render(
       '/'.join(map(str, path)),
       call.type.__name__,
       call.inputs_repr,
-      # a method returning None has an empty outputs cell
-      ''
-      if call.outputs is None
-      else _summary_calls.structure_markup(call.outputs),
+      _summary_calls.structure_markup(call.outputs),
     ]
     if compute_flops:
       row.append(str(call.flops))
