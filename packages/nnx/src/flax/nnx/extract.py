@@ -143,17 +143,6 @@ class TreeState(struct.PyTreeNode):
   def state(self):
     return self.__state__
 
-  def __getattr__(self, name):
-    # ``tree_state.kernel``: the entry of the state (e.g. a prefix).
-    if name.startswith('__'):
-      raise AttributeError(name)
-    state = vars(self).get('__state__')
-    if isinstance(state, tp.Mapping) and name in state:
-      return state[name]
-    raise AttributeError(
-      f'{type(self).__name__!r} object has no attribute {name!r}'
-    )
-
 
 def is_tree_node(x) -> bool:
   """Whether ``x`` is a :class:`NodeStates` (a node ``to_tree`` made)."""
@@ -300,9 +289,12 @@ def _key(entry):
 
 
 def prefix(node, filter_map, /, *, graph=None):
-  """A prefix tree for ``node``: every graph node becomes a
+  """A prefix tree for ``node``. In graph mode every graph node becomes a
   :class:`TreeState` whose state maps each Variable path to its prefix,
-  other leaves their prefix.
+  other leaves their prefix. In tree mode (``graph=False``) the result has
+  the shape of ``node`` itself: copies of its graph nodes whose Variables
+  (and other leaves) are replaced by their prefixes, e.g. a Module whose
+  attributes hold the axes.
 
   ``filter_map`` maps filters to prefixes (the first matching filter wins;
   a Variable no filter matches is a ValueError), or is a function
@@ -335,6 +327,15 @@ def prefix(node, filter_map, /, *, graph=None):
         f'filters are {list(filter_map)!r}.'
       )
 
+  from flax.nnx._common import resolve_graph
+
+  if not resolve_graph(graph):
+    # the node's own pytree, each Variable a leaf
+    return jax.tree_util.tree_map_with_path(
+      lambda path, x: prefix_fn(tuple(map(_key, path)), x),
+      node,
+      is_leaf=lambda x: isinstance(x, Variable),
+    )
   leaves_with_paths, treedef = jax.tree_util.tree_flatten_with_path(
     node, is_leaf=_is_graph_node
   )
@@ -343,9 +344,12 @@ def prefix(node, filter_map, /, *, graph=None):
     nnx_path = tuple(_key(k) for k in path)
     if _is_graph_node(leaf):
       graphdef, state = split(leaf, graph=graph)
-      mapped = state.map(
-        lambda p, v, base=nnx_path: prefix_fn(base + tuple(p), v)
-      )
+      if isinstance(state, Variable):  # a Variable root: its own prefix
+        mapped = prefix_fn(nnx_path, state)
+      else:
+        mapped = state.map(
+          lambda p, v, base=nnx_path: prefix_fn(base + tuple(p), v)
+        )
       leaf = TreeState(graphdef, mapped, Opaque(prefix_fn))
     else:
       leaf = prefix_fn(nnx_path, leaf)

@@ -17,6 +17,7 @@ are these, with the fields of their transform.
 """
 
 import dataclasses
+import inspect
 import typing as tp
 
 import jax
@@ -25,9 +26,38 @@ from flax.nnx import extract
 from flax.nnx.transforms import common, varflow
 
 
+class CallSignature:
+  """The ``__signature__`` JAX reads of a callable handed to it (for the
+  argument names of its errors) without inspecting the callable on every
+  call: the user function's (``f``), cached per function, or the fixed
+  one given. Read on the class it is None, so that the class's own
+  signature stays that of its constructor."""
+
+  def __init__(self, *fixed_names):
+    self._fixed = (
+      inspect.Signature(
+        [
+          inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+          for n in fixed_names
+        ]
+      )
+      if fixed_names
+      else None
+    )
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return None
+    if self._fixed is not None:
+      return self._fixed
+    return varflow._signature_of(obj.f)[0]
+
+
 @dataclasses.dataclass(eq=False)
 class InnerFn:
   """Graph-mode callable run inside a JAX transform (see module doc)."""
+
+  __signature__ = CallSignature()
 
   f: tp.Callable[..., tp.Any]
   graph_args: tp.Any = dataclasses.field(default=None, kw_only=True, repr=False)
@@ -159,6 +189,8 @@ class SimpleFn(PytreeMode):
   """Pytree-mode callable run inside a JAX transform: calls ``f`` on fresh
   objects and returns its output with the new values of the argument
   Variables (see :class:`PytreeMode`)."""
+
+  __signature__ = CallSignature()
 
   f: tp.Callable[..., tp.Any]
   graph: bool

@@ -4,15 +4,18 @@ Every NNX transform takes prefixes of its arguments or outputs (``in_axes``,
 ``out_axes``, ``in_specs``, ``in_shardings``, ``argnums``, ...). A prefix
 may hold NNX objects that stand for graph nodes:
 
-* the results of :func:`nnx.prefix` (a ``TreeState``: a GraphDef with a
-  State mapping each Variable path to its prefix), in every mode;
+* the results of :func:`nnx.prefix` in graph mode (a ``TreeState``: a
+  GraphDef with a State mapping each Variable path to its prefix), with
+  ``graph=True, graph_updates=False`` only;
 * :class:`StateAxes`, :class:`StateSharding` and :class:`DiffState` (graph
   mode with graph updates only).
 
+In tree mode a prefix for a graph node has the node's own shape (as
+``nnx.prefix(..., graph=False)`` makes it): JAX takes it as it is.
 :func:`check` validates a prefix when the transform is created;
-:func:`to_jax` turns ``TreeState`` entries into the prefix of what JAX sees
-of the graph node (its pytree in tree mode, its ``NodeStates`` when the
-nodes cross as graphs), so the result is a prefix JAX accepts.
+:func:`to_jax` turns ``TreeState`` entries into the prefix of the
+``NodeStates`` the graph node crosses as, so the result is a prefix JAX
+accepts.
 """
 
 import functools
@@ -45,8 +48,9 @@ def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
   when the transform is created: Variables are no prefixes; in graph mode
   neither are graph nodes (tree mode takes node-shaped prefixes, e.g.
   ``nnx.prefix(..., graph=False)``); without graph updates (``updates``
-  False) neither are StateAxes, StateSharding or DiffState; with graph
-  updates, results of ``nnx.prefix`` (TreeState) are no prefixes."""
+  False) neither are StateAxes, StateSharding or DiffState; results of
+  ``nnx.prefix`` in graph mode (TreeState) are prefixes only with
+  ``graph=True`` and no graph updates."""
   special = _nnx_prefix_types()
 
   def is_leaf(x):
@@ -56,7 +60,7 @@ def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
   for path, leaf in leaves:
     where = jax.tree_util.keystr(path)
     kind = type(leaf).__name__
-    if isinstance(leaf, _TreeState) and updates:
+    if isinstance(leaf, _TreeState) and (updates or not graph):
       raise ValueError(
         f'Found `TreeState` object at path {where} in `{what}` for '
         f'nnx.{name}. `TreeState` objects are only allowed as prefixes when '
@@ -74,9 +78,10 @@ def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
     if graph and isinstance(leaf, Pytree):
       raise ValueError(
         f'Found graph node of type {kind} at path {where} in `{what}` for '
-        f'nnx.{name}. Graph nodes cannot be prefixes in graph mode: remove '
-        f'it, use tree mode (nnx.{name}(..., graph=False)), or build the '
-        'prefix with nnx.prefix(..., graph=True).'
+        f'nnx.{name}. Graph nodes are not allowed as prefixes when '
+        f'graph=True: remove it, use tree mode (nnx.{name}(..., '
+        'graph=False)), or build the prefix with nnx.prefix(..., '
+        'graph=True).'
       )
     if not updates and isinstance(leaf, special):
       raise ValueError(
@@ -112,47 +117,21 @@ def has_tree_states(prefix) -> bool:
 
 def to_jax(prefix, *, graph: bool):
   """``prefix`` with each :func:`nnx.prefix` result replaced by the prefix
-  of its graph node as JAX sees it: the ``NodeStates`` the node crosses as
-  (``graph``: nodes cross as graphs, ``graph=True, graph_updates=False``),
-  or the node's own pytree with the prefix at each Variable (tree mode).
-  Other entries are left as they are."""
-  if not has_tree_states(prefix):
+  of the ``NodeStates`` its graph node crosses as (``graph``: nodes cross
+  as graphs, ``graph=True, graph_updates=False``). Other entries, and
+  every prefix in tree mode (node-shaped already), are left as they
+  are."""
+  if not graph or not has_tree_states(prefix):
     return prefix
 
   def conv(x):
     if not _is_tree_state(x):
       return x
-    if graph:
-      return extract.NodeStates(
-        _graphdef=x.graphdef, states=(x.state,), metadata=None
-      )
-    return _as_pytree_prefix(x)
+    return extract.NodeStates(
+      _graphdef=x.graphdef, states=(x.state,), metadata=None
+    )
 
   return jax.tree.map(conv, prefix, is_leaf=_is_prefix_leaf)
-
-
-class _Boxed:
-  """A prefix value held as a Variable's value while the node is rebuilt
-  (so that None and pytree prefixes stay one leaf)."""
-
-  __slots__ = ('value',)
-
-  def __init__(self, value):
-    self.value = value
-
-
-def _as_pytree_prefix(tree_state):
-  """The graph node of ``tree_state`` rebuilt as a pytree prefix: its
-  Variables replaced by their prefixes."""
-  from flax.nnx import graphlib
-
-  boxed = jax.tree.map(_Boxed, tree_state.state, is_leaf=lambda x: x is None)
-  node = graphlib.merge(tree_state.graphdef, boxed)
-  return jax.tree.map(
-    lambda v: v.get_value().value if isinstance(v, Variable) else v,
-    node,
-    is_leaf=lambda x: isinstance(x, Variable),
-  )
 
 
 def variable_prefixes(prefix, pure_tree) -> list:

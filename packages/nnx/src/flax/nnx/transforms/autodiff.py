@@ -58,6 +58,8 @@ class GradFn:
     self.argnums = tuple(argnums)
     self.out_static = None
 
+  __signature__ = _fns.CallSignature('diff_trees')
+
   def __call__(self, *pure_args):
     (diff_trees,) = pure_args
     is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
@@ -205,6 +207,7 @@ class SimpleGradFn(_SimpleDiffFn):
   variable_updates))``."""
 
   name: tp.ClassVar[str] = 'grad'
+  __signature__ = _fns.CallSignature()
 
   def __call__(self, *args, **kwargs):
     # keyword arguments are passed through, not differentiated

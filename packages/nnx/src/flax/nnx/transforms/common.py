@@ -29,10 +29,17 @@ import jax
 
 from flax import errors
 from flax.nnx import graphlib
-from flax.nnx._common import MISSING, is_graph_node_leaf, trace_state
+from flax.nnx._common import (
+  EPOCH,
+  META_EPOCH,
+  MISSING,
+  is_graph_node_leaf,
+  trace_state,
+)
 from flax.nnx.graphlib import _Flattener, _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
+from flax.nnx.transforms import leafplan
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 
@@ -395,6 +402,7 @@ class InnerGraph:
     index: dict = {}
     self.indexes = []
     self.roots = []
+    self.in_values = []
     for k, (pos, node) in enumerate(zip(positions, nodes)):
       ns = leaves[pos]
       groups = ns.groups
@@ -404,9 +412,12 @@ class InnerGraph:
         index = {}
       obj = _unflatten(node, iter(vals), index, None, True)
       self.indexes.append(index)
+      self.in_values.append(vals)
       leaves[pos] = obj
       self.roots.append(obj)
     self.args = treedef.unflatten(leaves)
+    # the structure epochs once the inputs are rebuilt (see leafplan)
+    self.epochs = (EPOCH.value, META_EPOCH.value)
     # id(inner object) -> global position among the input objects
     self.global_ids = {}
     offset = 0
@@ -418,6 +429,15 @@ class InnerGraph:
 
   def updates(self):
     """``(changed_nodes or None, values per root)`` after the function."""
+    if self.fast and self.epochs == (EPOCH.value, META_EPOCH.value):
+      # no structure changed anywhere: read the values by leaf plan
+      plans = [leafplan.leaf_plan(node) for node in self.nodes]
+      if None not in plans:
+        self.update_slots = None
+        return None, [
+          leafplan.read_values(plan, index, vals)
+          for plan, index, vals in zip(plans, self.indexes, self.in_values)
+        ]
     values = []
     changed = []
     any_changed = False

@@ -197,11 +197,8 @@ class JitWrapped:
     self._in_prefix = in_shardings
     self._node_in = self._node_out = None
     self._node_jits: dict = {}
-    if not self.graph:
-      # tree mode: graph nodes are pytrees, nnx.prefix results match them
-      in_shardings = _prefix.to_jax(in_shardings, graph=False)
-      out_shardings = _prefix.to_jax(out_shardings, graph=False)
-    else:
+    # tree mode: graph nodes are pytrees, node-shaped prefixes match them
+    if self.graph:
       if _prefix.has_node_entries(in_shardings):
         # per call structure: the prefix of each graph node's slots
         self._node_in = in_shardings

@@ -24,13 +24,14 @@ from flax import struct
 from flax.core.frozen_dict import FrozenDict
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common
+from flax.nnx.transforms import _scan_checks as _checks
 from flax.nnx.transforms import tracecache
 from flax.nnx.transforms import varflow
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
 from flax.nnx.transforms.general import graph_with_updates
-from flax.nnx.transforms.types import Carry, StateAxes
+from flax.nnx.transforms.types import Carry
 from flax.nnx.variablelib import Variable, store_raw_value
 
 _is_variable = Variable.__instancecheck__
@@ -110,6 +111,7 @@ class _ScanStep:
     if g:
       ig = common.InnerGraph(plan.static, plan.masks, (pure, {}))
       args = ig.args[0]
+      structures = _checks.value_structures(pure, plan)
     else:
       args = self.fresh(pure)
       # the arguments as they entered (Variables as leaves): a Variable
@@ -128,6 +130,7 @@ class _ScanStep:
       ]
     if not g and carry_arg is not None:
       carry_vars = self.variables((args[carry_arg],), 'carry')
+      carry_in = _checks.carry_metadata(self.pure(args[carry_arg]))
     meta = _axis_metadata.enabled(metadata)
     if meta:
       mapped = self._mapped(args, in_axes)
@@ -142,12 +145,15 @@ class _ScanStep:
     )
     if g:
       if carry_arg is not None:
-        _check_carry_refs(args[carry_arg], c_out)
+        _checks.check_carry_refs(args[carry_arg], c_out)
       changed, values = ig.updates()
+      changed = _checks.value_changes(
+        changed, values, structures, ig.nodes, plan
+      )
       self.changed = changed
       grown = []
       if changed is not None:
-        _structure_changed(changed, plan)
+        _checks.structure_changed(changed, plan)
         # scanned nodes that gained or lost attributes: their new values
         # are stacked like outputs; the old slots keep the input values.
         # Under a StateAxes each new leaf takes its filter's axis.
@@ -176,8 +182,21 @@ class _ScanStep:
         if ax is Carry
       ]
     else:
+      grown, grown_vars = [], []
+      for j, (v, raw, treedef) in enumerate(before):
+        if jax.tree_util.tree_structure(v._raw_value) != treedef:
+          if int_axis(self.update_axes[j]) is None:
+            # carried and broadcast Variables travel in the scan carry
+            raise TypeError(_checks.CARRY_STRUCTURE)
+          grown.append(v._raw_value)
+          grown_vars.append(j)
+          store_raw_value(v, raw)  # the step's input structure goes on
+      self.grown_vars = tuple(grown_vars)
       if carry_arg is not None:
-        _check_variable_identity(
+        _checks.check_carry_metadata(
+          carry_in, _checks.carry_metadata(self.pure(c_out))
+        )
+        _checks.check_variable_identity(
           carry_vars, self.variables((c_out,), 'carry output')
         )
       # stacked outputs are new values: an input Variable among them is
@@ -185,13 +204,6 @@ class _ScanStep:
       varflow.check_no_aliases(
         varflow.args_paths((args, {})), y_out, 'nnx.scan'
       )
-      grown, grown_vars = [], []
-      for j, (v, raw, treedef) in enumerate(before):
-        if jax.tree_util.tree_structure(v._raw_value) != treedef:
-          grown.append(v._raw_value)
-          grown_vars.append(j)
-          store_raw_value(v, raw)  # the step's input structure goes on
-      self.grown_vars = tuple(grown_vars)
       new_leaves = jax.tree_util.tree_leaves(
         self.pure(entered_tree.unflatten(entered))
       )
@@ -379,7 +391,7 @@ def scan(
   _prefix.check_all(
     'scan', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
   )
-  _check_axes(in_axes, out_axes)
+  _checks.check_axes(in_axes, out_axes)
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
@@ -531,13 +543,6 @@ def scan(
       common.store_values(variables, probe.values(final, 'arguments'))
       for j, value in zip(fn.grown_vars, grown):
         axis = int_axis(fn.update_axes[j])
-        if axis is None:
-          raise ValueError(
-            'The value structure of a Variable changed inside nnx.scan '
-            '(e.g. values sown into it) but the Variable is not scanned '
-            '(in_axes None or Carry): only Variables scanned over an int '
-            'axis can change structure.'
-          )
         store_raw_value(
           variables[j], jax.tree.map(lambda x: _move(x, 0, axis), value)
         )
@@ -569,59 +574,6 @@ def scan(
   return wrapper
 
 
-def _check_axes(in_axes, out_axes):
-  """Validates the ``in_axes`` / ``out_axes`` of :func:`scan` when it is
-  created: at most one ``nnx.Carry`` on each side, at the top level only,
-  on both sides or neither, and no broadcast (None) outputs."""
-
-  def carries(axes, name):
-    if axes is Carry:
-      return [name]
-    if not isinstance(axes, tuple):
-      return []
-    found = [f'{name}[{i}]' for i, a in enumerate(axes) if a is Carry]
-    if len(found) > 1:
-      raise ValueError(
-        f'Found multiple Carry definitions at {found[0]} and {found[1]}: '
-        'nnx.scan takes one carry (make it a tuple to carry several values).'
-      )
-    return found
-
-  in_carry = carries(in_axes, 'in_axes')
-  out_carry = carries(out_axes, 'out_axes')
-  for axes in (in_axes, out_axes):
-    if isinstance(axes, tuple):
-      for a in axes:
-        if a is not Carry and Carry in jax.tree_util.tree_leaves(
-          a, is_leaf=lambda x: x is Carry or x is None
-        ):
-          raise ValueError(
-            'Carry must at the top-level, it cannot be nested. Found '
-            f'axes={axes!r}: mark a whole argument or output as the carry.'
-          )
-
-  def broadcast(axes, path):
-    if axes is None:
-      raise ValueError(
-        f'Cannot broadcast output state. Got out_axes=None at: {path}; '
-        'scan stacks its outputs (give an int axis, or return the value '
-        'through the carry).'
-      )
-    if isinstance(axes, (tuple, list)):
-      for i, a in enumerate(axes):
-        broadcast(a, f'{path}[{i}]')
-    elif isinstance(axes, dict):
-      for k, a in axes.items():
-        broadcast(a, f'{path}[{k!r}]')
-
-  broadcast(out_axes, 'out_axes')
-  if bool(in_carry) != bool(out_carry):
-    raise ValueError(
-      'If one of in_axes or out_axes has Carry, the other must also have '
-      f'Carry. Got in_axes={in_axes!r} and out_axes={out_axes!r}.'
-    )
-
-
 def _roots_of_arg(args, ga, argnum):
   """Indexes (in ``ga.roots``) of the graph nodes found in ``args[argnum]``."""
   from flax.nnx.transforms.autodiff import _arg_index_of_positions
@@ -632,77 +584,6 @@ def _roots_of_arg(args, ga, argnum):
   return frozenset(
     k for k, pos in enumerate(ga.positions) if arg_of[pos] == argnum
   )
-
-
-def _check_carry_refs(c_in, c_out):
-  """The carry output of a scan step must have the carry input's pytree
-  structure and hold the same graph nodes at the same places."""
-  leaves, treedef = jax.tree_util.tree_flatten_with_path(
-    c_in, is_leaf=common.is_node_leaf
-  )
-  try:
-    outs = treedef.flatten_up_to(c_out)
-  except (ValueError, TypeError) as e:
-    raise ValueError(
-      'nnx.scan: pytree structure error: the carry output does not have '
-      f'the structure of the carry input ({e}).'
-    ) from None
-  for (path, x), y in zip(leaves, outs):
-    if x is y:
-      continue
-    if (
-      common.is_node_leaf(x)
-      or common.is_node_leaf(y)
-      or not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(y))
-    ):
-      raise ValueError(
-        'nnx.scan: Carry references must be the same between iterations: '
-        f'the carry input at carry{jax.tree_util.keystr(path)} is '
-        f'{type(x).__name__} (id={id(x)}) but the carry output there is '
-        f'{type(y).__name__} (id={id(y)}). Return the carried graph nodes '
-        'themselves, in the same places.'
-      )
-
-
-def _check_variable_identity(carry_vars, out_vars):
-  """Pytree mode: the carry output must hold the carry input's Variables
-  themselves, in the same places (no new or rearranged Variables)."""
-  if len(out_vars) != len(carry_vars) or any(
-    a is not b for a, b in zip(carry_vars, out_vars)
-  ):
-    raise ValueError(
-      'nnx.scan: scan Variable identity must be preserved across '
-      f'iterations: the carry input holds {len(carry_vars)} Variables, the '
-      f'carry output {len(out_vars)}, not the same objects in the same '
-      'places. Return the carried Variables (and the graph nodes holding '
-      'them) themselves, and create attributes before the call.'
-    )
-
-
-def _structure_changed(changed, plan):
-  """Checks the graph nodes of the inputs whose structure changed inside
-  a scan step: only nodes scanned over an int axis may (their new leaves
-  are stacked on that axis); a carried node is a TypeError (as for
-  ``jax.lax.scan``), a broadcast one a ValueError."""
-  for k, node in enumerate(changed):
-    if node is None:
-      continue
-    if k in plan.carry_roots:
-      raise TypeError(
-        'nnx.scan: scan body function carry input and carry output must '
-        'have the same pytree structure, but a graph node of the carry '
-        'gained or lost an attribute; create attributes before the call.'
-      )
-    if plan.root_axes[k] is None and not isinstance(
-      plan.root_entries[k], StateAxes
-    ):
-      raise ValueError(
-        'The graph structure of an input changed inside nnx.scan (an '
-        'attribute was added or removed) but the input is not scanned '
-        '(in_axes None or a StateAxes with different axes): only graph '
-        'nodes scanned over an int axis can change structure. Create the '
-        'attributes before the call.'
-      )
 
 
 def _interleave(axes, carry, scanned, broadcast, place=lambda x, a: x):

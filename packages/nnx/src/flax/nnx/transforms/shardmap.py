@@ -266,8 +266,6 @@ def shard_map(
     specs = _specs_per_arg(in_specs, len(args))
     if not updates:
       _check_no_state_sharding(specs)
-    if not g:
-      specs = tuple(_prefix.to_jax(specs, graph=False))
     if g:
       return _graph_call(
         f, args, specs, updates, mesh, out_specs, axis_names, check_vma

@@ -1,0 +1,218 @@
+"""The checks of :func:`nnx.scan` (the ``in_axes`` / ``out_axes`` when it
+is created, and the carry and the inputs' structure after each step).
+
+A step may not change the structure of its carry: in graph mode a carried
+graph node that gains or loses an attribute, or whose Variables change
+value structure (values sown under ``nnx.capture``), is the carry
+TypeError, while a scanned node's new values are stacked over the steps;
+in the pytree modes each graph node of the carry output must have the
+carry input's pytree metadata and Variables.
+"""
+
+import jax
+
+from flax.nnx import extract
+from flax.nnx.transforms import common
+from flax.nnx.transforms._axes import _is_ns
+from flax.nnx.transforms.types import Carry, StateAxes
+
+
+def check_axes(in_axes, out_axes):
+  """Validates the ``in_axes`` / ``out_axes`` of :func:`scan` when it is
+  created: at most one ``nnx.Carry`` on each side, at the top level only,
+  on both sides or neither, and no broadcast (None) outputs."""
+
+  def carries(axes, name):
+    if axes is Carry:
+      return [name]
+    if not isinstance(axes, tuple):
+      return []
+    found = [f'{name}[{i}]' for i, a in enumerate(axes) if a is Carry]
+    if len(found) > 1:
+      raise ValueError(
+        f'Found multiple Carry definitions at {found[0]} and {found[1]}: '
+        'nnx.scan takes one carry (make it a tuple to carry several values).'
+      )
+    return found
+
+  in_carry = carries(in_axes, 'in_axes')
+  out_carry = carries(out_axes, 'out_axes')
+  for axes in (in_axes, out_axes):
+    if isinstance(axes, tuple):
+      for a in axes:
+        if a is not Carry and Carry in jax.tree_util.tree_leaves(
+          a, is_leaf=lambda x: x is Carry or x is None
+        ):
+          raise ValueError(
+            'Carry must at the top-level, it cannot be nested. Found '
+            f'axes={axes!r}: mark a whole argument or output as the carry.'
+          )
+
+  def broadcast(axes, path):
+    if axes is None:
+      raise ValueError(
+        f'Cannot broadcast output state. Got out_axes=None at: {path}; '
+        'scan stacks its outputs (give an int axis, or return the value '
+        'through the carry).'
+      )
+    if isinstance(axes, (tuple, list)):
+      for i, a in enumerate(axes):
+        broadcast(a, f'{path}[{i}]')
+    elif isinstance(axes, dict):
+      for k, a in axes.items():
+        broadcast(a, f'{path}[{k!r}]')
+
+  broadcast(out_axes, 'out_axes')
+  if bool(in_carry) != bool(out_carry):
+    raise ValueError(
+      'If one of in_axes or out_axes has Carry, the other must also have '
+      f'Carry. Got in_axes={in_axes!r} and out_axes={out_axes!r}.'
+    )
+
+
+def check_carry_refs(c_in, c_out):
+  """The carry output of a scan step must have the carry input's pytree
+  structure and hold the same graph nodes at the same places."""
+  leaves, treedef = jax.tree_util.tree_flatten_with_path(
+    c_in, is_leaf=common.is_node_leaf
+  )
+  try:
+    outs = treedef.flatten_up_to(c_out)
+  except (ValueError, TypeError) as e:
+    raise ValueError(
+      'nnx.scan: pytree structure error: the carry output does not have '
+      f'the structure of the carry input ({e}).'
+    ) from None
+  for (path, x), y in zip(leaves, outs):
+    if x is y:
+      continue
+    if (
+      common.is_node_leaf(x)
+      or common.is_node_leaf(y)
+      or not jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(y))
+    ):
+      raise ValueError(
+        'nnx.scan: Carry references must be the same between iterations: '
+        f'the carry input at carry{jax.tree_util.keystr(path)} is '
+        f'{type(x).__name__} (id={id(x)}) but the carry output there is '
+        f'{type(y).__name__} (id={id(y)}). Return the carried graph nodes '
+        'themselves, in the same places.'
+      )
+
+
+def _is_tree_node(x):
+  return common.is_node_leaf(x) or isinstance(
+    x, (extract.NodeStates, extract.TreeState)
+  )
+
+
+def carry_metadata(carry):
+  """Pytree modes: the structure outside the graph nodes of a carry, and
+  each graph node's path and pytree structure (read before the step runs:
+  the step may change the nodes)."""
+  nodes, outer = jax.tree_util.tree_flatten_with_path(
+    carry, is_leaf=_is_tree_node
+  )
+  return outer, [(p, jax.tree_util.tree_structure(x)) for p, x in nodes]
+
+
+def check_carry_metadata(c_in, c_out):
+  """Pytree modes: each graph node of the carry output must have the
+  pytree metadata of the carry input's (same attributes, same static
+  values); ``c_in`` / ``c_out`` from :func:`carry_metadata`. A carry that
+  differs outside its graph nodes is left to ``jax.lax.scan`` (its
+  TypeError)."""
+  (outer_in, nodes_in), (outer_out, nodes_out) = c_in, c_out
+  if outer_in != outer_out:
+    return
+  for (path, x), (_, y) in zip(nodes_in, nodes_out):
+    if x != y:
+      raise ValueError(
+        'nnx.scan: pytree structure error: different pytree metadata at '
+        f'key path carry{jax.tree_util.keystr(path)}: the graph node the '
+        'step returned there does not have the attributes (or static '
+        'values) of the one it received. Create the attributes before the '
+        'call and keep them the same in every step.'
+      )
+
+
+def check_variable_identity(carry_vars, out_vars):
+  """Pytree mode: the carry output must hold the carry input's Variables
+  themselves, in the same places (no new or rearranged Variables)."""
+  if len(out_vars) != len(carry_vars) or any(
+    a is not b for a, b in zip(carry_vars, out_vars)
+  ):
+    raise ValueError(
+      'nnx.scan: scan Variable identity must be preserved across '
+      f'iterations: the carry input holds {len(carry_vars)} Variables, the '
+      f'carry output {len(out_vars)}, not the same objects in the same '
+      'places. Return the carried Variables (and the graph nodes holding '
+      'them) themselves, and create attributes before the call.'
+    )
+
+
+def structure_changed(changed, plan):
+  """Checks the graph nodes of the inputs whose structure changed inside
+  a scan step: only nodes scanned over an int axis may (their new leaves
+  are stacked on that axis); a carried node is a TypeError (as for
+  ``jax.lax.scan``), a broadcast one a ValueError."""
+  for k, node in enumerate(changed):
+    if node is None:
+      continue
+    if k in plan.carry_roots:
+      raise TypeError(CARRY_STRUCTURE)
+    if plan.root_axes[k] is None and not isinstance(
+      plan.root_entries[k], StateAxes
+    ):
+      raise ValueError(
+        'The graph structure of an input changed inside nnx.scan (an '
+        'attribute was added or removed) but the input is not scanned '
+        '(in_axes None or a StateAxes with different axes): only graph '
+        'nodes scanned over an int axis can change structure. Create the '
+        'attributes before the call.'
+      )
+
+
+CARRY_STRUCTURE = (
+  'nnx.scan: scan body function carry input and carry output must have '
+  'the same pytree structure, but the structure of the carry changed in '
+  'the step: a graph node of it gained or lost an attribute, or values '
+  'were sown into its Variables (e.g. Module.sow under nnx.capture). '
+  'Create the attributes before the call, and sow only in scanned Modules.'
+)
+
+
+def value_structures(pure, plan):
+  """Graph mode: the pytree structure of the Variable values of each
+  input graph node (by root), as a step receives them."""
+  out = {}
+  for x in jax.tree_util.tree_leaves(pure, is_leaf=_is_ns):
+    if _is_ns(x):
+      mask = plan.masks[x.key]
+      vals = (
+        list(x.groups[0]) if mask is None else common._ungroup(x.groups, mask)
+      )
+      out[x.key] = jax.tree_util.tree_structure(vals)
+  return out
+
+
+def value_changes(changed, values, structures, nodes, plan):
+  """Graph mode: a graph node whose Variables changed value structure in
+  a step (values recorded by ``Module.sow`` under ``nnx.capture``) counts
+  as changed, like one that gained an attribute: a scanned one has its
+  values stacked over the steps, a carried one is the carry TypeError. A
+  broadcast node's new values are dropped, as its other updates are."""
+  found = list(changed) if changed is not None else [None] * len(values)
+  for k, vals in enumerate(values):
+    if found[k] is not None:
+      continue
+    if jax.tree_util.tree_structure(vals) == structures[k]:
+      continue
+    broadcast = plan.root_axes[k] is None and not isinstance(
+      plan.root_entries[k], StateAxes
+    )
+    if broadcast and k not in plan.carry_roots:
+      values[k] = None  # the step's input values go on
+    else:
+      found[k] = nodes[k]
+  return tuple(found) if any(n is not None for n in found) else changed

@@ -1,0 +1,168 @@
+"""nnx.prefix in tree mode (a node-shaped prefix) and in graph mode (a
+TreeState), and where each is accepted as a prefix of a transform."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+from flax.nnx import extract
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+TREE_STATE_PHRASE = (
+  '`TreeState` objects are only allowed as prefixes when `graph=True` and '
+  '`graph_updates=False`'
+)
+NODE_PHRASE = 'Graph nodes are not allowed as prefixes when graph=True'
+W_AXIS = {nnx.PathContains('w'): 0, ...: None}
+
+
+class M(nnx.Module):
+  def __init__(self, n=4):
+    self.w = nnx.Param(jnp.arange(2.0 * n).reshape(n, 2))
+    self.b = nnx.Param(jnp.ones(2))
+    self.k = 3
+
+  def __call__(self, x):
+    return x * self.w + self.b
+
+
+class Outer(nnx.Module):
+  def __init__(self):
+    self.inner = M()
+    self.lst = nnx.List([nnx.BatchStat(jnp.zeros(1)), 5])
+    self.c = nnx.Variable(jnp.zeros(3))
+    self.arr = jnp.ones(2)
+
+
+def test_tree_mode_prefix_has_the_shape_of_the_node():
+  m = M()
+  p = nnx.prefix(m, W_AXIS, graph=False)
+  assert type(p) is M and p is not m
+  assert p.w == 0 and p.b is None and p.k == 3
+  assert type(m.w) is nnx.Param  # the node itself is left alone
+  assert repr(p) == 'M(\n  b=None,\n  w=0,\n  k=3\n)'
+  assert not hasattr(p, 'state') and not hasattr(p, 'graphdef')
+  leaves = jax.tree_util.tree_leaves(p, is_leaf=lambda x: x is None)
+  assert leaves == [None, 0]
+
+
+def test_tree_mode_prefix_of_nested_nodes_and_plain_leaves():
+  o = Outer()
+  p = nnx.prefix([o, jnp.ones(3)], lambda path, x: path, graph=False)
+  assert type(p) is list and p[1] == (1,)
+  q = p[0]
+  assert type(q) is Outer and type(q.inner) is M and type(q.lst) is nnx.List
+  assert q.arr == (0, 'arr') and q.c == (0, 'c')
+  assert q.inner.w == (0, 'inner', 'w') and q.inner.k == 3
+  assert q.lst[0] == (0, 'lst', 0) and q.lst[1] == 5
+  assert nnx.prefix(nnx.Param(jnp.ones(2)), {...: 0}, graph=False) == 0
+
+
+def test_tree_mode_prefix_of_shared_variables():
+  class S(nnx.Module):
+    def __init__(self):
+      self.a = nnx.Param(jnp.ones(1))
+      self.b = self.a
+
+  p = nnx.prefix(S(), {...: 0}, graph=False)
+  assert (p.a, p.b) == (0, 0)
+
+
+def test_graph_mode_prefix_is_a_tree_state():
+  p = nnx.prefix(M(), W_AXIS, graph=True)
+  assert type(p) is extract.TreeState
+  assert p.state == {'b': None, 'w': 0}
+  with pytest.raises(
+    AttributeError, match="'TreeState' object has no attribute 'w'"
+  ):
+    p.w
+  v = nnx.prefix(nnx.Param(jnp.ones(2)), {...: 0}, graph=True)
+  assert type(v) is extract.TreeState and v.state == 0
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_prefix_as_in_axes_of_vmap_scan_and_pmap(graph):
+  kw = dict(graph=graph, graph_updates=False)
+  m = M()
+  ax = nnx.prefix(m, W_AXIS, graph=graph)
+  y = nnx.vmap(lambda m, x: m(x), in_axes=(ax, 0), **kw)(m, jnp.ones((4, 2)))
+  np.testing.assert_allclose(y, [[1, 2], [3, 4], [5, 6], [7, 8]])
+
+  f = nnx.scan(
+    lambda c, m: (c + m.w[...] * m.b[...], c.sum()),
+    in_axes=(nnx.Carry, ax),
+    out_axes=(nnx.Carry, 0),
+    **kw,
+  )
+  c, ys = f(jnp.zeros(2), m)
+  np.testing.assert_allclose(c, [12.0, 16.0])
+  np.testing.assert_allclose(ys, [0.0, 1.0, 6.0, 15.0])
+
+  m8 = M(8)
+  ax8 = nnx.prefix(m8, W_AXIS, graph=graph)
+  g = nnx.pmap(lambda m, x: m.w[...] * x + m.b[...], in_axes=(ax8, 0), **kw)
+  np.testing.assert_allclose(g(m8, jnp.ones((8, 2))), m8.w[...] + 1)
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_prefix_as_shardings_and_specs(graph):
+  kw = dict(graph=graph, graph_updates=False)
+  mesh = jax.make_mesh((8,), ('d',))
+  sh = nnx.prefix(M(), {...: NamedSharding(mesh, P())}, graph=graph)
+  out = nnx.jit(M, out_shardings=sh, **kw)()
+  assert out.w.sharding.spec == P()
+  np.testing.assert_allclose(out.w[...], M().w[...])
+
+  m = M(8)
+  sp = nnx.prefix(m, {...: P()}, graph=graph)
+  g = nnx.shard_map(
+    lambda m, x: x + m.b[...].sum() + m.w[...].sum(),
+    mesh=mesh,
+    in_specs=(sp, P('d')),
+    out_specs=P('d'),
+    **kw,
+  )
+  x = jax.device_put(jnp.zeros(8), NamedSharding(mesh, P('d')))
+  np.testing.assert_allclose(g(m, x), np.full(8, 122.0))
+
+
+def _transforms(ax):
+  mesh = jax.make_mesh((8,), ('d',))
+  return {
+    'vmap in_axes': lambda kw: nnx.vmap(lambda m, x: x, in_axes=(ax, 0), **kw),
+    'vmap out_axes': lambda kw: nnx.vmap(lambda m: m, out_axes=ax, **kw),
+    'scan in_axes': lambda kw: nnx.scan(
+      lambda c, m: (c, 0), in_axes=(nnx.Carry, ax), **kw
+    ),
+    'pmap in_axes': lambda kw: nnx.pmap(lambda m, x: x, in_axes=(ax, 0), **kw),
+    'shard_map in_specs': lambda kw: nnx.shard_map(
+      lambda m: 0, mesh=mesh, in_specs=(ax,), out_specs=P(), **kw
+    ),
+    'jit out_shardings': lambda kw: nnx.jit(lambda: 0, out_shardings=ax, **kw),
+  }
+
+
+@pytest.mark.parametrize(
+  'name', sorted(_transforms(None)), ids=lambda n: n.replace(' ', '_')
+)
+def test_where_each_kind_of_prefix_is_refused(name):
+  m = M()
+  # a TreeState: refused with graph updates and in tree mode
+  make = _transforms(nnx.prefix(m, {...: None}, graph=True))[name]
+  for kw in (dict(graph=True, graph_updates=True), dict(graph=False)):
+    with pytest.raises(ValueError, match='Found `TreeState` object at path'):
+      make(kw)
+    with pytest.raises(ValueError, match=TREE_STATE_PHRASE):
+      make(kw)
+  # a node-shaped prefix: refused in graph mode
+  make = _transforms(nnx.prefix(m, {...: None}, graph=False))[name]
+  for kw in (
+    dict(graph=True, graph_updates=True),
+    dict(graph=True, graph_updates=False),
+  ):
+    with pytest.raises(ValueError, match='Found graph node of type M at path'):
+      make(kw)
+    with pytest.raises(ValueError, match=NODE_PHRASE):
+      make(kw)
