@@ -297,7 +297,7 @@ def _build_view(root) -> _View:
   view.nodes = [obj for _, obj in f.nodes]
   view.versions = [(m, m.version) for m in map(_meta_of, f.versions)]
   view.containers = container_snapshot(f.containers)
-  view.all_variables = all(map(_is_variable, f.leaves))
+  view.all_variables = not f.hijax and all(map(_is_variable, f.leaves))
   # Lets merge(graphdef, state-from-split) match paths by identity.
   if len(_PATHS_CACHE) > 4096:
     _PATHS_CACHE.clear()

@@ -17,11 +17,20 @@ from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import PytreeRecord, _new_object
 from flax.nnx.variablelib import Variable, store_raw_value
 
+# (after variablelib, which loads it at its end)
+from flax.nnx._hijax_graph import HIJAX_CLASSES
+
 _set = object.__setattr__
 _new = object.__new__
 _repeat = itertools.repeat
 _consume = collections.deque(maxlen=0).extend
 _is_variable = Variable.__instancecheck__
+
+
+def _new_hijax(cls, value, metadata):
+  """A new hijax Variable of the hijax class ``cls`` (a tracer of one
+  under a trace), made through its primitive."""
+  return cls.from_metadata(value, dict(metadata))
 
 
 def unflatten_node(node, it, index, reuse, raw, wrap=True):
@@ -53,6 +62,8 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
       var = existing
     elif not raw and (not wrap or isinstance(leaf, Variable)):
       var = leaf
+    elif node[1] in HIJAX_CLASSES:
+      var = _new_hijax(node[1], leaf, node[3].items)
     else:
       var = _new(node[1])
       store_raw_value(var, leaf)
@@ -220,6 +231,7 @@ class Plan:
     'ref_sources',
     'num_index',
     'root',
+    'hijax',
   )
 
   def __init__(self, node, num_index):
@@ -236,6 +248,8 @@ class Plan:
     self.ref_owners = _getter(owners)
     self.ref_sources = _getter(sources)
     self.get_var_leaves = _getter(self.var_pos)
+    # whether some Variable is hijax (made through its primitive)
+    self.hijax = any(c in HIJAX_CLASSES for c in self.var_cls)
 
   def _build(self, node, pos, owners, ref_sources) -> int:
     idx, cls, attrs, data = node[2], node[1], node[3], node[4]
@@ -301,11 +315,16 @@ class Plan:
     var_leaves = list(self.get_var_leaves(leaves))
     if raw or (wrap and not all(map(_is_variable, var_leaves))):
       variables = []
+      hijax = self.hijax
       for leaf, cls, meta in zip(var_leaves, self.var_cls, self.var_meta):
-        if raw or not _is_variable(leaf):
-          var = _new(cls)
-          store_raw_value(var, leaf)
-          _set(var, '_var_metadata', dict(meta))
+        # (``isinstance`` also accepts a traced hijax Variable)
+        if raw or not isinstance(leaf, Variable):
+          if hijax and cls in HIJAX_CLASSES:
+            var = _new_hijax(cls, leaf, meta)
+          else:
+            var = _new(cls)
+            store_raw_value(var, leaf)
+            _set(var, '_var_metadata', dict(meta))
           leaf = var
         variables.append(leaf)
       var_leaves = variables
