@@ -159,6 +159,7 @@ def _write(hijax_var, plain: Variable) -> None:
 
 def _new(plain: Variable, *, mutable: bool = True):
   """A hijax Variable holding the content of the plain Variable ``plain``."""
+  _install_tracer_instancecheck()
   ref = plain.ref
   leaves, treedef = jax.tree.flatten(plain)
   return new_variable_p.bind(
@@ -524,13 +525,17 @@ def _tracer_instancecheck(cls, instance):
 
 
 def _install_tracer_instancecheck() -> None:
-  """Lets ``isinstance(x, nnx.Param)`` accept a traced hijax Param. Done on
-  the first hijax Variable only, so that programs without any keep the
-  C-level ``isinstance`` of Variable types."""
+  """Lets ``isinstance(x, nnx.Param)`` accept a traced hijax Param, and a
+  Pytree attribute holding one be data. Done on the first hijax Variable
+  only, so that programs without any keep the C-level ``isinstance`` of
+  Variable types and data checks."""
   if (
     VariableMeta.__dict__.get('__instancecheck__') is not _tracer_instancecheck
   ):
+    from flax.nnx import _hijax_graph, pytreelib
+
     VariableMeta.__instancecheck__ = _tracer_instancecheck
+    pytreelib.register_data_type(_hijax_graph.TracedHijaxVariable)
 
 
 def _reading(name):
@@ -556,7 +561,10 @@ def _new_copy(name):
   def method(hijax_var, *args, **kwargs):
     plain = _read(hijax_var)
     mutable = plain.get_metadata('mutable', True)
-    return _new(getattr(plain, name)(*args, **kwargs), mutable=mutable)
+    out = getattr(plain, name)(*args, **kwargs)
+    if _is_hijax_value(out):
+      return out  # (the plain method made it hijax already)
+    return _new(out, mutable=mutable)
 
   method.__name__ = name
   return method
@@ -634,9 +642,10 @@ class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
   @classmethod
   def from_metadata(cls, value: A, metadata: dict[str, tp.Any]):
     """A hijax Variable of this class's Variable type holding ``value``."""
-    plain = cls._var_type.from_metadata(value, metadata)
-    plain._var_metadata['hijax'] = True
-    return _new(plain, mutable=plain.get_metadata('mutable', True))
+    metadata = dict(metadata)
+    metadata['hijax'] = True
+    # (a Variable type's ``from_metadata`` makes it hijax)
+    return cls._var_type.from_metadata(value, metadata)
 
   def cur_qdd(self):
     """What this Variable holds, as JAX tracks it (:class:`VariableQDD`)."""
@@ -773,7 +782,6 @@ def from_variable(var: Variable, *, mutable: bool | None = None):
   """A new hijax Variable with ``var``'s value and metadata (``mutable``:
   whether it may be updated inside JAX transforms; recorded in the
   metadata when given)."""
-  _install_tracer_instancecheck()
   if _is_hijax_value(var):
     plain = _read(var)
   else:

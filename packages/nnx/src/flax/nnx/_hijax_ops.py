@@ -109,18 +109,11 @@ def install(HijaxVariable, AbstractVariable, _read, _values_of) -> None:
   av.metadata = core.aval_property(lambda t: _read(t).get_metadata())
   av.raw_value = core.aval_property(lambda t: _read(t).get_raw_value())
 
-  def graph_access(t):
-    raise TypeError(
-      'NNX graph functions (nnx.state, nnx.split, nnx.update, '
-      'Optimizer.update, ...) cannot walk a traced hijax '
-      f'{t.aval.var_type.__name__} inside a JAX transform; call them outside '
-      'the transform, or read and write the Variable with variable[...] '
-      'inside it.'
-    )
-
-  # The slots NNX's graph functions read on a Variable.
-  av._raw_value = core.aval_property(graph_access)
-  av._var_metadata = core.aval_property(graph_access)
+  # The slots NNX's graph functions read on a Variable (``nnx.state``,
+  # ``nnx.split``, ...): a traced hijax Variable answers them with what it
+  # holds (a fresh metadata dict; writes go through its methods).
+  av._raw_value = core.aval_property(lambda t: _read(t).get_raw_value())
+  av._var_metadata = core.aval_property(lambda t: _read(t)._var_metadata)
   for name in _ARRAY_METHODS:
     setattr(av, name, core.aval_method(_array_method(name)))
   for name in ('T', 'mT', 'real', 'imag', 'at', 'nbytes', 'itemsize'):

@@ -14,10 +14,14 @@ import numpy as np
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State
-from flax.nnx.variablelib import Variable
+from flax.nnx.variablelib import Variable, VariableMeta
+
+# (after variablelib, which loads it at its end)
+from flax.nnx._hijax_graph import HIJAX_CLASSES, traced_variable_def
 
 # Leaves of a graph's state besides Variables (a raw ``jax.Ref`` too).
 _ARRAY_TYPES = (jax.Array, np.ndarray, jax.Ref)
+_TRACER = jax.core.Tracer
 
 
 class _Static:
@@ -211,6 +215,9 @@ class _Flattener:
     # (a tree must not share them).
     self.refs: dict = {}
     self.shared_refs: list = []
+    # Whether a hijax Variable (or a traced one) was met: they are read
+    # and written through their primitives, not in bulk.
+    self.hijax = False
 
   def _index(self, x):
     i = None
@@ -231,8 +238,11 @@ class _Flattener:
       i = self._index(x)
       self.leaves.append(x)
       self.paths.append(path)
+      tx = type(x)
+      if type(tx) is not VariableMeta:
+        return self._hijax_variable(x, tx, i)
       meta = x._var_metadata
-      return ('v', type(x), i, _Meta(meta) if meta else _EMPTY_META)
+      return ('v', tx, i, _Meta(meta) if meta else _EMPTY_META)
     if isinstance(x, Pytree):
       i = self.visited.get(id(x))
       if i is not None:
@@ -368,6 +378,20 @@ class _Flattener:
       self.paths.append(())
       return ('a',)
     return node
+
+  def _hijax_variable(self, x, tx, i):
+    """A Variable whose class is not made by ``VariableMeta``: a hijax
+    Variable, or a traced one (inside ``jax.jit``, ...), whose class and
+    metadata are read through the tracer. Both are written one by one
+    (through their primitives), never in bulk."""
+    if isinstance(x, _TRACER):
+      self.hijax = True
+      cls, meta = traced_variable_def(x)
+      return ('v', cls, i, _Meta(meta) if meta else _EMPTY_META)
+    if tx in HIJAX_CLASSES:
+      self.hijax = True
+    meta = x._var_metadata
+    return ('v', tx, i, _Meta(meta) if meta else _EMPTY_META)
 
   def _attribute(self, owner, key, value, path, data):
     """One attribute of a Pytree: a value of a data attribute that is

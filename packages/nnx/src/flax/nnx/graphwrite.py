@@ -22,8 +22,11 @@ from flax.nnx._common import META_EPOCH
 from flax.nnx._variable_tree import REF_TYPE, is_array_ref
 from flax.nnx.graphlib import _states_from_view, flat_view
 from flax.nnx.graphnodes import del_child, get_child, set_child
-from flax.nnx.statelib import State
+from flax.nnx.statelib import State, node_state
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
+
+# (after variablelib, which loads it at its end)
+from flax.nnx._hijax_graph import HIJAX_CLASSES, is_hijax, write_hijax
 
 _is_variable = Variable.__instancecheck__
 _raw = operator.attrgetter('_raw_value')
@@ -104,7 +107,10 @@ def _holds_refs(targets) -> bool:
 
 def _write(target, leaf):
   if isinstance(target, Variable):
-    if isinstance(leaf, Variable):
+    if isinstance(target, _TRACER) or type(target) in HIJAX_CLASSES:
+      # a hijax Variable (or a traced one): written through its primitives
+      write_hijax(target, leaf)
+    elif isinstance(leaf, Variable):
       meta = leaf._var_metadata
       if meta and meta != target._var_metadata:
         META_EPOCH.value += 1
@@ -132,6 +138,9 @@ def pop(node, *filters):
     raise ValueError('pop expects at least one filter.')
   view = flat_view(node)
   states = _states_from_view(view, filters, copy=False)
+  if not view.all_variables:
+    # hijax Variables (and traced ones) are left in place
+    states = [_without_hijax(s) for s in states]
   for s in states:
     for path in s._flat_items()[0]:
       obj = node
@@ -139,6 +148,14 @@ def pop(node, *filters):
         obj = get_child(obj, key)
       del_child(obj, path[-1])
   return states[0] if len(states) == 1 else tuple(states)
+
+
+def _without_hijax(state):
+  paths, leaves = state._flat_items()
+  keep = [(p, v) for p, v in zip(paths, leaves) if not is_hijax(v)]
+  if len(keep) == len(paths):
+    return state
+  return node_state([p for p, _ in keep], [v for _, v in keep])
 
 
 def graph_pop(node, filters: tuple) -> tuple:

@@ -24,6 +24,7 @@ import threading
 import typing as tp
 
 import flax
+import jax
 
 flax_config = flax.config
 
@@ -427,7 +428,9 @@ def value_repr(value, level: int) -> str:
   """Repr of an arbitrary leaf value nested at ``level``."""
   from flax.nnx import statelib, variablelib
 
-  if isinstance(value, variablelib.Variable):
+  if isinstance(value, variablelib.Variable) and not isinstance(
+    value, jax.core.Tracer
+  ):  # (a traced hijax Variable shows as its tracer)
     return variable_repr(value, level)
   if isinstance(value, statelib.State):
     return f'State({mapping_repr(value._mapping, level)})'
