@@ -30,20 +30,11 @@ class CallSignature:
   """The ``__signature__`` JAX reads of a callable handed to it (for the
   argument names of its errors) without inspecting the callable on every
   call: the user function's (``f``), cached per function, or the fixed
-  one given. Read on the class it is None, so that the class's own
-  signature stays that of its constructor."""
+  ``signature`` given. Read on the class it is None, so that the class's
+  own signature stays that of its constructor."""
 
-  def __init__(self, *fixed_names):
-    self._fixed = (
-      inspect.Signature(
-        [
-          inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-          for n in fixed_names
-        ]
-      )
-      if fixed_names
-      else None
-    )
+  def __init__(self, signature: inspect.Signature | None = None):
+    self._fixed = signature
 
   def __get__(self, obj, objtype=None):
     if obj is None:
@@ -53,11 +44,36 @@ class CallSignature:
     return varflow._signature_of(obj.f)[0]
 
 
+def signature_of(*params: tuple[str, inspect._ParameterKind]):
+  """An ``inspect.Signature`` of the named parameters of the given kinds."""
+  return inspect.Signature([inspect.Parameter(n, k) for n, k in params])
+
+
+class UserFunction:
+  """The ``__wrapped__`` of a callable handed to JAX: the user function
+  (``f``), which JAX names in its messages (``function <name> at
+  <file>:<line>``); absent on the class. JAX reads the signature from
+  :class:`CallSignature`, which stops the unwrapping there."""
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      raise AttributeError('__wrapped__')
+    return obj.f
+
+
+def name_after(inner, f) -> None:
+  """Lets JAX name the function ``inner`` (which it compiles) after the
+  user function ``f`` in its messages; ``inner`` keeps its signature."""
+  inner.__signature__ = inspect.signature(inner)
+  inner.__wrapped__ = f
+
+
 @dataclasses.dataclass(eq=False)
 class InnerFn:
   """Graph-mode callable run inside a JAX transform (see module doc)."""
 
   __signature__ = CallSignature()
+  __wrapped__ = UserFunction()
 
   f: tp.Callable[..., tp.Any]
   graph_args: tp.Any = dataclasses.field(default=None, kw_only=True, repr=False)
@@ -191,6 +207,7 @@ class SimpleFn(PytreeMode):
   Variables (see :class:`PytreeMode`)."""
 
   __signature__ = CallSignature()
+  __wrapped__ = UserFunction()
 
   f: tp.Callable[..., tp.Any]
   graph: bool

@@ -2,6 +2,7 @@
 
 import collections
 import dataclasses
+import inspect
 import functools
 import typing as tp
 
@@ -58,7 +59,10 @@ class GradFn:
     self.argnums = tuple(argnums)
     self.out_static = None
 
-  __signature__ = _fns.CallSignature('diff_trees')
+  __signature__ = _fns.CallSignature(
+    _fns.signature_of(('diff_trees', inspect.Parameter.POSITIONAL_ONLY))
+  )
+  __wrapped__ = _fns.UserFunction()
 
   def __call__(self, *pure_args):
     (diff_trees,) = pure_args
@@ -208,6 +212,7 @@ class SimpleGradFn(_SimpleDiffFn):
 
   name: tp.ClassVar[str] = 'grad'
   __signature__ = _fns.CallSignature()
+  __wrapped__ = _fns.UserFunction()
 
   def __call__(self, *args, **kwargs):
     # keyword arguments are passed through, not differentiated

@@ -394,6 +394,7 @@ class JitWrapped:
         donate,
         graph_updates=graph_updates,
         name=fn.ctxtag,
+        source=fn.f,
       )
     entries = self._entries
     if len(entries) >= flatcall._MAX_ENTRIES:
@@ -532,12 +533,18 @@ class JitWrapped:
     out_static, _, refs = result.static
     # outputs that are inputs come back as abstract copies of them
     inputs = common.InnerGraph(
-      ga.static, None, jax.eval_shape(lambda t: t, pure)
+      ga.static, None, jax.eval_shape(lambda t: t, _ref_values(pure))
     )
     out = common.unflatten_out(out_static, out_leaves, _AbstractInputs(inputs))
     if refs:
       out = refout.give(out, jax.tree_util.tree_leaves(pure), lambda v: v)
     return out
+
+
+def _ref_values(tree):
+  """``tree`` with its ``jax.Ref`` leaves read (an abstract evaluation
+  cannot return a Ref)."""
+  return jax.tree.map(lambda x: x[...] if isinstance(x, jax.Ref) else x, tree)
 
 
 class _AbstractInputs:

@@ -26,7 +26,7 @@ import jax
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.graphlib import _EMPTY_META, _Meta, order_attributes
-from flax.nnx.transforms import common, refout, varflow
+from flax.nnx.transforms import _fns, common, refout, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 _raw = operator.attrgetter('_raw_value')
@@ -362,6 +362,7 @@ def make_entry(
   *,
   graph_updates=True,
   name='nnx.jit',
+  source=None,
 ) -> Entry:
   """Builds the compiled function of ``call``'s structure (graph mode).
 
@@ -373,6 +374,7 @@ def make_entry(
     donate_args: positions in ``call.leaves`` of donated leaves.
     graph_updates: whether the structure of the inputs may change.
     name: the transform errors name.
+    source: the user function, which JAX names in its messages.
   """
   entry = Entry()
   # with graph updates the inputs come back with their attributes sorted
@@ -485,6 +487,8 @@ def make_entry(
     entry.record(flat, before)
     return out_flat, new
 
+  if source is not None:
+    _fns.name_after(inner, source)
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
   return entry
 

@@ -20,6 +20,8 @@ kwargs)`` pair; the compiled fast path (``flatcall``/``treecall``) calls it
 after rebuilding the arguments itself.
 """
 
+import inspect
+
 import jax
 
 from flax.nnx.transforms import _fns, common, refout, varflow
@@ -53,6 +55,15 @@ class JitFn:
 
   graph = True
   graph_updates = True
+  # JAX names the user function in its messages; the call signature stays
+  # this class's own (the static key first, then the pure arguments)
+  __signature__ = _fns.CallSignature(
+    _fns.signature_of(
+      ('pure_args', inspect.Parameter.VAR_POSITIONAL),
+      ('pure_kwargs', inspect.Parameter.VAR_KEYWORD),
+    )
+  )
+  __wrapped__ = _fns.UserFunction()
 
   def __init__(
     self, f, in_shardings, out_shardings, kwarg_shardings, ctxtag

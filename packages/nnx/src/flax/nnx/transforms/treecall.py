@@ -195,5 +195,6 @@ def make_tree_entry(call: Call, body, mode, jit_kwargs, donate_args) -> Entry:
     entry.record(flat, before)
     return out_flat, new
 
+  _fns.name_after(inner, mode.f)
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
   return entry
