@@ -211,15 +211,40 @@ def _methods(cls) -> list[str]:
   return names
 
 
+class _Trace(tp.NamedTuple):
+  """One traced method call, replayed for later calls that match it."""
+
+  fun: tp.Callable  # flat (state, array inputs) -> (outputs, new state)
+  n_out: int
+  out_def: tp.Any
+  out_static: list
+  new_def: tp.Any
+  new_static: list
+  flops: int | None
+
+
 class _Recorder:
+  """Records the calls of the methods it wraps.
+
+  Each call is traced once into a jaxpr, kept under the object, method,
+  graph structure and the shapes/dtypes (or values, for other leaves) of
+  its state and inputs: a later call that matches replays the jaxpr and
+  does not run the method again. A method whose call makes a row and
+  ``backward`` is set runs once more, traced with its VJP. The methods of
+  the model thus run as often as in Flax 0.12.8.
+  """
+
   def __init__(self, paths, forward, backward):
     self.paths = paths  # id -> path of the nodes of the traced graph
     self.calls = []
     self.finished = []  # the calls in the order they returned
     self.stack = []
     self.active = True
+    self.replaying = False  # inside a VJP estimate: replay, record nothing
     self.forward = forward
     self.backward = backward
+    self.traces: dict[tp.Hashable, _Trace] = {}
+    self.rows: set[tuple[int, str]] = set()  # (object id, inputs) seen
 
   def wrap(self, fn, name):
     recorder = self
@@ -232,6 +257,8 @@ class _Recorder:
         or (recorder.stack and recorder.stack[-1] == (id(obj), name))
       ):
         return fn(obj, *args, **kwargs)
+      if recorder.replaying:
+        return recorder.call(fn, name, obj, args, kwargs, None)
       from flax.nnx.summary import CallInfo
 
       info = CallInfo(
@@ -247,10 +274,7 @@ class _Recorder:
       recorder.calls.append(info)
       recorder.stack.append((id(obj), name))
       try:
-        if recorder.forward or recorder.backward:
-          out = recorder.traced_call(fn, obj, args, kwargs, info)
-        else:
-          out = fn(obj, *args, **kwargs)
+        out = recorder.call(fn, name, obj, args, kwargs, info)
       finally:
         recorder.stack.pop()
       info.outputs = _abstract_outputs(out)
@@ -260,29 +284,54 @@ class _Recorder:
     wrapper.__wrapped__ = fn
     return wrapper
 
-  def traced_call(self, fn, obj, args, kwargs, info):
-    """Runs ``fn(obj, *args, **kwargs)`` once, as a jaxpr that gives both
-    the outputs (and ``obj``'s new Variable values) and the flop estimates
-    (forward, VJP) of ``info``; the method is not called again for them.
+  def call(self, fn, name, obj, args, kwargs, info):
+    """``fn(obj, *args, **kwargs)`` through its (cached) trace; fills the
+    flop estimates of ``info`` when one is given.
 
-    Calls inside it are recorded as usual. A node holding leaves that are
-    no arrays (or Refs) is estimated with :meth:`flops` instead.
+    A node holding leaves that are no arrays (or Refs) is called
+    directly, and estimated with :meth:`flops`.
     """
     graphdef, state = graphlib.split(obj)
     state_leaves, state_def = jax.tree.flatten(state)
     if not all(map(_is_plain_array, state_leaves)):
-      info.flops, info.vjp_flops = self.flops(fn, obj, args, kwargs)
+      if info is not None and (self.forward or self.backward):
+        info.flops, info.vjp_flops = self.flops(fn, obj, args, kwargs)
       return fn(obj, *args, **kwargs)
     leaves, treedef = jax.tree.flatten((args, kwargs))
     dyn = [i for i, v in enumerate(leaves) if _is_array(v)]
+    flat_in = [*state_leaves, *(leaves[i] for i in dyn)]
+    key = _trace_key(id(obj), name, graphdef, state_def, treedef, leaves)
+    trace = self.traces.get(key) if key is not None else None
+    if trace is None:
+      if self.replaying:
+        return fn(obj, *args, **kwargs)
+      trace = self.trace(fn, obj, leaves, treedef, dyn, state_def, flat_in)
+      if key is not None:
+        self.traces[key] = trace
+    results = trace.fun(*flat_in)
+    out = _fill(trace.out_def, trace.out_static, results[: trace.n_out])
+    graphlib.update(
+      obj, _fill(trace.new_def, trace.new_static, results[trace.n_out :])
+    )
+    if info is not None:
+      info.flops = trace.flops
+      row = (id(obj), info.inputs_repr)
+      if self.backward and row not in self.rows:
+        info.vjp_flops = self.vjp_flops(
+          fn, name, obj, leaves, treedef, dyn, state_def, flat_in
+        )
+      self.rows.add(row)
+    return out
+
+  def trace(self, fn, obj, leaves, treedef, dyn, state_def, flat_in):
+    """Runs ``fn`` once as a jaxpr of the state and array inputs that
+    gives the outputs and the new state (and its forward flop estimate)."""
+    n_state = len(flat_in) - len(dyn)
     box: dict[str, tp.Any] = {}
 
-    def call(state_leaves, dyn_leaves):
-      graphlib.update(obj, jax.tree.unflatten(state_def, state_leaves))
-      full = list(leaves)
-      for i, v in zip(dyn, dyn_leaves):
-        full[i] = v
-      a, k = jax.tree.unflatten(treedef, full)
+    def call(*flat):
+      graphlib.update(obj, jax.tree.unflatten(state_def, flat[:n_state]))
+      a, k = _inputs(leaves, treedef, dyn, flat[n_state:])
       out = fn(obj, *a, **k)
       out_leaves, box['out_def'] = jax.tree.flatten(out)
       box['out_static'] = [None if _is_array(v) else v for v in out_leaves]
@@ -293,44 +342,62 @@ class _Recorder:
         [v for v in new_leaves if _is_array(v)],
       )
 
-    dyn_leaves = [leaves[i] for i in dyn]
-    closed = jax.make_jaxpr(call)(state_leaves, dyn_leaves)
+    closed = jax.make_jaxpr(call)(*flat_in)
     fun = jaxpr_as_fun(closed)
-    flat_in = [*state_leaves, *dyn_leaves]
-    results = fun(*flat_in)
     n_out = sum(v is None for v in box['out_static'])
-    out = _fill(box['out_def'], box['out_static'], results[:n_out])
-    graphlib.update(
-      obj, _fill(box['new_def'], box['new_static'], results[n_out:])
+    flops = None
+    if self.forward:
+      # The estimate covers the method's outputs (not the state updates).
+      self.active = False
+      try:
+        flops = lowered_flops(
+          lambda *flat: fun(*flat)[:n_out], *map(_abstract, flat_in)
+        )
+      finally:
+        self.active = True
+    return _Trace(
+      fun,
+      n_out,
+      box['out_def'],
+      box['out_static'],
+      box['new_def'],
+      box['new_static'],
+      flops,
     )
-    abstract = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in flat_in]
-    self.active = False
+
+  def vjp_flops(self, fn, name, obj, leaves, treedef, dyn, state_def, flat_in):
+    """XLA's estimate of ``fn`` and its VJP: ``fn`` runs once more (from
+    the state it started from), the calls inside it replaying their
+    traces."""
+    n_state = len(flat_in) - len(dyn)
+    # The state of ``obj`` after the call, put back once estimated.
+    after, after_def = jax.tree.flatten(graphlib.state(obj))
+
+    def outputs(*flat):
+      graphlib.update(obj, jax.tree.unflatten(state_def, flat[:n_state]))
+      a, k = _inputs(leaves, treedef, dyn, flat[n_state:])
+      return [v for v in jax.tree.leaves(fn(obj, *a, **k)) if _is_array(v)]
+
+    self.replaying = True
+    self.stack.append((id(obj), name))
     try:
-      if self.forward:
-        # The estimates cover the method's outputs (not the state updates).
-        outputs = lambda *flat: fun(*flat)[:n_out]  # noqa: E731
-        info.flops = lowered_flops(outputs, *abstract)
-      if self.backward:
-        info.vjp_flops = lowered_flops(_flat_vjp(fun, n_out), *abstract)
+      return lowered_flops(_flat_vjp(outputs), *map(_abstract, flat_in))
     finally:
-      self.active = True
-    return out
+      self.stack.pop()
+      self.replaying = False
+      graphlib.update(obj, jax.tree.unflatten(after_def, after))
 
   def flops(self, fn, obj, args, kwargs):
     """XLA's flop estimates of ``fn(obj, *args, **kwargs)`` (and its VJP)."""
     graphdef, state = graphlib.split(obj)
     abstract = lambda t: jax.tree.map(  # noqa: E731
-      lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype) if _is_array(v) else v,
-      t,
+      lambda v: _abstract(v) if _is_array(v) else v, t
     )
     leaves, treedef = jax.tree.flatten((args, kwargs))
     dyn = [i for i, v in enumerate(leaves) if _is_array(v)]
 
     def call(state, dyn_leaves):
-      full = list(leaves)
-      for i, v in zip(dyn, dyn_leaves):
-        full[i] = v
-      a, k = jax.tree.unflatten(treedef, full)
+      a, k = _inputs(leaves, treedef, dyn, dyn_leaves)
       return fn(graphlib.merge(graphdef, state), *a, **k)
 
     abs_state = abstract(state)
@@ -347,6 +414,41 @@ class _Recorder:
     return flops, vjp_flops
 
 
+def _abstract(x):
+  return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
+def _inputs_flat(leaves, dyn, dyn_leaves) -> list:
+  full = list(leaves)
+  for i, v in zip(dyn, dyn_leaves):
+    full[i] = v
+  return full
+
+
+def _inputs(leaves, treedef, dyn, dyn_leaves):
+  """``(args, kwargs)`` with the array leaves at ``dyn`` replaced by
+  ``dyn_leaves``."""
+  return jax.tree.unflatten(treedef, _inputs_flat(leaves, dyn, dyn_leaves))
+
+
+def _trace_key(obj_id, name, graphdef, state_def, treedef, leaves):
+  """What a call must share with a traced one to replay it, or None when
+  it cannot be hashed."""
+  try:
+    key = (
+      obj_id,
+      name,
+      graphdef,
+      state_def,
+      treedef,
+      tuple(jax.typeof(v) if _is_array(v) else v for v in leaves),
+    )
+    hash(key)
+  except TypeError:
+    return None
+  return key
+
+
 def _is_plain_array(x) -> bool:
   return _is_array(x) and not isinstance(x, jax.Ref)
 
@@ -360,10 +462,9 @@ def _fill(treedef, static, arrays):
   )
 
 
-def _flat_vjp(fun, n_out):
-  """``fun`` (flat array inputs) followed by the VJP of its first
-  ``n_out`` outputs (the method's outputs) with respect to every float
-  input."""
+def _flat_vjp(outputs):
+  """``outputs`` (flat array inputs to a list of arrays) followed by its
+  VJP with respect to every float input."""
 
   def vjp_fn(*flat):
     diff = [i for i, v in enumerate(flat) if _inexact(v)]
@@ -372,7 +473,7 @@ def _flat_vjp(fun, n_out):
       full = list(flat)
       for i, v in zip(diff, diff_leaves):
         full[i] = v
-      return fun(*full)[:n_out]
+      return outputs(*full)
 
     out, pullback = jax.vjp(partial, *[flat[i] for i in diff])
     # Each output is its own cotangent (see flax.core.flops).
@@ -421,10 +522,7 @@ def record(obj, method, args, kwargs, forward, backward, object_infos):
 
   def run(state, dyn_leaves):
     copy = graphlib.merge(graphdef, state)
-    full = list(leaves)
-    for i, v in zip(dyn, dyn_leaves):
-      full[i] = v
-    a, k = jax.tree.unflatten(treedef, full)
+    a, k = _inputs(leaves, treedef, dyn, dyn_leaves)
     infos = object_infos(copy)
     recorder = _Recorder(
       {i: info.path for i, info in infos.items()}, forward, backward
