@@ -90,10 +90,16 @@ class Opaque(tp.Generic[A]):
 
 
 class NodeStates(struct.PyTreeNode):
-  """A graph node as pytree data: its GraphDef (static, may be None) and
-  its States (the leaves), with optional static ``metadata``."""
+  """A graph node as pytree data: its GraphDef (may be None) and its
+  States (the leaves), with optional static ``metadata``.
 
-  _graphdef: GraphDef | None = struct.field(pytree_node=False)
+  The GraphDef is a child without leaves, so a prefix (e.g. the
+  ``in_axes`` of a ``jax.vmap``) may hold None in its place: a prefix
+  NodeStates made by :meth:`from_prefixes` with the same ``metadata``
+  matches any NodeStates.
+  """
+
+  _graphdef: GraphDef | None
   states: tuple[tp.Any, ...]
   metadata: tp.Any = struct.field(pytree_node=False)
 

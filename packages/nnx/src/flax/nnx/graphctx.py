@@ -168,10 +168,22 @@ def split_context(ctxtag: tp.Hashable | None = None):
   GRAPH_CONTEXT.ref_index_stack.append(ctx)
   try:
     yield ctx
+  except BaseException:
+    _close(ctx, 'ref_index')
+    raise
   finally:
     GRAPH_CONTEXT.ref_index_stack.pop()
   if update is not None:
     update.flatten_end(ctx.ref_index)
+  _close(ctx, 'ref_index')
+
+
+def _close(ctx, index_name):
+  """Drops what a split or merge context shared once its block ends (its
+  reference index and tag): the context object cannot be used again."""
+  for name in (index_name, 'ctxtag'):
+    if name in vars(ctx):
+      delattr(ctx, name)
 
 
 @dataclasses.dataclass
@@ -222,10 +234,14 @@ def merge_context(ctxtag: tp.Hashable | None = None, inner: bool | None = None):
   GRAPH_CONTEXT.index_ref_stack.append(ctx)
   try:
     yield ctx
+  except BaseException:
+    _close(ctx, 'index_ref')
+    raise
   finally:
     GRAPH_CONTEXT.index_ref_stack.pop()
   if update is not None:
     update.unflatten_end(ctx.index_ref, bool(inner))
+  _close(ctx, 'index_ref')
 
 
 _OptRefMap = tp.Optional[RefMap]
@@ -270,6 +286,14 @@ class UpdateContext:
     )
 
 
+_LINKS = (
+  'outer_ref_outer_index',
+  'outer_index_inner_ref',
+  'outer_index_outer_ref',
+  'inner_ref_outer_index',
+)
+
+
 class UpdateContextManager:
   """Enters a new :class:`UpdateContext` for ``tag`` (a context manager or
   a decorator)."""
@@ -287,9 +311,14 @@ class UpdateContextManager:
 
   def __exit__(self, *args):
     stack = GRAPH_CONTEXT.update_context_stacks[self.tag]
-    stack.pop()
+    ctx = stack.pop()
     if not stack:
       del GRAPH_CONTEXT.update_context_stacks[self.tag]
+    # What linked the splits and merges is dropped with the context; its
+    # tag and static cache stay.
+    for name in _LINKS:
+      if name in vars(ctx):
+        delattr(ctx, name)
 
   def __call__(self, f):
     @functools.wraps(f)

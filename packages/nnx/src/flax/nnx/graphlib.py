@@ -55,6 +55,9 @@ from flax.nnx.graphpaths import _PATHS_CACHE as _PATHS_CACHE
 from flax.nnx.graphpaths import _paths_match
 from flax.nnx.graphpaths import _paths_mismatch
 from flax.nnx.graphpaths import graphdef_paths as graphdef_paths
+from flax.nnx.graphtree import is_leaf_root as _is_tree_leaf_root
+from flax.nnx.graphtree import tree_parts as tree_parts
+from flax.nnx.graphtree import tree_states as tree_states
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.statelib import State, node_state
 from flax.nnx.variablelib import Variable
@@ -106,7 +109,8 @@ class GraphDef:
     from flax.nnx.graphnodes import node_from_records
 
     node, num_index, outer = node_from_records(nodes, attributes)
-    _init_graphdef(self, node, num_leaves, num_index, False, outer)
+    tree = node[0] == 't'
+    _init_graphdef(self, node, num_leaves, num_index, tree, outer)
 
   @classmethod
   def _create(cls, node, num_leaves, num_index, *, tree=False, outer=None):
@@ -131,6 +135,12 @@ class GraphDef:
     return h
 
   def __repr__(self):
+    if self.node[0] == 't':
+      nodes = ', '.join(map(repr, self.nodes))
+      return (
+        f'GraphDef(nodes=[{nodes}], attributes=[], '
+        f'num_leaves={self.num_leaves})'
+      )
     mode = ', tree' if self.tree else ''
     return (
       f'GraphDef({_node_repr(self.node)}, num_leaves={self.num_leaves}{mode})'
@@ -223,6 +233,13 @@ Node = tp.TypeVar('Node')
 PureState = tuple[GraphDef[Node], State]
 
 
+def _is_leaf_root(node) -> bool:
+  """Whether the root of a GraphDef is itself its one leaf (its state is
+  that leaf, not a State)."""
+  kind = node[0]
+  return kind == 'a' or (kind == 't' and _is_tree_leaf_root(node))
+
+
 def _rebuild_graphdef(node, num_leaves, num_index, tree, outer):
   return GraphDef._create(node, num_leaves, num_index, tree=tree, outer=outer)
 
@@ -275,10 +292,10 @@ class _View:
     'containers',
     'all_variables',
     'tree_ok',
+    'tree_parts',
     'ids',
     'masks',
     'path_index',
-    'tree_graphdef',
     'ordered',
     'shared_refs',
     '__weakref__',
@@ -303,10 +320,10 @@ def _build_view(root) -> _View:
     _PATHS_CACHE.clear()
   _PATHS_CACHE[view.graphdef] = view.paths
   view.tree_ok = None
+  view.tree_parts = None
   view.ids = None
   view.masks = {}
   view.path_index = None
-  view.tree_graphdef = None
   view.ordered = False
   view.shared_refs = f.shared_refs
   return view
@@ -472,27 +489,6 @@ def _check_exhaustive(view, filters):
       )
 
 
-def _tree_graphdef(view, node) -> GraphDef:
-  """The tree-mode GraphDef of ``view``; shared references raise."""
-  tree = view.tree_graphdef
-  if tree is None:
-    # Checked once per structure (the tree GraphDef is cached).
-    check_tree(node, 'flatten')
-    graphdef = view.graphdef
-    if view.shared_refs:
-      ref, first, again = view.shared_refs[0]
-      raise ValueError(
-        f'Duplicate {ref!r} found at paths {first!r} and {again!r}: tree '
-        'mode (graph=False) does not support shared references; use graph '
-        'mode.'
-      )
-    if graphdef.has_refs():
-      raise ValueError(_duplicates_message(node, 'split'))
-    tree = view.tree_graphdef = graphdef._replace(tree=True)
-    _PATHS_CACHE[tree] = view.paths
-  return tree
-
-
 def split(node, *filters, graph=None):
   """Splits a graph node into a :class:`GraphDef` and one State per filter.
 
@@ -509,15 +505,27 @@ def split(node, *filters, graph=None):
   >>> list(state.keys())
   ['w']
   """
+  if graph is False or (graph is None and not graph_mode_default()):
+    return _tree_split(node, filters)
   view = flat_view(node)
   if filters:
     _check_exhaustive(view, filters)
-  states = _states_from_view(view, filters, copy=False)
-  if graph is None:
-    graph = graph_mode_default()
-  if graph:
-    return (view.graphdef, *states)
-  return (_tree_graphdef(view, node), *states)
+  return (view.graphdef, *_states_from_view(view, filters, copy=False))
+
+
+def _tree_graphdef_of(parts) -> GraphDef:
+  graphdef = parts.graphdef
+  if graphdef is None:
+    n = len(parts.leaves)
+    graphdef = parts.graphdef = GraphDef._create(parts.node, n, n, tree=True)
+  return graphdef
+
+
+def _tree_split(node, filters, exhaustive=True):
+  """``(graphdef, state, ...)`` of ``node`` in tree mode."""
+  parts = tree_parts(node)
+  states = tree_states(parts, filters, exhaustive=exhaustive)
+  return (_tree_graphdef_of(parts), *states)
 
 
 def state(node, *filters, graph=None):
@@ -534,10 +542,10 @@ def state(node, *filters, graph=None):
   >>> list(nnx.state(M(), nnx.BatchStat).keys())
   ['s']
   """
-  view = flat_view(node)
   if graph is False or (graph is None and not graph_mode_default()):
-    _tree_graphdef(view, node)
-  states = _states_from_view(view, filters, copy=False)
+    _, *states = _tree_split(node, filters, exhaustive=False)
+  else:
+    states = _states_from_view(flat_view(node), filters, copy=False)
   return states[0] if len(states) == 1 else tuple(states)
 
 
@@ -546,10 +554,9 @@ variables = state
 
 def graphdef(node, /, *, graph=None) -> GraphDef:
   """Returns the :class:`GraphDef` of ``node``."""
-  view = flat_view(node)
-  if graph is None:
-    graph = graph_mode_default()
-  return view.graphdef if graph else _tree_graphdef(view, node)
+  if graph is False or (graph is None and not graph_mode_default()):
+    return _tree_graphdef_of(tree_parts(node))
+  return flat_view(node).graphdef
 
 
 def _leaves_for(graphdef: GraphDef, states) -> list:
@@ -560,7 +567,7 @@ def _leaves_for(graphdef: GraphDef, states) -> list:
       flats.append((None, list(s)))
       continue
     if isinstance(s, Variable) or (
-      graphdef.node[0] == 'a' and not isinstance(s, State)
+      not isinstance(s, State) and _is_leaf_root(graphdef.node)
     ):
       # the state of a Variable root or of a leaf root (see split)
       flats.append(([()], [s]))
@@ -617,7 +624,9 @@ def merge(
   The Variables of the states become the Variables of the new object (pass
   ``copy=True`` to copy them). Plain values in the states (e.g. from
   ``nnx.as_pure``) are wrapped in new Variables of the GraphDef's types
-  when ``recreate_variables`` is True, and used as they are otherwise.
+  when ``recreate_variables`` is True, and used as they are otherwise. A
+  tree-mode GraphDef (from ``graph=False``) always recreates them: it
+  records which of its leaves are Variables.
 
   >>> from flax import nnx
   >>> import jax.numpy as jnp

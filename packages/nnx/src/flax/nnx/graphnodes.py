@@ -466,6 +466,17 @@ class VariableDef(_OuterIndexMixin, tp.Generic[Node]):
   metadata: tp.Any
   array_refdef: tp.Any
 
+  def __repr__(self):
+    items = ''.join(
+      f'\n    {k!r}: {v!r},' for k, v in dict(self.metadata).items()
+    )
+    meta = f'{{{items[:-1]}\n  }}' if items else '{}'
+    return (
+      f'VariableDef(\n  type={self.type.__name__!r},\n  index={self.index},'
+      f'\n  outer_index={self.outer_index!r},\n'
+      f'  metadata=PrettyMapping({meta})\n)'
+    )
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TreeNodeDef(tp.Generic[Node]):
@@ -496,7 +507,6 @@ def graphdef_records(graphdef) -> tuple[list, list]:
   """The typed records of ``graphdef``: its ``nodes`` (NodeDef,
   VariableDef, NodeRef, in traversal order) and ``attributes`` (key and
   NodeAttr / LeafAttr / Static, per node in the same order)."""
-  from flax.typing import HashableMapping
 
   outer = graphdef.outer
   outer_map = dict(outer) if isinstance(outer, tuple) else {}
@@ -508,6 +518,14 @@ def graphdef_records(graphdef) -> tuple[list, list]:
 
   nodes: list = []
   attributes: list = []
+  if graphdef.node[0] == 't':  # tree mode: the treedef and the Variables
+    _, cls, treedef, path_index, variables = graphdef.node
+    nodes.append(TreeNodeDef(cls, treedef, path_index))
+    nodes.extend(
+      VariableDef(c, i, outer_of(i), _public_meta(meta), None)
+      for i, c, meta in variables
+    )
+    return nodes, attributes
 
   def visit(node, key):
     kind = node[0]
@@ -523,7 +541,7 @@ def graphdef_records(graphdef) -> tuple[list, list]:
           node[1],
           index,
           outer_of(index),
-          HashableMapping(node[3].items),
+          _public_meta(node[3]),
           None,
         )
       )
@@ -573,6 +591,8 @@ def node_from_records(nodes, attributes) -> tuple:
   from flax.nnx.flattenlib import _EMPTY_META, _Meta, _Static
 
   nodes, attributes = list(nodes), list(attributes)
+  if nodes and isinstance(nodes[0], TreeNodeDef):
+    return _tree_node_from_records(nodes, attributes)
   pos = [0, 0]
   indices = []
   outers = []
@@ -594,7 +614,7 @@ def node_from_records(nodes, attributes) -> tuple:
     if isinstance(rec, VariableDef):
       indices.append(rec.index)
       outers.append((rec.index, rec.outer_index))
-      meta = dict(rec.metadata)
+      meta = _stored_meta(rec.metadata)
       return ('v', rec.type, rec.index, _Meta(meta) if meta else _EMPTY_META)
     if not isinstance(rec, NodeDef):
       raise TypeError(f'GraphDef: unexpected node record {rec!r}')
@@ -635,3 +655,56 @@ def node_from_records(nodes, attributes) -> tuple:
   else:
     outer = tuple(sorted(pairs)) or None
   return root, num_index, outer
+
+
+def _public_meta(meta):
+  """The metadata a VariableDef shows: the Variable's own entries, then
+  the entries every Variable has (as ``Variable.get_metadata`` lists
+  them)."""
+  from flax.nnx.variablelib import _REQUIRED_DEFAULTS
+  from flax.typing import HashableMapping
+
+  items = meta.items
+  out = {k: v for k, v in items.items() if k not in _REQUIRED_DEFAULTS}
+  for key, default in _REQUIRED_DEFAULTS.items():
+    out[key] = items.get(key, default)
+  return HashableMapping(out)
+
+
+def _stored_meta(mapping) -> dict:
+  """The inverse of :func:`_public_meta`: entries equal to the defaults
+  every Variable has are not stored."""
+  from flax.nnx.variablelib import _REQUIRED_DEFAULTS
+
+  return {
+    k: v
+    for k, v in dict(mapping).items()
+    if k not in _REQUIRED_DEFAULTS or v != _REQUIRED_DEFAULTS[k]
+  }
+
+
+def _tree_node_from_records(nodes, attributes) -> tuple:
+  """:func:`node_from_records` of a tree-mode GraphDef: a TreeNodeDef
+  followed by the VariableDefs of its Variable leaves."""
+  from flax.nnx.flattenlib import _EMPTY_META, _Meta
+
+  if attributes:
+    raise ValueError('GraphDef: a tree-mode GraphDef has no attributes.')
+  root, variables = nodes[0], []
+  for rec in nodes[1:]:
+    if not isinstance(rec, VariableDef):
+      raise TypeError(
+        f'GraphDef: unexpected node record {rec!r} after a TreeNodeDef.'
+      )
+    meta = _stored_meta(rec.metadata)
+    variables.append(
+      (rec.index, rec.type, _Meta(meta) if meta else _EMPTY_META)
+    )
+  node = (
+    't',
+    root.type,
+    root.treedef,
+    tuple(root.path_index),
+    tuple(variables),
+  )
+  return node, len(root.path_index), None

@@ -29,8 +29,9 @@ from flax.nnx.graphlib import (
   _leaves_for,
   _PATHS_CACHE,
   _rebuild,
-  _tree_graphdef,
+  _tree_graphdef_of,
   check_tree,
+  tree_parts,
   find_duplicates,
   flat_view,
   graph_mode_default,
@@ -112,14 +113,6 @@ class IndexMap(dict):
     return IndexMap((index, obj) for obj, index in refmap.items())
 
 
-def _graphdef_for(view, node, graph):
-  if graph is None:
-    graph = graph_mode_default()
-  if graph:
-    return view.graphdef
-  return _tree_graphdef(view, node)
-
-
 def _leaf_value(leaf):
   return leaf if isinstance(leaf, Variable) else leaf._raw_value
 
@@ -152,12 +145,22 @@ def flatten(
       are added to it.
     ref_outer_index: a :class:`RefMap` object -> outer index recorded in the
       GraphDef (see ``GraphDef.with_matching_outer_index``).
-    graph: graph mode (default) or tree mode (``False``: shared references
-      raise).
+    graph: graph mode (default) or tree mode (``False``: ``node`` is
+      flattened as a JAX pytree, every pytree leaf is a leaf of the state
+      and shared references raise; ``ref_index`` and ``ref_outer_index``
+      are left as they are, a tree having no references to share).
   """
+  if graph is False or (graph is None and not graph_mode_default()):
+    parts = tree_parts(node)
+    graphdef = _tree_graphdef_of(parts)
+    if with_paths:
+      return graphdef, FlatState.from_sorted_keys_values(
+        parts.paths, parts.leaves
+      )
+    return graphdef, list(parts.leaves)
   if ref_index is None and ref_outer_index is None:
     view = flat_view(node)
-    graphdef = _graphdef_for(view, node, graph)
+    graphdef = view.graphdef
     paths, leaves, nodes = view.paths, view.leaves, None
   else:
     f = _Flattener(start=len(ref_index) if ref_index else 0)
@@ -165,10 +168,6 @@ def flatten(
       f.visited.update((id(obj), i) for obj, i in ref_index.items())
     root = f.visit_root(node)
     graphdef = GraphDef._create(root, len(f.leaves), f.counter)
-    if graph is False or (graph is None and not graph_mode_default()):
-      if graphdef.has_refs():
-        raise ValueError(_duplicates_message(node, 'flatten'))
-      graphdef = graphdef._replace(tree=True)
     paths, leaves, nodes = f.paths, f.leaves, f.nodes
     if ref_index is not None:
       for i, obj in nodes:
@@ -456,21 +455,29 @@ def clone(node, variables: bool = True, *, arrays: bool = False, graph=None):
   >>> nnx.clone(m).w is m.w, nnx.clone(m, variables=False).w is m.w
   (False, True)
   """
-  view = flat_view(node)
   if graph is False or (graph is None and not graph_mode_default()):
-    _tree_graphdef(view, node)
+    # tree mode: the node is rebuilt from its pytree leaves
+    parts = tree_parts(node)
+    graphdef, found, value_of = (
+      _tree_graphdef_of(parts),
+      parts.leaves,
+      _identity,
+    )
+  else:
+    view = flat_view(node)
+    graphdef, found, value_of = view.graphdef, view.leaves, _raw
   copy_array = _copy_array if arrays else _identity
   leaves = []
-  for leaf in view.leaves:
+  for leaf in found:
     if isinstance(leaf, Variable):
       if variables:
         leaf = leaf.copy()
         if arrays:
           store_raw_value(leaf, copy_array(leaf._raw_value))
     else:
-      leaf = copy_array(leaf._raw_value)
+      leaf = copy_array(value_of(leaf))
     leaves.append(leaf)
-  return _rebuild(view.graphdef, leaves, raw=False)
+  return _rebuild(graphdef, leaves, raw=False)
 
 
 def _identity(x):

@@ -55,6 +55,8 @@ def graphdef_paths(graphdef) -> list:
         keys = node[3] if len(node) > 3 else _tree_keys(node[1])
         for entry, c in zip(keys, node[2]):
           walk(c, path + (entry,))
+      elif kind == 't':  # tree mode: (path, position) in path order
+        paths.extend(p for p, _ in node[3])
 
     walk(graphdef.node, ())
     if len(_PATHS_CACHE) > 4096:

@@ -14,6 +14,7 @@ import operator
 
 from flax.nnx._common import EPOCH
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
+from flax.nnx.graphtree import tree_unflatten
 from flax.nnx.pytreelib import PytreeRecord, _new_object
 from flax.nnx.variablelib import Variable, store_raw_value
 
@@ -117,6 +118,8 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
     if len(node) > 3:  # children in sorted key order
       values = [values[k] for k in node[4]]
     return node[1].unflatten(values)
+  if kind == 't':  # a tree-mode root: the node is a JAX pytree
+    return tree_unflatten(node, list(it), raw=raw)
   raise ValueError(f'Unknown graphdef node {node!r}')
 
 
