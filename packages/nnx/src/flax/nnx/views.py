@@ -158,18 +158,20 @@ def _arg_docs(doc: str) -> dict:
   in_args = False
   current = None
   base = None
+  section = 0  # indent of the ``Args:`` line; its entries sit deeper
   for line in lines:
     stripped = line.strip()
+    indent = len(line) - len(line.lstrip())
     if not in_args:
       in_args = stripped in ('Args:', 'Arguments:')
+      section = indent
       continue
     if not stripped:
       current = None
       continue
-    indent = len(line) - len(line.lstrip())
     if base is None:
       base = indent
-    if indent < base:
+    if indent < base or indent <= section:
       break
     if indent == base and ':' in stripped:
       name, _, rest = stripped.partition(':')
@@ -182,19 +184,20 @@ def _arg_docs(doc: str) -> dict:
   return out
 
 
-def _annotation_text(ann) -> str:
-  if isinstance(ann, str):
-    return ann
-  if isinstance(ann, type):
-    return ann.__name__
-  return repr(ann).replace('typing.', '')
-
-
 def view_info(
   node: Module, /, *, only: filterlib.Filter = ..., graph: bool | None = None
 ) -> str:
   """Describes the ``set_view`` keywords of the Module types in ``node``
-  (the keywords :func:`view` accepts), one block per type, sorted."""
+  (the keywords :func:`view` accepts), one block per type, sorted by
+  qualified class name (``make.<locals>.Block`` for a class defined in a
+  function). Each keyword shows its annotation and default as ``str``
+  does and the lines of its ``Args:`` entry; an undocumented ``set_view``
+  shows its signature.
+
+  Raises:
+    KeyError: (the keyword) when a documented ``set_view`` leaves a
+      keyword out of its ``Args:`` section.
+  """
   by_type: dict = {}
   for _, module in _selected(node, only, graph):
     set_view = getattr(type(module), 'set_view', None)
@@ -212,15 +215,18 @@ def view_info(
       continue
     docs = _arg_docs(set_view.__doc__)
     for pname, p in inspect.signature(set_view).parameters.items():
-      if pname == 'self' or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+      if pname == 'self' or p.kind == p.VAR_POSITIONAL:
         continue
-      text = f'  {pname}'
-      if p.annotation is not p.empty:
-        text += f': {_annotation_text(p.annotation)}'
+      if pname not in docs:
+        # A documented set_view documents every keyword it takes.
+        raise KeyError(pname)
+      # Annotations and defaults as ``str`` shows them: ``<class 'bool'>``,
+      # ``bool | None``, and ``<class 'inspect._empty'>`` for none.
+      text = f'  {pname}: {p.annotation}'
       if p.default is not p.empty:
-        text += f' = {p.default!r}'
+        text += f' = {p.default}'
       lines.append(text)
-      lines.extend(f'    {d}' for d in docs.get(pname, ()))
+      lines.extend(f'    {d}' for d in docs[pname])
     blocks.append('\n'.join(lines))
   return '\n'.join(blocks)
 
