@@ -1,7 +1,7 @@
 """NNX graph functions on hijax Variables inside plain JAX transforms
 (jax.jit, jax.eval_shape): nnx.state / split / merge / update / pop /
-clone see the traced Variables, updates are visible outside, and an
-nnx.Optimizer step runs inside jax.jit."""
+clone see the traced Variables, updates are visible outside, an
+nnx.Optimizer step runs inside jax.jit, and mutable=False is metadata only."""
 
 import jax
 import jax.numpy as jnp
@@ -133,3 +133,11 @@ train_step(model, optimizer)
 report.array('hijax-optimizer-w', model.w[...])
 report.array('hijax-optimizer-step', optimizer.step[...])
 report.array('hijax-optimizer-mu', optimizer.opt_state[0].mu['w'][...])
+
+# ``mutable=False`` is metadata only: the Variable is still updated inside
+frozen = nnx.Param(jnp.ones(2), hijax=True, mutable=False)
+jax.jit(lambda v: v.set_value(jnp.zeros(3)))(frozen)
+report.array('mutable-false-update', frozen[...])
+report.value('mutable-false-metadata', frozen.get_metadata('mutable'))
+with report.raises('grad-wrt-hijax'):
+  jax.grad(lambda v: (v[...] ** 2).sum())(nnx.Param(jnp.ones(2), hijax=True))

@@ -149,16 +149,18 @@ def _write(hijax_var, plain: Variable) -> None:
   aval = core.typeof(hijax_var)
   if not aval.has_qdd:
     raise ValueError(
-      f'Cannot update an immutable hijax {aval.var_type.__name__} inside a '
-      'JAX transform (it was created with mutable=False or ref=True); '
-      'create it with nnx.with_vars(..., hijax=True, mutable=True).'
+      f'Cannot update a hijax {aval.var_type.__name__} created with '
+      'ref=True inside a JAX transform; a hijax Variable (ref=False) can be '
+      'updated in place inside jax.jit already.'
     )
   leaves, treedef = jax.tree.flatten(plain)
   set_variable_p.bind(hijax_var, *leaves, treedef=treedef, var_type=type(plain))
 
 
-def _new(plain: Variable, *, mutable: bool = True):
-  """A hijax Variable holding the content of the plain Variable ``plain``."""
+def _new(plain: Variable):
+  """A hijax Variable holding the content of the plain Variable ``plain``
+  (its ``mutable`` metadata is only recorded: JAX tracks what every hijax
+  Variable holds, except a ``ref=True`` one, whose type fixes it)."""
   _install_tracer_instancecheck()
   ref = plain.ref
   leaves, treedef = jax.tree.flatten(plain)
@@ -166,7 +168,7 @@ def _new(plain: Variable, *, mutable: bool = True):
     *leaves,
     treedef=treedef,
     var_type=type(plain),
-    has_qdd=bool(mutable) and not ref,
+    has_qdd=not ref,
     ref=ref,
   )
 
@@ -223,12 +225,12 @@ def _metadata_of(tracer, name):
 class AbstractVariable(hjx.MutableHiType, tp.Generic[A]):
   """The JAX type of a hijax Variable (``jax.typeof(variable)``).
 
-  A mutable hijax Variable (``has_qdd=True``, the default) keeps its
-  content out of the type: two of them have the same type when their
-  Variable types are the same, and JAX tracks what each holds as
-  quasi-dynamic data (:class:`VariableQDD`). An immutable one
-  (``mutable=False`` or ``ref=True``) has its pytree structure and leaf types
-  in the type itself.
+  A hijax Variable (``has_qdd=True``) keeps its content out of the type:
+  two of them have the same type when their Variable types are the same,
+  and JAX tracks what each holds as quasi-dynamic data
+  (:class:`VariableQDD`), so it can be updated inside a transform (whatever
+  its ``mutable`` metadata says). A ``ref=True`` one has its pytree
+  structure and leaf types in the type itself.
   """
 
   def __init__(
@@ -376,7 +378,13 @@ def _raise_leaves(avals, lo_vals) -> list:
 # -- primitives ---------------------------------------------------------------------
 
 
-def _no_derivative(what):
+def _no_derivative(what, primitive):
+  if primitive is not None:
+    raise NotImplementedError(
+      f"jvp not implemented for '{primitive}' with QDD: cannot differentiate "
+      f'{what} a hijax Variable; differentiate with respect to its value '
+      '(variable[...]) instead, or wrap the value in jax.lax.stop_gradient.'
+    )
   raise ValueError(
     f'Cannot differentiate {what} a hijax Variable; differentiate with '
     'respect to its value (variable[...]) instead, or wrap the value in '
@@ -406,10 +414,10 @@ class NewVariable(hjx.HiPrimitive):
     return _from_leaves(treedef, var_type, leaves)
 
   def jvp(_, primals, tangents, *, treedef, var_type, has_qdd, ref):
-    _no_derivative('the creation of')
+    _no_derivative('the creation of', 'new_variable')
 
   def transpose(_, out_var, *input_leaves, treedef, var_type, has_qdd, ref):
-    _no_derivative('the creation of')
+    _no_derivative('the creation of', 'new_variable')
 
 
 class GetVariable(hjx.HiPrimitive):
@@ -427,10 +435,10 @@ class GetVariable(hjx.HiPrimitive):
     return jax.tree.leaves(_plain_of(hijax_var))
 
   def jvp(_, primals, tangents, *, treedef, avals, var_type, has_qdd):
-    _no_derivative('with respect to')
+    _no_derivative('with respect to', 'get_variable')
 
   def transpose(_, out, hijax_var, *, treedef, avals, var_type, has_qdd):
-    _no_derivative('with respect to')
+    _no_derivative('with respect to', 'get_variable')
 
 
 class SetVariable(hjx.HiPrimitive):
@@ -458,10 +466,10 @@ class SetVariable(hjx.HiPrimitive):
     return []
 
   def jvp(_, primals, tangents, *, treedef, var_type):
-    _no_derivative('an update of')
+    _no_derivative('an update of', None)
 
   def transpose(_, *args, treedef, var_type):
-    _no_derivative('an update of')
+    _no_derivative('an update of', None)
 
 
 new_variable_p = NewVariable('new_variable')
@@ -481,7 +489,7 @@ def _typeof(hv) -> AbstractVariable:
   var_type = type(hv)._var_type
   meta = hv._var_metadata
   ref = bool(meta.get('ref', False))
-  if meta.get('mutable', True) and not ref:
+  if not ref:
     return AbstractVariable(var_type, None, None, True, ref=False)
   q = _qdd_of(hv)
   return AbstractVariable(var_type, q.treedef, q.leaf_avals, False, ref=ref)
@@ -559,12 +567,10 @@ def _writing(name):
 
 def _new_copy(name):
   def method(hijax_var, *args, **kwargs):
-    plain = _read(hijax_var)
-    mutable = plain.get_metadata('mutable', True)
-    out = getattr(plain, name)(*args, **kwargs)
+    out = getattr(_read(hijax_var), name)(*args, **kwargs)
     if _is_hijax_value(out):
       return out  # (the plain method made it hijax already)
-    return _new(out, mutable=mutable)
+    return _new(out)
 
   method.__name__ = name
   return method
@@ -730,7 +736,7 @@ class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
     import copy as _copy
 
     plain = _copy.deepcopy(_read(self), memo)
-    new = _new(plain, mutable=plain.get_metadata('mutable', True))
+    new = _new(plain)
     memo[id(self)] = new
     return new
 
@@ -742,7 +748,7 @@ class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
 
 
 def _rebuild(plain):
-  return _new(plain, mutable=plain.get_metadata('mutable', True))
+  return _new(plain)
 
 
 from flax.nnx import _hijax_ops  # noqa: E402
@@ -779,9 +785,8 @@ def new_variable(var_type: type, *args, mutable: bool | None = None, **kwargs):
 
 
 def from_variable(var: Variable, *, mutable: bool | None = None):
-  """A new hijax Variable with ``var``'s value and metadata (``mutable``:
-  whether it may be updated inside JAX transforms; recorded in the
-  metadata when given)."""
+  """A new hijax Variable with ``var``'s value and metadata (``mutable``,
+  when given, is recorded in the metadata)."""
   if _is_hijax_value(var):
     plain = _read(var)
   else:
@@ -793,7 +798,7 @@ def from_variable(var: Variable, *, mutable: bool | None = None):
   if mutable is not None:
     meta['mutable'] = bool(mutable)
   object.__setattr__(plain, '_var_metadata', meta)
-  return _new(plain, mutable=meta.get('mutable', True))
+  return _new(plain)
 
 
 def to_variable(var) -> Variable:

@@ -81,8 +81,8 @@ def with_vars(
       (:class:`~flax.nnx.variablelib.HijaxVariable`, Variables that are JAX
       values).
     ref: convert to (True) or from (False) ``jax.Ref``-backed Variables.
-    mutable: for hijax Variables: whether they may be updated inside JAX
-      transforms (recorded as their ``mutable`` metadata).
+    mutable: for hijax Variables: recorded as their ``mutable`` metadata
+      (every hijax Variable can be updated inside JAX transforms).
     only: filter of the Variables to convert.
     allow_duplicates: allow a Variable reachable through several paths
       (otherwise that raises a ``ValueError``).
