@@ -255,3 +255,32 @@ def test_flatten_unflatten_inside_jit():
     'same': True,
     'raw': ['DynamicJaxprTracer'] * 3,
   }
+
+
+def test_tree_mode_inside_jit():
+  m = Model()
+  outside, _ = nnx.split(m, graph=False)
+  seen = {}
+
+  @jax.jit
+  def f(m):
+    graphdef, params, rest = nnx.split(m, nnx.Param, ..., graph=False)
+    seen['equal'] = graphdef == outside
+    seen['same'] = [
+      params['w'] is m.w,
+      nnx.merge(graphdef, params, rest).w is m.w,
+    ]
+    nnx.update(m, jax.tree.map(lambda x: x[...] * 2, params))
+    fresh = nnx.merge(
+      graphdef, jax.tree.map(lambda x: x[...] * 5, params), rest
+    )
+    seen['fresh'] = [type(fresh.w).__name__, fresh.w is m.w]
+    return m.w[...]
+
+  np.testing.assert_array_equal(f(m), [2.0, 2.0])
+  np.testing.assert_array_equal(m.w[...], [2.0, 2.0])
+  assert seen == {
+    'equal': True,
+    'same': [True, True],
+    'fresh': ['DynamicJaxprTracer', False],
+  }

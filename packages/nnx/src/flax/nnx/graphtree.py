@@ -123,8 +123,14 @@ def _flatten(node) -> TreeParts:
   var_records = []
   for k, v in enumerate(leaves):
     if isinstance(v, Variable):
-      meta = v._var_metadata
-      var_records.append((k, type(v), _Meta(meta) if meta else _EMPTY_META))
+      if isinstance(v, jax.core.Tracer):
+        # a traced hijax Variable: recorded as the hijax Variable it traces
+        from flax.nnx._hijax_graph import traced_variable_def
+
+        cls, meta = traced_variable_def(v)
+      else:
+        cls, meta = type(v), v._var_metadata
+      var_records.append((k, cls, _Meta(meta) if meta else _EMPTY_META))
   record = (
     't',
     type(node),
