@@ -410,7 +410,12 @@ class InnerGraph:
       vals = groups[0] if mask is None else _ungroup(groups, mask)
       if fast:
         index = {}
-      obj = _unflatten(node, iter(vals), index, None, True)
+        if node[0] == 'n':
+          obj = leafplan.rebuild_plan(node).run(list(vals), True, index)
+        else:
+          obj = _unflatten(node, iter(vals), index, None, True)
+      else:
+        obj = _unflatten(node, iter(vals), index, None, True)
       self.indexes.append(index)
       self.in_values.append(vals)
       leaves[pos] = obj

@@ -9,6 +9,7 @@ import jax
 from flax.core.frozen_dict import FrozenDict as FrozenDict
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
+from flax.nnx import spmd as _spmd
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
 from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common
@@ -187,15 +188,17 @@ def _vmap_call(
     in_axes = (in_axes,) * len(args)
   in_axes = tuple(in_axes)
   _prefix.check_aliasing(args, in_axes)
+  state_axes = any(isinstance(ax, StateAxes) for ax in in_axes)
   ga = common.GraphArgs(
-    (args, {}), predicates_for=_predicates_for(in_axes, args)
+    (args, {}),
+    predicates_for=_predicates_for(in_axes, args) if state_axes else None,
   )
   pure_args, _ = ga.pure()
-  prefix = _state_axes_prefix(in_axes, pure_args, ga)
+  prefix, pos_axes, root_axes = _layout(in_axes, args, pure_args, ga)
   meta = _axis_metadata.enabled(transform_metadata)
   fn = fn_cls(f, transform_metadata, in_axes, out_axes, graph_args=ga)
-  pos_axes = fn.value_axes = _value_axes(prefix, pure_args, ga)
-  fn.root_axes = root_in_axes(in_axes, args, ga)
+  fn.value_axes = pos_axes
+  fn.root_axes = root_axes
   mapped, unmapped = jax_map(
     fn, in_axes=prefix, out_axes=(0, None), **map_kwargs
   )(*pure_args)
@@ -232,6 +235,39 @@ def _vmap_call(
     inputs = {id(v) for _, v in _axis_metadata.variables_of(args)}
     _add_axis_to_outputs(out, out_axes, transform_metadata, inputs)
   return out
+
+
+# (in_axes, argument structure) -> (prefix, axes per root slot, axis per
+# root): the part of a mapped call that depends on its structure only
+_LAYOUTS: dict = {}
+
+
+def _layout(in_axes, args, pure_args, ga):
+  """The JAX ``in_axes`` prefix of ``pure_args``, the mapped axis of each
+  slot of each root and the ``in_axes`` entry of each root, cached per
+  ``in_axes`` and argument structure when the roots cross by their cached
+  flat views, unfiltered (their graphdefs then identify the structure
+  cheaply)."""
+  key = None
+  if ga.fast and all(r.view is not None and r.mask is None for r in ga.roots):
+    try:
+      key = (in_axes, ga.treedef, tuple(r.view.graphdef for r in ga.roots))
+      hit = _LAYOUTS.get(key)
+    except TypeError:  # unhashable axes
+      key = hit = None
+    if hit is not None:
+      return hit
+  prefix = _state_axes_prefix(in_axes, pure_args, ga)
+  layout = (
+    prefix,
+    _value_axes(prefix, pure_args, ga),
+    root_in_axes(in_axes, args, ga),
+  )
+  if key is not None:
+    if len(_LAYOUTS) >= 256:
+      _LAYOUTS.clear()
+    _LAYOUTS[key] = layout
+  return layout
 
 
 def _value_axes(prefix, pure_args, ga):
@@ -642,18 +678,18 @@ def transform_metadata(
       if axis is None:
         continue
       for v in _each_variable(arg, graph):
-        v.remove_axis(axis, partition)
+        _spmd._remove_axis_name(v, axis, partition)
         touched.append((v, axis))
     out = f(*args, **kwargs)
     out_axis = out_axes if isinstance(out_axes, int) else 0
     done = set()
     for v, axis in reversed(touched):
       # the arguments' Variables get their axis back where it was
-      v.add_axis(axis, partition)
+      _spmd._insert_axis_name(v, axis, partition)
       done.add(id(v))
     for v in _each_variable(out, graph):
       if id(v) not in done:
-        v.add_axis(out_axis, partition)
+        _spmd._insert_axis_name(v, out_axis, partition)
     return out
 
   return wrapper

@@ -15,9 +15,11 @@ leaf's Variable, or None for an attribute leaf; None for a node whose
 structure the epochs cannot vouch for.
 """
 
+from flax.nnx import rebuildlib
 from flax.nnx._hijax import _HIJAX_CLASSES
 
 _PLANS: dict = {}
+_REBUILDS: dict = {}
 _MAX_PLANS = 1024
 
 
@@ -63,6 +65,32 @@ def leaf_plan(node) -> tuple | None:
     _PLANS.clear()
   # the node is kept with its plan, so its id is not reused meanwhile
   _PLANS[id(node)] = (node, plan)
+  return plan
+
+
+def _max_index(node) -> int:
+  kind = node[0]
+  if kind in ('n', 'g'):
+    return max([node[2]] + [_max_index(c) for _, c in node[3]])
+  if kind == 'v':
+    return node[2]
+  if kind in ('r', 'a'):
+    return node[1] if len(node) > 1 else -1
+  if kind in ('l', 'd', 'p'):
+    return max([-1] + [_max_index(c) for c in node[2]])
+  return -1
+
+
+def rebuild_plan(node) -> rebuildlib.Plan:
+  """The cached :class:`~flax.nnx.rebuildlib.Plan` that builds fresh
+  objects for the Pytree root ``node`` (kind ``'n'``)."""
+  hit = _REBUILDS.get(id(node))
+  if hit is not None and hit[0] is node:
+    return hit[1]
+  plan = rebuildlib.Plan(node, _max_index(node) + 1)
+  if len(_REBUILDS) >= _MAX_PLANS:
+    _REBUILDS.clear()
+  _REBUILDS[id(node)] = (node, plan)
   return plan
 
 
