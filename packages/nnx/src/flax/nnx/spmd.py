@@ -197,8 +197,38 @@ def get_abstract_model(init_fn, mesh, *, graph: bool | None = None):
   return graphdef, _map_abstract(state, mesh, graph, keep_unsharded=False)
 
 
+def _insert_axis_name(v, index: int, name) -> None:
+  """A transform added axis ``index`` named ``name`` to the value of the
+  Variable ``v``: the name goes into its ``out_sharding`` (if it has one)
+  and its ``on_add_axis`` hooks run."""
+  names = v.get_metadata().get('out_sharding')
+  if names is not None:
+    names = list(names)
+    names.insert(index, name)
+    v.set_metadata('out_sharding', tuple(names))
+  v.add_axis(index, name)
+
+
+def _remove_axis_name(v, index: int, name) -> None:
+  """A transform removed axis ``index`` named ``name`` of the value of the
+  Variable ``v``: the name leaves its ``out_sharding`` (if it has one; it
+  must be there) and its ``on_remove_axis`` hooks run."""
+  names = v.get_metadata().get('out_sharding')
+  if names is not None:
+    names = tuple(names)
+    if names[index] != name:
+      raise ValueError(
+        f'Expected to remove {name!r} at index {index} from {names!r}, but '
+        f'found {names[index]!r}. The partition name of the transform must '
+        'be the out_sharding entry of the axis it maps over.'
+      )
+    v.set_metadata('out_sharding', names[:index] + names[index:][1:])
+  v.remove_axis(index, name)
+
+
 def _transform_names(tree, transform_metadata, fn):
-  """Rewrites the ``out_sharding`` of every Variable of ``tree`` in place."""
+  """Applies ``fn(variable, name)`` to every Variable of ``tree`` (in
+  place)."""
 
   def visit(x):
     if not _is_variable(x):
@@ -208,11 +238,7 @@ def _transform_names(tree, transform_metadata, fn):
         'Trying to transform a Partitioned variable but "partition_name" '
         f'is not specified in transform_metadata: {transform_metadata}'
       )
-    names = x.get_metadata().get('out_sharding')
-    if names is not None:
-      x.set_metadata(
-        'out_sharding', fn(tuple(names), transform_metadata[PARTITION_NAME])
-      )
+    fn(x, transform_metadata[PARTITION_NAME])
 
   if isinstance(tree, Pytree):
     for _, value in graphlib.iter_graph(tree):
@@ -236,12 +262,9 @@ def add_axis(tree: A, index: int, transform_metadata: tp.Mapping) -> A:
   ('layers', 'a', 'b')
   """
 
-  def insert(names, name):
-    names = list(names)
-    names.insert(index, name)
-    return tuple(names)
-
-  return _transform_names(tree, transform_metadata, insert)
+  return _transform_names(
+    tree, transform_metadata, lambda v, name: _insert_axis_name(v, index, name)
+  )
 
 
 def remove_axis(
@@ -250,12 +273,9 @@ def remove_axis(
   """Removes the axis name at ``index`` from every ``out_sharding``
   (in place; ``tree`` is returned)."""
 
-  def remove(names, _):
-    names = list(names)
-    names.pop(index)
-    return tuple(names)
-
-  return _transform_names(tree, transform_metadata, remove)
+  return _transform_names(
+    tree, transform_metadata, lambda v, name: _remove_axis_name(v, index, name)
+  )
 
 
 def __getattr__(name):

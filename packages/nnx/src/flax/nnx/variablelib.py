@@ -475,26 +475,19 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     return self
 
   def add_axis(self, axis_index: int, axis_name) -> None:
-    """Records that a transform added axis ``axis_index`` to the value."""
+    """Runs the ``on_add_axis`` hooks: a transform added axis
+    ``axis_index`` to the value. The ``out_sharding`` names are
+    :func:`nnx.spmd.add_axis`'s to update."""
     META_EPOCH.value += 1
-    names = self._var_metadata.get('out_sharding')
-    if names is not None and axis_name is not ...:
-      names = list(names)
-      names.insert(axis_index, axis_name)
-      self._var_metadata['out_sharding'] = tuple(names)
     self.on_add_axis(axis_index, axis_name)
     for hook in _hooks(self._var_metadata.get('on_add_axis')):
       hook(self, axis_index, axis_name)
 
   def remove_axis(self, axis_index: int, axis_name) -> None:
-    """Records that a transform removed axis ``axis_index`` of the value."""
+    """Runs the ``on_remove_axis`` hooks: a transform removed axis
+    ``axis_index`` of the value. The ``out_sharding`` names are
+    :func:`nnx.spmd.remove_axis`'s to update."""
     META_EPOCH.value += 1
-    names = self._var_metadata.get('out_sharding')
-    if names is not None and axis_name is not ...:
-      names = list(names)
-      if 0 <= axis_index < len(names) or -len(names) <= axis_index < 0:
-        names.pop(axis_index)
-      self._var_metadata['out_sharding'] = tuple(names)
     self.on_remove_axis(axis_index, axis_name)
     for hook in _hooks(self._var_metadata.get('on_remove_axis')):
       hook(self, axis_index, axis_name)

@@ -10,7 +10,7 @@ metadata is left alone.
 
 import jax
 
-from flax.nnx import graphlib
+from flax.nnx import graphlib, spmd
 from flax.nnx.spmd import PARTITION_NAME
 from flax.nnx.transforms import common
 from flax.nnx.transforms.types import StateAxes
@@ -63,13 +63,13 @@ def mapped_variables(args, axes) -> list:
 def remove(pairs, metadata) -> None:
   name = metadata[PARTITION_NAME]
   for v, axis in pairs:
-    v.remove_axis(axis, name)
+    spmd._remove_axis_name(v, axis, name)
 
 
 def insert(pairs, metadata) -> None:
   name = metadata[PARTITION_NAME]
   for v, axis in reversed(pairs):
-    v.add_axis(axis, name)
+    spmd._insert_axis_name(v, axis, name)
 
 
 def insert_into_outputs(out, axis, metadata, skip=()) -> None:
@@ -78,4 +78,4 @@ def insert_into_outputs(out, axis, metadata, skip=()) -> None:
   name = metadata[PARTITION_NAME]
   for _, v in _variables(out):
     if id(v) not in skip:
-      v.add_axis(axis, name)
+      spmd._insert_axis_name(v, axis, name)

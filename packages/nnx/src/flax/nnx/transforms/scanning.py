@@ -99,6 +99,10 @@ class _ScanStep:
   # tracing; scanned nodes only); pytree modes: the input Variables (by
   # position) whose value structure a step changed
   changed: tp.ClassVar[tp.Any] = None
+  # graph mode: the structure of the stacked outputs (input graph nodes
+  # returned stay references to them) and the axis of each of its leaves
+  y_static: tp.ClassVar[tp.Any] = None
+  y_axes: tp.ClassVar[tuple] = ()
   grown_vars: tp.ClassVar[tuple] = ()
   grown_axes: tp.ClassVar[dict] = {}
 
@@ -219,6 +223,9 @@ class _ScanStep:
       broadcasted = Broadcasted(
         [leaf for leaf, ax in zip(new_leaves, plan.axes) if ax is None]
       )
+    if g:
+      self.y_axes = _out_leaf_axes(y_out, out_axes)
+      self.y_static, y_out = ig.flatten_out(y_out, check_trace=False)
     return (PytreeDeque(new_carry), broadcasted), (
       y_out,
       scanned_updates,
@@ -329,6 +336,22 @@ def _split_out(out, out_axes):
   return None, out
 
 
+def _out_leaf_axes(y_out, out_axes) -> list:
+  """Graph mode: the stacking axis of each leaf of a step's stacked
+  outputs ``y_out`` (graph nodes as leaves)."""
+  if isinstance(out_axes, tuple):
+    axes = [a for a in out_axes if a is not Carry]
+  else:
+    axes = [out_axes]
+  outs = y_out if len(axes) > 1 else (y_out,)
+  is_node = common.node_leaf_predicate()
+  return [
+    a
+    for o, a in zip(outs, axes)
+    for _ in jax.tree_util.tree_leaves(o, is_leaf=is_node)
+  ]
+
+
 def _updated_leaves(pure, values, plan):
   """The leaves of ``pure`` with each graph node's values replaced by its
   values after the step."""
@@ -366,6 +389,11 @@ def scan(
 ):
   """Lifted ``jax.lax.scan``: ``in_axes`` / ``out_axes`` mark the carry
   (``nnx.Carry``), scanned axes (ints) and broadcast inputs (None).
+
+  ``transform_metadata`` with a ``partition_name`` (graph mode with graph
+  updates; the pytree modes leave metadata alone) removes the scanned
+  axis's name from the ``out_sharding`` of the scanned Variables while the
+  function runs and inserts it into those of new stacked outputs.
 
   >>> import jax.numpy as jnp
   >>> from flax import nnx
@@ -476,7 +504,6 @@ def scan(
           None if c_out == 'all' else c_out,
           update_axes,
           plan=plan,
-          transform_metadata=transform_metadata,
         )
       plan.axes = _broadcast(
         prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
@@ -551,7 +578,22 @@ def scan(
         if c_arg is not None
         else None
       )
-    meta = _axis_metadata.enabled(transform_metadata)
+    # the pytree modes leave the sharding metadata alone (as vmap's)
+    meta = g and _axis_metadata.enabled(transform_metadata)
+    skip = ()
+    if g:
+      # the output leaves on their axes, then the objects (an input graph
+      # node returned is that object, its Variables' axis names in place)
+      ys = common.unflatten_out(
+        fn.y_static,
+        [
+          jax.tree.map(lambda v, a=a: _move(v, 0, a), x)
+          for x, a in zip(ys, fn.y_axes)
+        ],
+        ga,
+      )
+      if meta:
+        skip = {id(v) for _, v in _axis_metadata.variables_of(args)}
     if oa is Carry:
       return carry_obj
     if isinstance(oa, tuple):
@@ -560,15 +602,18 @@ def scan(
       it_y = iter(ys_t)
       for o in oa:
         outs.append(
-          carry_obj if o is Carry else _stacked_out(next(it_y), o, meta)
+          carry_obj
+          if o is Carry
+          else _stacked_out(next(it_y), o, meta, g, skip)
         )
       return tuple(outs)
-    return _stacked_out(ys, oa, meta)
+    return _stacked_out(ys, oa, meta, g, skip)
 
-  def _stacked_out(y, axis, meta):
-    y = jax.tree.map(lambda v: _move(v, 0, axis), y)
+  def _stacked_out(y, axis, meta, moved, skip):
+    if not moved:
+      y = jax.tree.map(lambda v: _move(v, 0, axis), y)
     if meta and axis is not None:
-      _axis_metadata.insert_into_outputs(y, axis, transform_metadata)
+      _axis_metadata.insert_into_outputs(y, axis, transform_metadata, skip)
     return y
 
   return wrapper
