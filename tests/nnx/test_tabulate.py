@@ -227,3 +227,85 @@ def test_metadata_cell(name):
     _Echo(**metadata), O1, console_kwargs=tabulate_models.WIDE
   )
   assert _column(table, 5).split('\n\n')[0] == expected
+
+
+class _Attend(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.ones((3, 3)))
+    self.kid = nnx.data(None)
+
+  def __call__(self, x):
+    return x @ self.w[...]
+
+  def attend(self, x):
+    return x @ self.w[...].T
+
+
+class _Uses(nnx.Module):
+  def __init__(self):
+    self.e = _Attend()
+    self.e.kid = _Attend()
+
+  def __call__(self, x):
+    return self.e.attend(self.e(x)) + self.e.kid.attend(x)
+
+  def other(self, x):
+    return self.e.attend(x)
+
+
+def _rows(table):
+  return [
+    line.split('│')[1].strip() + ' ' + line.split('│')[2].strip()
+    for line in table.splitlines()
+    if line.startswith('│') and line.split('│')[2].strip()
+  ]
+
+
+@pytest.mark.parametrize(
+  'depth, method, expected',
+  [
+    (None, '__call__', [' _Uses', 'e _Attend', 'e/kid/attend _Attend']),
+    (0, '__call__', [' _Uses']),
+    (1, '__call__', [' _Uses', 'e _Attend']),
+    (2, '__call__', [' _Uses', 'e _Attend']),
+    (3, '__call__', [' _Uses', 'e _Attend', 'e/kid/attend _Attend']),
+    (0, 'other', []),
+    (1, 'other', ['other _Uses']),
+    (2, 'other', ['other _Uses', 'e/attend _Attend']),
+  ],
+)
+def test_depth_counts_the_method_name(depth, method, expected):
+  table = nnx.tabulate(
+    _Uses(),
+    X23,
+    depth=depth,
+    method=method,
+    console_kwargs=tabulate_models.WIDE,
+  )
+  assert _rows(table) == expected
+
+
+@pytest.mark.parametrize(
+  'key', ['title', 'show_header', 'show_lines', 'show_footer']
+)
+def test_table_kwargs_may_not_repeat_the_table_options(key):
+  with pytest.raises(
+    TypeError, match=f"multiple values for keyword argument '{key}'"
+  ):
+    nnx.tabulate(_Attend(), X23, table_kwargs={key: True})
+
+
+def test_table_kwargs_keep_the_caption():
+  table = nnx.tabulate(
+    _Attend(),
+    X23,
+    table_kwargs={
+      'caption': 'C',
+      'caption_justify': 'left',
+      'show_edge': False,
+    },
+    console_kwargs=tabulate_models.WIDE,
+  )
+  lines = [line.rstrip() for line in table.splitlines()]
+  assert lines[-2:] == ['', 'Total Parameters: 9 (36 B)']
+  assert 'C' not in lines

@@ -286,11 +286,15 @@ def tabulate(
   Args:
     obj: the NNX object (Module or Pytree) to call.
     *input_args: positional arguments of the call.
-    depth: leave out rows deeper than this (the root has depth 0).
+    depth: leave out rows deeper than this: the depth of a row is the
+      length of its path, a method's name included (the root's
+      ``__call__`` has depth 0, its ``encode`` method depth 1).
     method: the name of the method of ``obj`` to call.
     row_filter: keeps the rows for which it returns True (by default,
       calls of RNG streams are hidden).
-    table_kwargs: options of ``rich.table.Table``.
+    table_kwargs: more options of ``rich.table.Table`` (not ``title``,
+      ``show_header``, ``show_lines`` or ``show_footer``: a TypeError;
+      the caption and its style are always the grand total's).
     column_kwargs: options of every ``Table.add_column``.
     console_kwargs: options of ``rich.console.Console`` (e.g. ``width``).
     compute_flops: add a ``flops`` column (XLA's estimate of each call).
@@ -319,7 +323,8 @@ def tabulate(
       rows.append(call)
   rows.sort(key=lambda c: c.call_order)
   if depth is not None:
-    rows = [c for c in rows if len(infos[c.object_id].path) <= depth]
+    # The depth of a row is the length of its path, method name included.
+    rows = [c for c in rows if len(c.path) <= depth]
   return _render(
     type(obj).__name__,
     rows,
@@ -354,16 +359,17 @@ def _render(
   grand = SizeBytes(0, 0)
   for stat in totals.values():
     grand = grand + stat
-  options = {
-    'title': f'{title} Summary',
-    'show_header': True,
-    'show_lines': True,
-    'show_footer': False,
-    'caption': f'\nTotal Parameters: {_size_markup(grand, bold=False)}',
-    'caption_style': 'bold',
-  }
-  options.update(table_kwargs)
-  table = rich.table.Table(**options)
+  # ``table_kwargs`` may not repeat the options set here (a TypeError);
+  # the caption (the grand total) and its style always win.
+  table = rich.table.Table(
+    title=f'{title} Summary',
+    show_header=True,
+    show_lines=True,
+    show_footer=False,
+    **table_kwargs,
+  )
+  table.caption = f'\nTotal Parameters: {_size_markup(grand, bold=False)}'
+  table.caption_style = 'bold'
   columns = ['path', 'type', 'inputs', 'outputs']
   if compute_flops:
     columns.append('flops')
