@@ -200,3 +200,23 @@ def test_custom_vjp_static_argument_comes_first_in_bwd(kw):
   assert seen == [(3.0, None if kw else 2)]
   assert float(gm['x'][...]) == 15.0 and float(gm['y'][...]) == 0.0
   assert float(gz) == 3.0
+
+
+def test_eager_grad_does_not_grow_the_cached_filter_masks():
+  # every call of the same nnx.grad reuses the filter mask of the model's
+  # cached flat view (no new cache entry, no leak per call)
+  from flax.nnx import graphlib
+
+  class M(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(3))
+      self.s = nnx.BatchStat(jnp.zeros(()))
+
+  m = M()
+  g = nnx.grad(lambda m: (m.w[...] ** 2).sum())
+  g(m)
+  before = len(graphlib.flat_view(m).masks)
+  for _ in range(5):
+    grads = g(m)
+  assert len(graphlib.flat_view(m).masks) == before
+  assert list(grads.keys()) == ['w']

@@ -89,21 +89,25 @@ class GradFn:
     return loss, (aux_leaves, values)
 
 
+def _diff_predicates(filt) -> tuple:
+  """The one-predicate filter group of a differentiated argument: its
+  filter, and a Variable root (path ``()``) whatever the filter, as in
+  Flax 0.12.8."""
+  pred = filterlib.to_predicate(filt)
+  return (lambda path, x: not path or pred(path, x),)
+
+
 def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
   single, specs = _diff_specs(argnums)
-  filters = {i: filt for i, filt in specs}
+  # the filter predicates of each differentiated argument, made once (the
+  # masks of the arguments' flat views are cached per predicates)
+  predicates = {i: _diff_predicates(filt) for i, filt in specs}
 
   def wrapper(*args):
     arg_of = _arg_index_of_positions(args)
 
     def predicates_for(k, pos):
-      i = arg_of[pos]
-      if i in filters:
-        pred = filterlib.to_predicate(filters[i])
-        # a Variable root (path ()) is differentiated whatever the filter,
-        # as in Flax 0.12.8
-        return (lambda path, x: not path or pred(path, x),)
-      return None
+      return predicates.get(arg_of[pos])
 
     ga = common.GraphArgs((args, {}), predicates_for=predicates_for)
     pure_args, _ = ga.pure()
@@ -279,25 +283,34 @@ def _make_grad(
     argnums=argnums,
   )
 
+  # the differentiating function of each mode (the mode defaults are read
+  # at call time), made on first use
+  inners = {}
+
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
     g = resolve_graph(graph)
+    updates = False
     if g:
       updates = _updates(graph_updates)
       _prefix.check_aliasing(
         args, _argnums_prefix(argnums, len(args), None if updates else False)
       )
+    inner = inners.get((g, updates))
+    if inner is None:
+      if g and updates:
+        inner = _grad_graph(
+          f, argnums, has_aux, holomorphic, allow_int, with_value
+        )
+      else:
+        inner = _grad_simple(
+          f, argnums, has_aux, holomorphic, allow_int, g, with_value
+        )
+      inners[g, updates] = inner
     if g and updates:
       # graph mode differentiates positional arguments only
       args = varflow.positional_args(f, args, kwargs)
       kwargs = {}
-      inner = _grad_graph(
-        f, argnums, has_aux, holomorphic, allow_int, with_value
-      )
-    else:
-      inner = _grad_simple(
-        f, argnums, has_aux, holomorphic, allow_int, g, with_value
-      )
     return inner(*args, **kwargs)
 
   return wrapper
