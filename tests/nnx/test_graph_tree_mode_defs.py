@@ -5,6 +5,7 @@ merge and update contexts drop their indices when they end. Expected
 values are those of Flax 0.12.8."""
 
 import collections
+import dataclasses
 import pickle
 
 import jax
@@ -317,3 +318,20 @@ def test_structure_changes_are_seen_between_splits():
   state = nnx.state(m, graph=False)
   state['w'] = nnx.Param(jnp.zeros(2))
   assert nnx.state(m, graph=False)['w'] is m.w
+
+
+def test_mutable_pytree_fields_are_read_again():
+  @jax.tree_util.register_dataclass
+  @dataclasses.dataclass
+  class Counter:
+    count: int
+
+  class Holder(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(1))
+      self.c = nnx.data(Counter(1))
+
+  h = Holder()
+  assert nnx.state(h, graph=False)['c']['count'] == 1
+  h.c.count = 2  # changed in place
+  assert nnx.state(h, graph=False)['c']['count'] == 2

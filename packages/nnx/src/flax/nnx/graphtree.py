@@ -94,7 +94,9 @@ def tree_parts(node) -> TreeParts:
   The flattening of a Pytree root is kept with the root's cached flat
   view (see :func:`~flax.nnx.graphlib.flat_view`): while no attribute,
   container or Variable metadata of the graph changed, the same leaves
-  are found again.
+  are found again. It is not kept when the tree holds a pytree node the
+  view does not watch (an instance of a mutable registered pytree class,
+  whose fields could change in place).
   """
   if isinstance(node, Pytree):
     from flax.nnx.graphlib import flat_view
@@ -102,9 +104,28 @@ def tree_parts(node) -> TreeParts:
     view = flat_view(node)
     parts = view.tree_parts
     if parts is None:
-      parts = view.tree_parts = _flatten(node)
+      parts = _flatten(node)
+      if _watched(parts.node[2]):
+        view.tree_parts = parts
     return parts
   return _flatten(node)
+
+
+def _watched(treedef) -> bool:
+  """Whether every pytree node of ``treedef`` is one whose children a
+  flat view tracks: a Pytree, a list, dict or tuple (namedtuples too),
+  None, or a frozen dataclass."""
+  data = treedef.node_data()
+  if data is None:
+    return True
+  cls = data[0]
+  if not (
+    cls in (list, dict, type(None))
+    or issubclass(cls, (Pytree, tuple))
+    or getattr(getattr(cls, '__dataclass_params__', None), 'frozen', False)
+  ):
+    return False
+  return all(map(_watched, treedef.children()))
 
 
 def _flatten(node) -> TreeParts:
