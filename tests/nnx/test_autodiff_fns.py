@@ -220,3 +220,10 @@ def test_eager_grad_does_not_grow_the_cached_filter_masks():
     grads = g(m)
   assert len(graphlib.flat_view(m).masks) == before
   assert list(grads.keys()) == ['w']
+  # a new nnx.grad of the same filter on every call (an eager loop)
+  for _ in range(5):
+    nnx.grad(lambda m: (m.w[...] ** 2).sum())(m)
+    nnx.grad(
+      lambda m: (m.w[...] ** 2).sum(), argnums=nnx.DiffState(0, nnx.Param)
+    )(m)
+  assert len(graphlib.flat_view(m).masks) == before

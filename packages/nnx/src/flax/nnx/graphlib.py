@@ -406,6 +406,8 @@ def view_mask(view: _View, predicates: tuple) -> list:
           break
       else:
         mask.append(n)
+    if len(view.masks) >= 64:  # filters made anew per call: stay bounded
+      view.masks.clear()
     view.masks[predicates] = mask
   return mask
 

@@ -89,12 +89,30 @@ class GradFn:
     return loss, (aux_leaves, values)
 
 
+class _RootOr:
+  """A differentiated argument's filter: a Variable root (path ``()``)
+  whatever the filter, as in Flax 0.12.8, otherwise ``pred``. Equal for
+  equal filters, so that the cached filter masks of the arguments' flat
+  views are found again by a new ``nnx.grad`` of the same filter."""
+
+  __slots__ = ('pred',)
+
+  def __init__(self, pred):
+    self.pred = pred
+
+  def __call__(self, path, x):
+    return not path or self.pred(path, x)
+
+  def __eq__(self, other):
+    return type(other) is _RootOr and self.pred == other.pred
+
+  def __hash__(self):
+    return hash((_RootOr, self.pred))
+
+
 def _diff_predicates(filt) -> tuple:
-  """The one-predicate filter group of a differentiated argument: its
-  filter, and a Variable root (path ``()``) whatever the filter, as in
-  Flax 0.12.8."""
-  pred = filterlib.to_predicate(filt)
-  return (lambda path, x: not path or pred(path, x),)
+  """The one-predicate filter group of a differentiated argument."""
+  return (_RootOr(filterlib.to_predicate(filt)),)
 
 
 def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
