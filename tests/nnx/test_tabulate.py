@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+import jax
 import jax.numpy as jnp
 from flax import nnx
 from flax.nnx import summary
@@ -309,3 +310,76 @@ def test_table_kwargs_keep_the_caption():
   lines = [line.rstrip() for line in table.splitlines()]
   assert lines[-2:] == ['', 'Total Parameters: 9 (36 B)']
   assert 'C' not in lines
+
+
+class _Dense(nnx.Module):
+  def __init__(self, rngs):
+    self.kernel = nnx.Param(jax.random.normal(rngs.params(), (3, 3)))
+    self.bias = nnx.Param(jnp.zeros(3))
+
+  def __call__(self, x):
+    return x @ self.kernel[...] + self.bias[...][None]
+
+
+class _Block(nnx.Module):
+  def __init__(self, rngs):
+    self.dense = _Dense(rngs)
+
+  def __call__(self, x):
+    return jax.nn.relu(self.dense(x))
+
+
+class _Scanned(nnx.Module):
+  def __init__(self, rngs):
+    @nnx.split_rngs(splits=4)
+    @nnx.vmap(in_axes=(0,), out_axes=0)
+    def make(rngs):
+      return _Block(rngs)
+
+    self.blocks = make(rngs)
+
+  def __call__(self, x):
+    @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry)
+    def step(block, x):
+      return block(x)
+
+    return step(self.blocks, x)
+
+
+def test_calls_inside_transforms_are_rows():
+  # The rows of the scanned blocks show one step's inputs and the stacked
+  # Variables of the model.
+  table = nnx.tabulate(
+    _Scanned(nnx.Rngs(0)),
+    X23,
+    compute_flops=True,
+    compute_vjp_flops=True,
+    console_kwargs=tabulate_models.WIDE,
+  )
+  rows = [
+    [cell.strip() for cell in line.split('│')[1:-1]]
+    for line in table.splitlines()
+    if line.startswith('│')
+  ]
+  assert rows[:3] == [
+    ['', '_Scanned', 'float32[2,3]', 'float32[2,3]', '50', '141', '48 (192 B)'],
+    [
+      'blocks',
+      '_Block',
+      'float32[2,3]',
+      'float32[2,3]',
+      '48',
+      '135',
+      '48 (192 B)',
+    ],
+    [
+      'blocks/dense',
+      '_Dense',
+      'float32[2,3]',
+      'float32[2,3]',
+      '42',
+      '117',
+      'bias: float32[4,3]',
+    ],
+  ]
+  assert rows[3][6] == 'kernel: float32[4,3,3]'

@@ -236,6 +236,7 @@ class _Recorder:
 
   def __init__(self, paths, forward, backward):
     self.paths = paths  # id -> path of the nodes of the traced graph
+    self.ids = {path: i for i, path in paths.items()}
     self.calls = []
     self.finished = []  # the calls in the order they returned
     self.stack = []
@@ -250,20 +251,21 @@ class _Recorder:
     recorder = self
 
     def wrapper(obj, *args, **kwargs):
-      path = recorder.paths.get(id(obj))
+      node = recorder.node_id(obj)
       if (
         not recorder.active
-        or path is None
-        or (recorder.stack and recorder.stack[-1] == (id(obj), name))
+        or node is None
+        or (recorder.stack and recorder.stack[-1] == (node, name))
       ):
         return fn(obj, *args, **kwargs)
+      path = recorder.paths[node]
       if recorder.replaying:
-        return recorder.call(fn, name, obj, args, kwargs, None)
+        return recorder.call(fn, name, node, obj, args, kwargs, None)
       from flax.nnx.summary import CallInfo
 
       info = CallInfo(
         len(recorder.calls),
-        id(obj),
+        node,
         type(obj),
         path + ((name,) if name != '__call__' else ()),
         inputs_markup(args, kwargs),
@@ -272,9 +274,9 @@ class _Recorder:
         None,
       )
       recorder.calls.append(info)
-      recorder.stack.append((id(obj), name))
+      recorder.stack.append((node, name))
       try:
-        out = recorder.call(fn, name, obj, args, kwargs, info)
+        out = recorder.call(fn, name, node, obj, args, kwargs, info)
       finally:
         recorder.stack.pop()
       info.outputs = _abstract_outputs(out)
@@ -284,7 +286,16 @@ class _Recorder:
     wrapper.__wrapped__ = fn
     return wrapper
 
-  def call(self, fn, name, obj, args, kwargs, info):
+  def node_id(self, obj) -> int | None:
+    """The id of the node of the traced graph that ``obj`` is: ``obj``
+    itself, or its copy inside a transform (found by the path it keeps
+    as a static attribute); None for other objects."""
+    if id(obj) in self.paths:
+      return id(obj)
+    path = getattr(obj, '__dict__', {}).get(PATH_ATTRIBUTE)
+    return None if path is None else self.ids.get(path)
+
+  def call(self, fn, name, node, obj, args, kwargs, info):
     """``fn(obj, *args, **kwargs)`` through its (cached) trace; fills the
     flop estimates of ``info`` when one is given.
 
@@ -300,7 +311,7 @@ class _Recorder:
     leaves, treedef = jax.tree.flatten((args, kwargs))
     dyn = [i for i, v in enumerate(leaves) if _is_array(v)]
     flat_in = [*state_leaves, *(leaves[i] for i in dyn)]
-    key = _trace_key(id(obj), name, graphdef, state_def, treedef, leaves)
+    key = _trace_key(node, name, graphdef, state_def, treedef, leaves)
     trace = self.traces.get(key) if key is not None else None
     if trace is None:
       if self.replaying:
@@ -315,10 +326,10 @@ class _Recorder:
     )
     if info is not None:
       info.flops = trace.flops
-      row = (id(obj), info.inputs_repr)
+      row = (node, info.inputs_repr)
       if self.backward and row not in self.rows:
         info.vjp_flops = self.vjp_flops(
-          fn, name, obj, leaves, treedef, dyn, state_def, flat_in
+          fn, name, node, obj, leaves, treedef, dyn, state_def, flat_in
         )
       self.rows.add(row)
     return out
@@ -365,7 +376,9 @@ class _Recorder:
       flops,
     )
 
-  def vjp_flops(self, fn, name, obj, leaves, treedef, dyn, state_def, flat_in):
+  def vjp_flops(
+    self, fn, name, node, obj, leaves, treedef, dyn, state_def, flat_in
+  ):
     """XLA's estimate of ``fn`` and its VJP: ``fn`` runs once more (from
     the state it started from), the calls inside it replaying their
     traces."""
@@ -379,7 +392,7 @@ class _Recorder:
       return [v for v in jax.tree.leaves(fn(obj, *a, **k)) if _is_array(v)]
 
     self.replaying = True
-    self.stack.append((id(obj), name))
+    self.stack.append((node, name))
     try:
       return lowered_flops(_flat_vjp(outputs), *map(_abstract, flat_in))
     finally:
@@ -447,6 +460,21 @@ def _trace_key(obj_id, name, graphdef, state_def, treedef, leaves):
   except TypeError:
     return None
   return key
+
+
+# A static attribute naming a node's path in the traced graph, so that
+# its copies made by transforms (nnx.scan, nnx.vmap, ...) are recognized.
+PATH_ATTRIBUTE = '_nnx_tabulate_path'
+
+
+def _mark_paths(root, infos):
+  for _, node in graphlib.iter_graph(root):
+    info = infos.get(id(node))
+    if info is not None and isinstance(node, Pytree):
+      try:
+        setattr(node, PATH_ATTRIBUTE, info.path)
+      except (AttributeError, TypeError, ValueError):
+        pass  # a node refusing attributes is recorded outside transforms
 
 
 def _is_plain_array(x) -> bool:
@@ -527,6 +555,7 @@ def record(obj, method, args, kwargs, forward, backward, object_infos):
     recorder = _Recorder(
       {i: info.path for i, info in infos.items()}, forward, backward
     )
+    _mark_paths(copy, infos)
     classes = {type(n) for _, n in graphlib.iter_graph(copy)}
     classes = [c for c in classes if issubclass(c, Pytree)]
     with _LOCK:
