@@ -220,3 +220,57 @@ def test_carried_variable_replaced_is_an_identity_error(mode):
   f = nnx.scan(body, **MODES[mode])
   with pytest.raises(ValueError, match='Variable identity must be preserved'):
     f(nnx.Variable(jnp.zeros(2)), jnp.ones((3, 2)))
+
+
+class Carried(nnx.Module):
+  def __init__(self):
+    self.a = nnx.Param(jnp.zeros(2))
+    self.s = 0
+
+
+def _run_carried(body):
+  m = Carried()
+  a0 = m.a
+  (m2, _), xs = nnx.scan(body)((m, jnp.zeros(2)), jnp.ones((3, 2)))
+  assert m2 is m and xs.shape == (3, 2)
+  return m, a0
+
+
+def test_graph_mode_carried_module_static_attributes_change():
+  def set_static(c, x):
+    m, y = c
+    m.s = m.s + 1
+    m.t = 'new'
+    return (m, y), x
+
+  m, a0 = _run_carried(set_static)
+  # the step is traced once: the static values it set are kept
+  assert (m.s, m.t) == (1, 'new') and m.a is a0
+  np.testing.assert_allclose(m.a[...], [0.0, 0.0])
+
+
+def test_graph_mode_carried_variable_replaced_by_a_like_one():
+  def replace(c, x):
+    m, y = c
+    m.a = nnx.Param(m.a[...] + x)
+    return (m, y), x
+
+  m, a0 = _run_carried(replace)
+  assert m.a is not a0 and type(m.a) is nnx.Param
+  np.testing.assert_allclose(m.a[...], [3.0, 3.0])
+
+
+@pytest.mark.parametrize('change', ['retyped', 'deleted', 'metadata'])
+def test_graph_mode_carried_state_that_changes_is_a_carry_type_error(change):
+  def body(c, x):
+    m, y = c
+    if change == 'retyped':
+      m.a = nnx.BatchStat(m.a[...] + x)
+    elif change == 'deleted':
+      del m.a
+    else:
+      m.a = nnx.Param(m.a[...] + x, foo=1)
+    return (m, y), x
+
+  with pytest.raises(TypeError, match=CARRY_PHRASE):
+    nnx.scan(body)((Carried(), jnp.zeros(2)), jnp.ones((3, 2)))

@@ -72,8 +72,8 @@ def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
     if isinstance(leaf, Variable):
       raise ValueError(
         f'Found Variable of type {kind} at path {where} in `{what}` for '
-        f'nnx.{name}. A Variable cannot be a prefix: give the prefix of the '
-        'whole Variable (its axis, sharding, ...) instead.'
+        f'nnx.{name}. Variables prefixes are not supported: give the '
+        'prefix of the whole Variable (its axis, sharding, ...) instead.'
       )
     if graph and isinstance(leaf, Pytree):
       raise ValueError(

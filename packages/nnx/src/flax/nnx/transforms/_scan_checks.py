@@ -15,6 +15,9 @@ from flax.nnx import extract
 from flax.nnx.transforms import common
 from flax.nnx.transforms._axes import _is_ns
 from flax.nnx.transforms.types import Carry, StateAxes
+from flax.nnx.variablelib import Variable
+
+_is_variable = Variable.__instancecheck__
 
 
 def check_axes(in_axes, out_axes):
@@ -151,13 +154,49 @@ def check_variable_identity(carry_vars, out_vars):
     )
 
 
-def structure_changed(changed, plan):
+def state_signature(node):
+  """The paths of the Variables of a graph node, with their types, metadata
+  and value structures: what a carried node must keep across a step."""
+  from flax.nnx import graphlib
+
+  pairs = [
+    (tuple(p), v) for p, v in graphlib.iter_graph(node) if _is_variable(v)
+  ]
+  return (
+    tuple(p for p, _ in pairs),
+    jax.tree_util.tree_structure([v for _, v in pairs]),
+  )
+
+
+def kept_carry(changed, carry_states, roots) -> frozenset:
+  """Graph mode: the carried graph nodes (by root) whose structure changed
+  in a step while their state did not (a static attribute set or added, a
+  Variable replaced by one of the same type and metadata): their values
+  stay in the carry and they take their new structure after the loop.
+  ``carry_states``: the :func:`state_signature` of each carried root
+  before the step."""
+  if changed is None:
+    return frozenset()
+  kept = []
+  for k, before in carry_states.items():
+    if changed[k] is None:
+      continue
+    try:
+      same = state_signature(roots[k]) == before
+    except Exception:  # noqa: BLE001 - incomparable metadata differs
+      same = False
+    if same:
+      kept.append(k)
+  return frozenset(kept)
+
+
+def structure_changed(changed, plan, kept=frozenset()):
   """Checks the graph nodes of the inputs whose structure changed inside
   a scan step: only nodes scanned over an int axis may (their new leaves
   are stacked on that axis); a carried node is a TypeError (as for
   ``jax.lax.scan``), a broadcast one a ValueError."""
   for k, node in enumerate(changed):
-    if node is None:
+    if node is None or k in kept:
       continue
     if k in plan.carry_roots:
       raise TypeError(CARRY_STRUCTURE)

@@ -102,6 +102,9 @@ class _ScanStep:
   # graph mode: the structure of the stacked outputs (input graph nodes
   # returned stay references to them) and the axis of each of its leaves
   y_static: tp.ClassVar[tp.Any] = None
+  # graph mode: the carried graph nodes whose structure changed (not their
+  # state); their values stay in the carry
+  kept: tp.ClassVar[frozenset] = frozenset()
   y_axes: tp.ClassVar[tuple] = ()
   grown_vars: tp.ClassVar[tuple] = ()
   grown_axes: tp.ClassVar[dict] = {}
@@ -116,6 +119,9 @@ class _ScanStep:
       ig = common.InnerGraph(plan.static, plan.masks, (pure, {}))
       args = ig.args[0]
       structures = _checks.value_structures(pure, plan)
+      carry_states = {
+        k: _checks.state_signature(ig.roots[k]) for k in plan.carry_roots
+      }
     else:
       args = self.fresh(pure)
       # the arguments as they entered (Variables as leaves): a Variable
@@ -154,10 +160,12 @@ class _ScanStep:
       changed = _checks.value_changes(
         changed, values, structures, ig.nodes, plan
       )
+      # carried nodes whose structure changed but not their state
+      kept = self.kept = _checks.kept_carry(changed, carry_states, ig.roots)
       self.changed = changed
       grown = []
       if changed is not None:
-        _checks.structure_changed(changed, plan)
+        _checks.structure_changed(changed, plan, kept)
         # scanned nodes that gained or lost attributes: their new values
         # are stacked like outputs; the old slots keep the input values.
         # Under a StateAxes each new leaf takes its filter's axis.
@@ -168,11 +176,16 @@ class _ScanStep:
             for p, slot in zip(*ig.update_slots[k])
           ]
           for k, node in enumerate(changed)
-          if node is not None and plan.root_axes[k] is None
+          if node is not None and plan.root_axes[k] is None and k not in kept
         }
-        grown = [v for v, node in zip(values, changed) if node is not None]
+        grown = [
+          v
+          for k, (v, node) in enumerate(zip(values, changed))
+          if node is not None and k not in kept
+        ]
         values = [
-          vals if node is None else None for vals, node in zip(values, changed)
+          vals if node is None or k in kept else None
+          for k, (vals, node) in enumerate(zip(values, changed))
         ]
       new_leaves = _updated_leaves(pure, values, plan)
       c_plain = iter(
@@ -549,7 +562,7 @@ def scan(
       if changed is not None:
         it = iter(grown)
         for k, node in enumerate(changed):
-          if node is not None:
+          if node is not None and k not in fn.kept:
             axis = plan.root_axes[k]
             stacked = next(it)
             if axis is not None:
