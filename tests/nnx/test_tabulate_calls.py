@@ -177,3 +177,48 @@ def test_repeated_call_leaves_the_model_unchanged():
   ]
   assert [t for t in types if t] == ['Twice', 'Leaf']
   assert int(model.leaf.count[...]) == 0
+
+
+class _Mat(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.ones((3, 3)))
+
+  def __call__(self, x):
+    return x @ self.w[...]
+
+
+class _Tied(nnx.Module):
+  """Two attributes holding one module (its Param reached by two paths)."""
+
+  def __init__(self, tied, same_input):
+    self.l1 = _Mat()
+    self.l2 = self.l1 if tied else _Mat()
+    self.same_input = same_input
+
+  def __call__(self, x):
+    return self.l1(x) + self.l2(x if self.same_input else x * 2)
+
+
+@pytest.mark.parametrize(
+  'tied, same_input, vjp_flops',
+  [
+    (False, True, '228'),
+    (False, False, '240'),
+    # A Variable reached by two paths gets a gradient per path (no sum).
+    (True, True, '228'),
+    (True, False, '240'),
+  ],
+)
+def test_vjp_flops_of_tied_modules(tied, same_input, vjp_flops):
+  table = nnx.tabulate(
+    _Tied(tied, same_input),
+    X,
+    compute_vjp_flops=True,
+    console_kwargs={'width': 250, 'force_terminal': False},
+  )
+  root = next(
+    line
+    for line in table.splitlines()
+    if line.startswith('│ ') and '_Tied' in line
+  )
+  assert root.split('│')[5].strip() == vjp_flops

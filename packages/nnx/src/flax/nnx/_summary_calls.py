@@ -381,24 +381,35 @@ class _Recorder:
   ):
     """XLA's estimate of ``fn`` and its VJP: ``fn`` runs once more (from
     the state it started from), the calls inside it replaying their
-    traces."""
+    traces.
+
+    The VJP is taken with respect to ``obj`` flattened as a pytree: a
+    Variable reached by two paths is two inputs, each with its own
+    gradient (as in Flax 0.12.8), so ``fn`` runs on such a copy.
+    """
     n_state = len(flat_in) - len(dyn)
     # The state of ``obj`` after the call, put back once estimated.
     after, after_def = jax.tree.flatten(graphlib.state(obj))
+    graphlib.update(obj, jax.tree.unflatten(state_def, flat_in[:n_state]))
+    tree_leaves, tree_def = jax.tree.flatten(obj)
+    graphlib.update(obj, jax.tree.unflatten(after_def, after))
+    if not all(map(_is_plain_array, tree_leaves)):
+      return None
+    n_tree = len(tree_leaves)
 
     def outputs(*flat):
-      graphlib.update(obj, jax.tree.unflatten(state_def, flat[:n_state]))
-      a, k = _inputs(leaves, treedef, dyn, flat[n_state:])
-      return [v for v in jax.tree.leaves(fn(obj, *a, **k)) if _is_array(v)]
+      copy = jax.tree.unflatten(tree_def, flat[:n_tree])
+      a, k = _inputs(leaves, treedef, dyn, flat[n_tree:])
+      return [v for v in jax.tree.leaves(fn(copy, *a, **k)) if _is_array(v)]
 
+    inputs = [*tree_leaves, *flat_in[n_state:]]
     self.replaying = True
     self.stack.append((node, name))
     try:
-      return lowered_flops(_flat_vjp(outputs), *map(_abstract, flat_in))
+      return lowered_flops(_flat_vjp(outputs), *map(_abstract, inputs))
     finally:
       self.stack.pop()
       self.replaying = False
-      graphlib.update(obj, jax.tree.unflatten(after_def, after))
 
   def flops(self, fn, obj, args, kwargs):
     """XLA's flop estimates of ``fn(obj, *args, **kwargs)`` (and its VJP)."""
