@@ -252,3 +252,28 @@ def test_tree_mode_pytree():
   assert isinstance(zeros, nnx.Linear)
   np.testing.assert_array_equal(zeros.kernel[...], np.zeros((2, 3)))
   assert zeros.bias is None
+
+
+def test_linear_traces_to_plain_primitives_and_matches_eager():
+  # the layer's math is one compiled function when called eagerly, inlined
+  # when traced: a jaxpr shows the primitives themselves
+  m = nnx.Linear(3, 4, rngs=nnx.Rngs(0))
+  x = jnp.arange(6.0).reshape(2, 3)
+  jaxpr = jax.make_jaxpr(m)(x)
+  assert [e.primitive.name for e in jaxpr.eqns] == [
+    'dot_general',
+    'reshape',
+    'add',
+  ]
+  expected = x @ m.kernel[...] + m.bias[...][None]
+  np.testing.assert_allclose(m(x), expected, rtol=1e-6)
+  np.testing.assert_allclose(jax.jit(m)(x), expected, rtol=1e-6)
+  g = nnx.grad(lambda m: m(x).sum())(m)
+  np.testing.assert_allclose(g['bias'][...], [2.0] * 4)
+  np.testing.assert_allclose(
+    g['kernel'][...], np.tile([[3.0], [5.0], [7.0]], 4)
+  )
+  # a precision given as a list (unhashable) still works
+  assert nnx.Linear(3, 4, precision=['highest', 'highest'], rngs=nnx.Rngs(0))(
+    x
+  ).shape == (2, 4)

@@ -68,7 +68,17 @@ def dense(inputs, kernel, bias=None, *, precision=None, dot_general=None):
   Returns:
     ``(..., features)``.
   """
-  dot_general = dot_general or lax.dot_general
+  if dot_general is None or dot_general is lax.dot_general:
+    try:
+      hash(precision)
+    except TypeError:  # a list: cannot key a compiled function
+      pass
+    else:
+      return _dense_compiled(inputs, kernel, bias, precision)
+  return _dense(inputs, kernel, bias, precision, dot_general or lax.dot_general)
+
+
+def _dense(inputs, kernel, bias, precision, dot_general):
   y = dot_general(
     inputs,
     kernel,
@@ -78,6 +88,14 @@ def dense(inputs, kernel, bias=None, *, precision=None, dot_general=None):
   if bias is not None:
     y = add_trailing(y, bias)
   return y
+
+
+@functools.partial(jax.jit, static_argnums=(3,), inline=True)
+def _dense_compiled(inputs, kernel, bias, precision):
+  """:func:`dense` with ``lax.dot_general`` as one compiled function: called
+  eagerly, JAX differentiates or batches it as a whole (its linearization
+  and batching are cached) instead of op by op; traced, it is inlined."""
+  return _dense(inputs, kernel, bias, precision, lax.dot_general)
 
 
 def add_trailing(y, b):
