@@ -84,8 +84,10 @@ class GradFn:
     out = self.f(*ig.args[0])
     loss, aux = out if self.has_aux else (out, None)
     changed, values = ig.updates()
+    # only the values the function changed leave (as aux)
+    values, written = ig.written(changed, values)
     aux_static, aux_leaves = ig.flatten_out(aux, check_trace=False)
-    self.out_static = (aux_static, changed)
+    self.out_static = (aux_static, changed, written)
     return loss, (aux_leaves, values)
 
 
@@ -163,8 +165,8 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
     else:
       grads, (aux_leaves, values) = res
       loss = None
-    aux_static, changed = fn.out_static
-    ga.write_back((changed, values))
+    aux_static, changed, written = fn.out_static
+    ga.write_back((changed, values), written=written)
     aux = common.unflatten_out(aux_static, aux_leaves, ga)
     del node_root
 

@@ -299,14 +299,24 @@ class GraphArgs:
   def masks(self):
     return [r.mask for r in self.roots]
 
-  def write_back(self, update, *, variables_only=False):
+  def write_back(self, update, *, variables_only=False, written=None):
     """Applies ``(changed_nodes, values_per_root)`` from InnerGraph;
     ``variables_only``: leave the arrays of plain attributes as they are
-    (only Variables get new values, as without graph updates)."""
+    (only Variables get new values, as without graph updates);
+    ``written``: per root, the slots the values go to (from
+    :meth:`InnerGraph.written`; None: all)."""
     changed, values = update
     for k, (r, vals) in enumerate(zip(self.roots, values)):
       new_node = changed[k] if changed is not None else None
-      if variables_only and new_node is None:
+      if written is not None:
+        slots = r.slots
+        targets = [slots[i] for i in written[k]]
+        if variables_only:
+          pairs = [(s, v) for s, v in zip(targets, vals) if _is_variable(s)]
+          targets = [s for s, _ in pairs]
+          vals = [v for _, v in pairs]
+        store_raw_values(targets, vals)
+      elif variables_only and new_node is None:
         pairs = [(s, v) for s, v in zip(r.slots, vals) if _is_variable(s)]
         write_root([s for s, _ in pairs], r.nodes, None, [v for _, v in pairs])
       else:
@@ -481,6 +491,20 @@ class InnerGraph:
       else:
         changed.append(None)
     return (tuple(changed) if any_changed else None, values)
+
+  def written(self, changed, values):
+    """``(values, written)``: per root, only the values that are not the
+    ones it was rebuilt with, and their positions (None: all values, when
+    the structure changed). Unchanged values need not leave the transform
+    (for :meth:`GraphArgs.write_back`)."""
+    if changed is not None:
+      return values, None
+    kept, written = [], []
+    for vals, ins in zip(values, self.in_values):
+      idx = tuple(i for i, (v, x) in enumerate(zip(vals, ins)) if v is not x)
+      written.append(idx)
+      kept.append([vals[i] for i in idx])
+    return kept, written
 
   def flatten_out(self, out, check_trace=True):
     """Flattens graph nodes in ``out``; references to inputs kept. With
