@@ -141,6 +141,8 @@ def _map_abstract(tree, mesh, graph, keep_unsharded):
   """A copy of ``tree`` whose abstract Variable values carry shardings."""
 
   def convert(var):
+    if not _is_variable(var):  # an array or number held by an attribute
+      return var
     value = var.get_raw_value()
     if not isinstance(value, jax.ShapeDtypeStruct):
       return var
