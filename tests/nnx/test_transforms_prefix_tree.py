@@ -166,3 +166,85 @@ def test_where_each_kind_of_prefix_is_refused(name):
       make(kw)
     with pytest.raises(ValueError, match=NODE_PHRASE):
       make(kw)
+
+
+def _made(x):
+  m = M()
+  m.w = nnx.Param(x * 2)
+  m.b = nnx.Param(x[0])
+  return m
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_prefix_as_scan_out_axes(graph):
+  kw = dict(graph=graph, graph_updates=False)
+  p = nnx.prefix(M(), {...: 0}, graph=graph)
+  _, out = nnx.scan(
+    lambda c, x: (c, _made(x)),
+    in_axes=(nnx.Carry, 0),
+    out_axes=(nnx.Carry, p),
+    **kw,
+  )(0.0, jnp.arange(8.0).reshape(4, 2))
+  assert type(out) is M
+  np.testing.assert_allclose(out.w[...], np.arange(8.0).reshape(4, 2) * 2)
+  np.testing.assert_allclose(out.b[...], [0.0, 2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize(
+  'graph, where',
+  [(True, "out_axes[1].__state__['b']"), (False, 'out_axes[1].b')],
+)
+def test_scan_out_axes_prefix_with_none_is_refused(graph, where):
+  p = nnx.prefix(M(), {nnx.PathContains('w'): 0, ...: None}, graph=graph)
+  with pytest.raises(ValueError, match='Cannot broadcast output state') as e:
+    nnx.scan(
+      lambda c, x: (c, _made(x)),
+      in_axes=(nnx.Carry, 0),
+      out_axes=(nnx.Carry, p),
+      graph=graph,
+      graph_updates=False,
+    )
+  assert f'Got out_axes=None at: {where};' in str(e.value)
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_prefix_as_shard_map_out_specs(graph):
+  kw = dict(graph=graph, graph_updates=False)
+  mesh = jax.make_mesh((8,), ('d',))
+  m = M(8)
+  out = nnx.shard_map(
+    lambda m: M(8),
+    mesh=mesh,
+    in_specs=(nnx.prefix(m, {...: P()}, graph=graph),),
+    out_specs=nnx.prefix(M(8), {...: P()}, graph=graph),
+    **kw,
+  )(m)
+  assert type(out) is M and out.w.shape == (8, 2)
+  np.testing.assert_allclose(out.w[...], M(8).w[...])
+
+
+@pytest.mark.parametrize('graph', [True, False])
+def test_shard_map_without_updates_writes_back_changed_values_only(graph):
+  class C(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.arange(16.0).reshape(8, 2))
+      self.c = nnx.BatchStat(jnp.zeros(8))
+
+  def f(m):
+    m.c[...] = m.c[...] + 1
+    return m.w[...].sum()
+
+  m = C()
+  w0, c0 = m.w[...], m.c[...]
+  mesh = jax.make_mesh((8,), ('d',))
+  nnx.shard_map(
+    f,
+    mesh=mesh,
+    in_specs=(P(),),
+    out_specs=P(),
+    graph=graph,
+    graph_updates=False,
+  )(m)
+  assert m.w[...] is w0 and not w0.committed
+  assert m.c[...] is not c0 and m.c[...].sharding.spec == P()
+  np.testing.assert_allclose(m.c[...], np.ones(8))

@@ -51,21 +51,16 @@ def check_axes(in_axes, out_axes):
             f'axes={axes!r}: mark a whole argument or output as the carry.'
           )
 
-  def broadcast(axes, path):
-    if axes is None:
+  # a None anywhere in out_axes (prefix trees of graph nodes included)
+  for path, a in jax.tree_util.tree_flatten_with_path(
+    out_axes, is_leaf=lambda x: x is None
+  )[0]:
+    if a is None:
       raise ValueError(
-        f'Cannot broadcast output state. Got out_axes=None at: {path}; '
-        'scan stacks its outputs (give an int axis, or return the value '
-        'through the carry).'
+        'Cannot broadcast output state. Got out_axes=None at: '
+        f'out_axes{jax.tree_util.keystr(path)}; scan stacks its outputs '
+        '(give an int axis, or return the value through the carry).'
       )
-    if isinstance(axes, (tuple, list)):
-      for i, a in enumerate(axes):
-        broadcast(a, f'{path}[{i}]')
-    elif isinstance(axes, dict):
-      for k, a in axes.items():
-        broadcast(a, f'{path}[{k!r}]')
-
-  broadcast(out_axes, 'out_axes')
   if bool(in_carry) != bool(out_carry):
     raise ValueError(
       'If one of in_axes or out_axes has Carry, the other must also have '

@@ -349,6 +349,19 @@ def _split_out(out, out_axes):
   return None, out
 
 
+def _move_out(y, axis):
+  """A stacked output moved from axis 0 to ``axis``: an int, or a prefix
+  of ``y`` (its graph nodes' entries node-shaped prefixes in tree mode, or
+  ``nnx.prefix`` results without graph updates)."""
+  if isinstance(axis, int):
+    return jax.tree.map(lambda v: _move(v, 0, axis), y)
+  if _prefix.has_tree_states(axis):
+    return _prefix.map_variables(y, axis, lambda v, a: _move(v, 0, a))
+  return jax.tree.map(
+    lambda a, sub: jax.tree.map(lambda v: _move(v, 0, a), sub), axis, y
+  )
+
+
 def _out_leaf_axes(y_out, out_axes) -> list:
   """Graph mode: the stacking axis of each leaf of a step's stacked
   outputs ``y_out`` (graph nodes as leaves)."""
@@ -624,7 +637,7 @@ def scan(
 
   def _stacked_out(y, axis, meta, moved, skip):
     if not moved:
-      y = jax.tree.map(lambda v: _move(v, 0, axis), y)
+      y = _move_out(y, axis)
     if meta and axis is not None:
       _axis_metadata.insert_into_outputs(y, axis, transform_metadata, skip)
     return y

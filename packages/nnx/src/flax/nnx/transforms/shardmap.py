@@ -28,6 +28,7 @@ import functools
 import jax
 from jax.sharding import PartitionSpec
 
+from flax.nnx import extract
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx.transforms import _fns, _prefix, common, varflow
 from flax.nnx.transforms.types import StateAxes, StateSharding
@@ -103,17 +104,35 @@ class SimpleShardMapFn(_fns.PytreeMode):
     self.graph_args = graph_args
 
   def __call__(self, *args):
+    # only the values the function changed come back (None for the
+    # others): the Variables it left alone keep their arrays outside
     if self.graph:
       ga = self.graph_args
       ig = common.InnerGraph(ga.static, None, (args, {}))
+      before = varflow.values_of(varflow.root_slots(ig))
       out, _, values = varflow.run_inner(
         ig, lambda t: self.f(*t[0]), False, 'nnx.shard_map'
       )
-      return out, values
+      # output graph nodes cross as graphs (nnx.prefix out_specs match)
+      return extract.to_tree(out), [
+        _changed(v, b) for v, b in zip(values, before)
+      ]
     # tree mode: the pytree mode of every transform
     (args, _), entered = self.enter((args, {}))
+    before = [v._raw_value for v in entered.variables]
     out = self.f(*args)
-    return self.outputs(entered, out), entered.values()
+    return self.outputs(entered, out), _changed(entered.values(), before)
+
+
+def _changed(values, before) -> list:
+  """``values`` with None where a value is the one it was before."""
+  return [None if v is b else v for v, b in zip(values, before)]
+
+
+def _kept_unchanged(values, slots) -> list:
+  """The values that came back from :class:`SimpleShardMapFn`, with the
+  current value of ``slots`` where none came back."""
+  return [s._raw_value if v is None else v for v, s in zip(values, slots)]
 
 
 def _specs_per_arg(in_specs, n):
@@ -198,13 +217,19 @@ def _graph_call(f, args, specs, updates, mesh, out_specs, axis_names, vma):
     fn,
     mesh=mesh,
     in_specs=prefix,
-    out_specs=(out_specs, values_specs),
+    out_specs=(
+      out_specs if updates else _prefix.to_jax(out_specs, graph=True),
+      values_specs,
+    ),
     axis_names=set(axis_names),
     check_vma=vma,
   )(*pure_args)
   if not updates:
+    values = [
+      _kept_unchanged(vals, r.slots) for vals, r in zip(values, ga.roots)
+    ]
     ga.write_back((None, values))
-    return out
+    return extract.from_tree(out)
   out_static, changed = fn.out_static
   ga.write_back((changed, values))
   leaves = out_static[0].flatten_up_to(out)
@@ -229,7 +254,7 @@ def _tree_call(f, args, specs, mesh, out_specs, axis_names, vma):
     axis_names=set(axis_names),
     check_vma=vma,
   )(*args)
-  common.store_values(variables, values)
+  common.store_values(variables, _kept_unchanged(values, variables))
   return out
 
 
