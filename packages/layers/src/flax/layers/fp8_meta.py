@@ -95,8 +95,13 @@ class Fp8MetaTyRules:
 
   # Conversions are free in both directions between a meta dtype and its
   # own float dtype, and refused otherwise.
-  convert_from = staticmethod(lambda meta, other: meta.float_dtype == other)
-  convert_to = staticmethod(lambda other, meta: meta.float_dtype == other)
+  @staticmethod
+  def convert_from(fp8_meta_dtype, other_dtype) -> bool:
+    return fp8_meta_dtype.float_dtype == other_dtype
+
+  @staticmethod
+  def convert_to(other_dtype, fp8_meta_dtype) -> bool:
+    return fp8_meta_dtype.float_dtype == other_dtype
 
 
 @dataclasses.dataclass(frozen=True)
