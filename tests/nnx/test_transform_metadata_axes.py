@@ -195,3 +195,47 @@ def test_variable_axis_methods_run_hooks_only():
   nnx.spmd.remove_axis(st, 0, {nnx.PARTITION_NAME: 'x'})
   assert v.out_sharding == ('a', 'b')
   assert log == [('add', 0, 'x'), ('remove', 0, 'x')]
+
+
+class Grows(nnx.Module):
+  def __init__(self):
+    self.k = _param(('layers', 'a'), shape=(3, 2))
+
+
+def _grow(m, x):
+  m.new = nnx.Param(x * 2, out_sharding=('b',), eager_sharding=False)
+  m.cnt = nnx.BatchStat(jnp.zeros(()), out_sharding=(), eager_sharding=False)
+
+
+@pytest.mark.parametrize('transform', ['vmap', 'scan'])
+@pytest.mark.parametrize('axes', ['int', 'state_axes'])
+def test_variables_added_inside_get_the_partition_name(transform, axes):
+  ax = 0 if axes == 'int' else nnx.StateAxes({nnx.Param: 0, ...: None})
+  m = Grows()
+  xs = jnp.ones((3, 2))
+  if transform == 'vmap':
+    nnx.vmap(_grow, in_axes=(ax, 0), transform_metadata=LAYERS)(m, xs)
+  else:
+    nnx.scan(
+      lambda c, m, x: (_grow(m, x), c)[1],
+      in_axes=(nnx.Carry, ax, 0),
+      out_axes=nnx.Carry,
+      transform_metadata=LAYERS,
+    )(0.0, m, xs)
+  assert m.new.out_sharding == ('layers', 'b') and m.new.shape == (3, 2)
+  # an empty out_sharding gets no name
+  assert m.cnt.out_sharding == ()
+  assert m.cnt.shape == ((3,) if axes == 'int' else ())
+  assert m.k.out_sharding == ('layers', 'a')
+
+
+def test_empty_out_sharding_gets_no_name():
+  v = _param((), shape=())
+  assert (
+    nnx.spmd.add_axis(nnx.State({'v': v}), 0, LAYERS)['v'].out_sharding == ()
+  )
+  out = nnx.vmap(
+    lambda x: nnx.Param(x, out_sharding=(), eager_sharding=False),
+    transform_metadata=LAYERS,
+  )(jnp.ones(3))
+  assert out.out_sharding == ()

@@ -201,10 +201,10 @@ def get_abstract_model(init_fn, mesh, *, graph: bool | None = None):
 
 def _insert_axis_name(v, index: int, name) -> None:
   """A transform added axis ``index`` named ``name`` to the value of the
-  Variable ``v``: the name goes into its ``out_sharding`` (if it has one)
-  and its ``on_add_axis`` hooks run."""
+  Variable ``v``: the name goes into its ``out_sharding`` (if it has a
+  non-empty one) and its ``on_add_axis`` hooks run."""
   names = v.get_metadata().get('out_sharding')
-  if names is not None:
+  if names:
     names = list(names)
     names.insert(index, name)
     v.set_metadata('out_sharding', tuple(names))

@@ -79,3 +79,17 @@ def insert_into_outputs(out, axis, metadata, skip=()) -> None:
   for _, v in _variables(out):
     if id(v) not in skip:
       spmd._insert_axis_name(v, axis, name)
+
+
+def insert_into_grown(graph_args, changed, args, in_axes, metadata) -> None:
+  """After a mapped transform wrote back inputs whose structure changed
+  (``changed``, as :meth:`InnerGraph.updates` gives it): the Variables the
+  function added to them, stacked over their mapped axis, get the
+  partition name at that axis (``in_axes``: one entry per argument)."""
+  if changed is None:
+    return
+  old = {id(slot) for r in graph_args.roots for slot in r.slots}
+  insert(
+    [(v, ax) for v, ax in mapped_variables(args, in_axes) if id(v) not in old],
+    metadata,
+  )

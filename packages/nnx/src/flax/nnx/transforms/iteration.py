@@ -214,6 +214,10 @@ def _vmap_call(
     for k, vals in enumerate(values)
   ]
   ga.write_back((changed, new_values))
+  if meta:
+    _axis_metadata.insert_into_grown(
+      ga, changed, args, in_axes, transform_metadata
+    )
   # outputs
   treedef, nodes, positions = out_static
   leaves = list(out_leaves)

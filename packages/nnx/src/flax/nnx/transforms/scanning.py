@@ -588,6 +588,10 @@ def scan(
                 for v, ax in zip(stacked, fn.grown_axes[k])
               ]
       ga.write_back((changed, [values[k] for k in range(len(ga.roots))]))
+      if _axis_metadata.enabled(transform_metadata):
+        _axis_metadata.insert_into_grown(
+          ga, changed, args, ia, transform_metadata
+        )
       carry_obj = (
         _restore_nodes(final_pure[c_arg], ga) if c_arg is not None else None
       )
