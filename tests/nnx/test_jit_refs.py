@@ -77,3 +77,94 @@ def test_tree_mode_refuses_returning_refs(value):
     ValueError, match='function <lambda> at .* mutable array reference'
   ):
     nnx.jit(lambda a: a, graph=False)(arg)
+
+
+def test_same_ref_passed_twice_is_one_ref():
+  r = jax.new_ref(jnp.array(1.0))
+  r2 = jax.new_ref(jnp.array(5.0))
+
+  @nnx.jit
+  def add_to_first(a, b):
+    a[...] += 10.0
+    return b[...], b
+
+  # a call without aliases first: the next one must not reuse its memo
+  value, same = add_to_first(r, r2)
+  assert float(value) == 5.0 and same is r2
+  for expected in (21.0, 31.0):
+    value, same = add_to_first(r, r)
+    assert float(value) == expected and same is r
+  assert float(r[...]) == 31.0
+  a, b = nnx.jit(lambda a, b: (a, b))({'x': r}, [r])
+  assert a['x'] is r and b[0] is r
+  assert nnx.jit(lambda a, b: a)(r, b=r) is r
+
+
+def test_ref_as_argument_and_module_attribute():
+  r = jax.new_ref(jnp.array(2.0))
+  box = Box(r=r)
+
+  def f(b, a):
+    a[...] += 1.0
+    return b.r[...] + a[...], b.r
+
+  for graph_updates in (True, False):
+    out = nnx.jit(lambda b, a: f(b, a)[0], graph_updates=graph_updates)(box, r)
+    assert float(out) == float(r[...]) * 2
+  out, ref = nnx.jit(f)(box, r)
+  assert float(out) == 10.0 and ref is r and box.r is r
+
+
+def test_module_ref_returned_is_the_same_ref():
+  box = Box(r=jax.new_ref(jnp.array(2.0)))
+  assert nnx.jit(lambda b: b.r)(box) is box.r
+  v = nnx.Variable(jnp.array(1.0), ref=True)
+  raw = v.get_raw_value()
+  assert nnx.jit(lambda v: v.get_raw_value())(v) is raw
+
+
+def test_ref_set_as_attribute_comes_back():
+  box = Box(r=jax.new_ref(jnp.array(2.0)))
+
+  @nnx.jit
+  def replace(b):
+    b.r = jax.new_ref(jnp.array(5.0))
+
+  replace(box)
+  assert isinstance(box.r, jax.Ref) and float(box.r[...]) == 5.0
+
+
+def test_new_ref_needs_a_graph_node_or_ref_argument():
+  x = jnp.array(1.0)
+  with pytest.raises(ValueError, match='mutable array reference'):
+    nnx.jit(lambda x: {'a': jax.new_ref(x)})(x)
+  out = nnx.jit(lambda v, x: jax.new_ref(x))(nnx.Param(x), x)
+  assert isinstance(out, jax.Ref) and float(out[...]) == 1.0
+
+
+def test_without_graph_updates_refs_are_not_returned():
+  r = jax.new_ref(jnp.array(1.0))
+  out = nnx.jit(lambda a, b: a[...] + b[...], graph_updates=False)(r, r)
+  assert float(out) == 2.0
+  with pytest.raises(ValueError, match='mutable array reference'):
+    nnx.jit(lambda a, b: a, graph_updates=False)(r, r)
+  with pytest.raises(ValueError, match='mutable array reference'):
+    nnx.jit(lambda b: b.r, graph_updates=False)(Box(r=r))
+
+
+def test_tree_mode_same_ref_twice_is_refused():
+  r = jax.new_ref(jnp.array(1.0))
+  with pytest.raises(ValueError, match='only one reference to a mutable array'):
+    nnx.jit(lambda a, b: a[...] + b[...], graph=False)(r, r)
+
+
+def test_same_ref_twice_in_cond_and_remat():
+  r = jax.new_ref(jnp.array(1.0))
+
+  def f(a, b):
+    a[...] += 1.0
+    return a[...] + b[...]
+
+  assert float(nnx.cond(True, f, f, r, r)) == 4.0
+  assert float(nnx.remat(f)(r, r)) == 6.0
+  assert float(r[...]) == 3.0

@@ -39,7 +39,7 @@ from flax.nnx._common import (
 from flax.nnx.graphlib import _Flattener, _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.transforms import leafplan
+from flax.nnx.transforms import leafplan, refout
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 
@@ -114,6 +114,7 @@ class Sig:
     'pytrees',
     'get_others',
     'get_vars',
+    'refs',
   )
 
   def __init__(self, types, tree_mode):
@@ -126,6 +127,13 @@ class Sig:
         pytrees.append(i)
       else:
         others.append(i)
+    # plain leaves that are jax.Refs (graph mode takes a Ref reached twice
+    # once, see refout.find_aliases)
+    self.refs = (
+      ()
+      if tree_mode
+      else tuple(i for i in others if issubclass(types[i], jax.Ref))
+    )
     self.others = tuple(others)
     self.variables = tuple(variables)
     self.pytrees = tuple(pytrees)
@@ -272,6 +280,10 @@ class GraphArgs:
       tuple(r.node for r in roots),
       tuple(positions),
     )
+    # a Ref reached twice crosses once (see refout)
+    self.aliases = (
+      refout.find_aliases(leaves, sig.refs, roots) if sig.refs else None
+    )
 
   def all_nodes(self) -> list:
     if not self.fast:
@@ -294,6 +306,9 @@ class GraphArgs:
       else:
         groups = _group(vals, r.mask, r.ngroups)
       leaves[pos] = NodeStates(groups, k)
+    if self.aliases:
+      for p, src in self.aliases.items():
+        leaves[p] = refout.Alias(src)
     return self.treedef.unflatten(leaves)
 
   def masks(self):
@@ -430,6 +445,8 @@ class InnerGraph:
       self.in_values.append(vals)
       leaves[pos] = obj
       self.roots.append(obj)
+    if refout.Alias in map(type, leaves):
+      refout.resolve(leaves, self.in_values)
     self.args = treedef.unflatten(leaves)
     # the structure epochs once the inputs are rebuilt (see leafplan)
     self.epochs = (EPOCH.value, META_EPOCH.value)

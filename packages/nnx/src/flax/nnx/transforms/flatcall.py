@@ -86,7 +86,7 @@ class Memo:
   """The structure of the last call of a jitted function, by identity.
 
   A call whose arguments are graph roots and plain leaves (no containers,
-  no keywords) records which roots it got and their views. The next call
+  no keywords, no jax.Refs) records which roots it got and their views. The next call
   with the same roots, the same views (views are rebuilt whenever a
   structure changes) and plain leaves of the same types has the same key,
   entry and write-back targets: it skips flattening, key building and the
@@ -100,6 +100,7 @@ def remember(box: list, args, leaves, sig, views, entry) -> None:
   """Stores the memo of a call in ``box[0]`` if the call qualifies."""
   if (
     sig.variables
+    or sig.refs
     or len(leaves) != len(args)
     or not all(map(operator.is_, leaves, args))
   ):
@@ -161,6 +162,9 @@ def run(entries: dict, extra, tree, compile_entry, memo=None):
     The outputs, or :data:`NOT_FAST` if the general path must run.
   """
   leaves, treedef, sig, views = common.flatten_roots(tree, _is_node_leaf)
+  if sig.refs and refout.aliased(leaves, sig.refs, sig.get_vars(leaves), views):
+    # a Ref reached twice: the general path passes it once
+    return NOT_FAST
   read = read_leaves(leaves, sig, views)
   if read is None:
     return NOT_FAST
@@ -220,6 +224,8 @@ def _finish(entry, flat, targets, leaves, sig, views):
   out, new = entry.fn(*flat)
   if entry.poly:
     entry.load(flat)
+  if entry.refs:
+    new = refout.give(new, flat)
   written = entry.written
   if entry.changed is not None:
     call = Call()
@@ -429,6 +435,7 @@ def make_entry(
   )
   # without graph updates only Variables get their new values (arrays and
   # numbers held by plain attributes keep theirs), as Flax 0.12.8
+  new_ok = bool(sig.variables or sig.pytrees or sig.refs)
   only = None
   if not graph_updates:
     only = [i for i, t in enumerate(call.targets) if isinstance(t, Variable)]
@@ -443,7 +450,11 @@ def make_entry(
       leaves[p] = common.NodeStates((list(flat[s : s + n]),), k_of[p])
     ig = common.InnerGraph(static, None, treedef.unflatten(leaves))
     out, changed, values = varflow.run_inner(ig, body, graph_updates, name)
-    out, entry.refs = refout.take(out, flat[:n_others])
+    # Refs among the outputs (inputs, or made inside when an argument is a
+    # graph node or a Ref); without graph updates JAX refuses them
+    entry.refs = False
+    if graph_updates:
+      out, entry.refs = refout.take(out, flat, new_ok)
     new = []
     for p in target_pos:
       new.extend(values[k_of[p]])
@@ -462,6 +473,9 @@ def make_entry(
       entry.changed = tuple(changed[k_of[p]] for p in target_pos)
       entry.new_sizes = [len(values[k_of[p]]) for p in target_pos]
       entry.written = None
+      # Refs set as attributes come back as themselves or as new Refs
+      new, refs = refout.take(new, flat)
+      entry.refs = entry.refs or refs
     out_static, out_leaves = ig.flatten_out(
       out, True if graph_updates else name
     )

@@ -89,10 +89,15 @@ class JitFn:
     out, changed, values = varflow.run_inner(
       ig, lambda tree: self.run(tree, box), graph_updates, self.ctxtag
     )
-    # Refs among the arguments may be returned or kept (refout)
-    (out, values), refs = refout.take(
-      (out, values), jax.tree_util.tree_leaves((pure_args, pure_kwargs))
-    )
+    # Refs among the arguments may be returned or kept, Refs made inside
+    # returned when an argument is a graph node or a Ref; without graph
+    # updates JAX refuses Refs among the outputs (refout)
+    inputs = jax.tree_util.tree_leaves((pure_args, pure_kwargs))
+    values, refs = refout.take(values, inputs)
+    if graph_updates:
+      new_ok = bool(static[3]) or any(isinstance(a, jax.Ref) for a in inputs)
+      out, refs_out = refout.take(out, inputs, new_ok)
+      refs = refs or refs_out
     out_static, out_leaves = ig.flatten_out(
       out, True if graph_updates else self.ctxtag
     )
