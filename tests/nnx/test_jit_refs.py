@@ -168,3 +168,15 @@ def test_same_ref_twice_in_cond_and_remat():
   assert float(nnx.cond(True, f, f, r, r)) == 4.0
   assert float(nnx.remat(f)(r, r)) == 6.0
   assert float(r[...]) == 3.0
+
+
+def test_graph_mode_cond_on_module_holding_ref():
+  box = Box(r=jax.new_ref(jnp.array(2.0)))
+
+  def bump(b, x):
+    b.r[...] += 1.0
+    return x * b.r[...]
+
+  assert float(nnx.cond(True, bump, bump, box, jnp.array(3.0))) == 9.0
+  assert float(box.r[...]) == 3.0
+  assert nnx.cond(False, lambda b: b.r, lambda b: b.r, box) is box.r

@@ -9,7 +9,7 @@ import jax
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
-from flax.nnx.transforms import _fns, common, varflow
+from flax.nnx.transforms import _fns, common, refout, varflow
 from flax.nnx.transforms._fns import mode_text
 
 
@@ -158,6 +158,11 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
           'branch or create attributes before the call.'
         )
       cell['changed'] = changed
+      # Refs of the operands come back as themselves (refout)
+      (out, values), refs = refout.take(
+        (out, values), jax.tree_util.tree_leaves(pure)
+      )
+      cell['refs'] = refs or cell.get('refs', False)
       out_static, out_leaves = ig.flatten_out(out)
       cell['static'] = out_static
       return out_leaves, values
@@ -165,8 +170,14 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
     return pf
 
   out_leaves, values = jax.lax.switch(index, [make(b) for b in branches], pure)
+  if cell['refs']:
+    inputs = jax.tree_util.tree_leaves(pure)
+    values = refout.give(values, inputs)
   ga.write_back((cell['changed'], values))
-  return common.unflatten_out(cell['static'], out_leaves, ga)
+  out = common.unflatten_out(cell['static'], out_leaves, ga)
+  if cell['refs']:
+    out = refout.give(out, inputs)
+  return out
 
 
 @dataclasses.dataclass(eq=False)
