@@ -614,14 +614,12 @@ def scan(
     if g:
       # the output leaves on their axes, then the objects (an input graph
       # node returned is that object, its Variables' axis names in place)
-      ys = common.unflatten_out(
-        fn.y_static,
-        [
+      if any(fn.y_axes):
+        ys = [
           jax.tree.map(lambda v, a=a: _move(v, 0, a), x)
           for x, a in zip(ys, fn.y_axes)
-        ],
-        ga,
-      )
+        ]
+      ys = common.unflatten_out(fn.y_static, ys, ga)
       if meta:
         skip = {id(v) for _, v in _axis_metadata.variables_of(args)}
     if oa is Carry:
