@@ -309,9 +309,9 @@ def test_vmap_mapped_node_may_lose_attributes():
   assert not hasattr(m, 'b') and m.w.shape == (3, 2)
 
 
-def test_vmap_broadcast_node_changing_structure_raises():
+def test_vmap_broadcast_node_gaining_batched_attribute_raises():
   m = Pair()
-  with pytest.raises(ValueError, match='in_axes None'):
+  with pytest.raises(ValueError, match='got axis spec None but output was'):
     nnx.vmap(_grow, in_axes=(None, 0))(m, jnp.arange(3.0))
   assert not hasattr(m, 'extra')
 

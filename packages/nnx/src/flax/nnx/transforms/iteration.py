@@ -333,6 +333,10 @@ def _routing(fn, out_leaves, values, pos_axes):
       flags.extend(ax is not None for ax in pos_axes[k])
     elif fn.changed_axes and fn.changed_axes.get(k) is not None:
       flags.extend(ax is not None for ax in fn.changed_axes[k])
+    elif fn.root_axes is not None and fn.root_axes[k] is None:
+      # a broadcast input whose structure changed: its values leave
+      # unmapped (new leaves included)
+      flags.extend([False] * len(vals))
     else:
       flags.extend([True] * len(vals))
 
@@ -375,7 +379,10 @@ def _changed_axes(changed, root_axes, ig) -> dict:
 def _changed_node_values(values, axis, name):
   """Values of a mapped graph node that gained or lost attributes inside
   the function: every leaf, new ones included, is mapped over ``axis``
-  (a StateAxes giving every filter the same int axis counts as that)."""
+  (a StateAxes giving every filter the same int axis counts as that); a
+  broadcast node (``axis`` None) keeps its values as they are."""
+  if axis is None:
+    return values
   mapped = int_axis(axis)
   if mapped is None:
     raise ValueError(
