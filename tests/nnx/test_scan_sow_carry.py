@@ -4,6 +4,7 @@ and tree mode)."""
 
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -274,3 +275,48 @@ def test_graph_mode_carried_state_that_changes_is_a_carry_type_error(change):
 
   with pytest.raises(TypeError, match=CARRY_PHRASE):
     nnx.scan(body)((Carried(), jnp.zeros(2)), jnp.ones((3, 2)))
+
+
+class Leaf(nnx.Module):
+  def __init__(self):
+    self.w = nnx.Param(jnp.arange(6.0).reshape(3, 2))
+
+  def __call__(self, x):
+    self.sow(nnx.Intermediate, 'h', x * self.w)
+    return x * self.w
+
+
+class Tree(nnx.Module):
+  def __init__(self):
+    self.sub = Leaf()
+    self.count = nnx.BatchStat(jnp.zeros((3,)))
+
+  def __call__(self, x):
+    self.sow(nnx.Intermediate, 'o', x.sum())
+    return self.sub(x)
+
+
+def _capture_tree(axes, **kw):
+  f = nnx.scan(
+    lambda m, c, x: (c + m(x), None),
+    in_axes=(axes, nnx.Carry, 0),
+    out_axes=(nnx.Carry, 0),
+    **kw,
+  )
+  (c, _), inter = nnx.capture(f, nnx.Intermediate)(
+    Tree(), jnp.zeros(2), jnp.ones((3, 2))
+  )
+  np.testing.assert_allclose(c, [6.0, 9.0])
+  return jax.tree.map(lambda a: a.shape, inter.to_pure_dict())
+
+
+@pytest.mark.parametrize('mode', sorted(MODES))
+def test_nested_modules_sow_stacked(mode):
+  shapes = _capture_tree(0, **MODES[mode])
+  assert shapes == {'o': ((3,),), 'sub': {'h': ((3, 2),)}}
+
+
+def test_state_axes_broadcasting_the_captures_drops_them():
+  # the sown values live in Variables the StateAxes broadcasts (`...`)
+  shapes = _capture_tree(nnx.StateAxes({nnx.Param: 0, ...: None}))
+  assert shapes == {}

@@ -216,37 +216,54 @@ CARRY_STRUCTURE = (
 )
 
 
-def value_structures(pure, plan):
-  """Graph mode: the pytree structure of the Variable values of each
-  input graph node (by root), as a step receives them."""
+def entered_values(pure, plan):
+  """Graph mode: the Variable values of each input graph node (by root),
+  as a step receives them."""
   out = {}
   for x in jax.tree_util.tree_leaves(pure, is_leaf=_is_ns):
     if _is_ns(x):
       mask = plan.masks[x.key]
-      vals = (
+      out[x.key] = (
         list(x.groups[0]) if mask is None else common._ungroup(x.groups, mask)
       )
-      out[x.key] = jax.tree_util.tree_structure(vals)
   return out
 
 
-def value_changes(changed, values, structures, nodes, plan):
+def value_changes(changed, values, entered, nodes, plan, slots_of):
   """Graph mode: a graph node whose Variables changed value structure in
   a step (values recorded by ``Module.sow`` under ``nnx.capture``) counts
   as changed, like one that gained an attribute: a scanned one has its
-  values stacked over the steps, a carried one is the carry TypeError. A
-  broadcast node's new values are dropped, as its other updates are."""
+  values stacked over the steps, a carried one is the carry TypeError.
+  The Variables of a broadcast node (or broadcast by a StateAxes) keep
+  their input values, as its other updates are dropped. ``entered``: as
+  :func:`entered_values` gives them; ``slots_of(k)``: ``(paths, slots)``
+  of root ``k`` after the step."""
   found = list(changed) if changed is not None else [None] * len(values)
+  struct = jax.tree_util.tree_structure
   for k, vals in enumerate(values):
     if found[k] is not None:
       continue
-    if jax.tree_util.tree_structure(vals) == structures[k]:
+    before = entered[k]
+    moved = [
+      i for i, (v, b) in enumerate(zip(vals, before)) if struct(v) != struct(b)
+    ]
+    if not moved:
       continue
-    broadcast = plan.root_axes[k] is None and not isinstance(
-      plan.root_entries[k], StateAxes
-    )
-    if broadcast and k not in plan.carry_roots:
-      values[k] = None  # the step's input values go on
-    else:
-      found[k] = nodes[k]
+    entry = plan.root_entries[k]
+    if k not in plan.carry_roots and plan.root_axes[k] is None:
+      if isinstance(entry, StateAxes):
+        paths, slots = slots_of(k)
+        keep = [
+          i
+          for i in moved
+          if entry.map_prefix(tuple(paths[i]), slots[i]) is None
+        ]
+      else:
+        keep = moved
+      values[k] = vals = list(vals)
+      for i in keep:
+        vals[i] = before[i]  # the input value goes on
+      if len(keep) == len(moved):
+        continue
+    found[k] = nodes[k]
   return tuple(found) if any(n is not None for n in found) else changed

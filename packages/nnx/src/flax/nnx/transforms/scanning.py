@@ -118,7 +118,7 @@ class _ScanStep:
     if g:
       ig = common.InnerGraph(plan.static, plan.masks, (pure, {}))
       args = ig.args[0]
-      structures = _checks.value_structures(pure, plan)
+      entered = _checks.entered_values(pure, plan)
       carry_states = {
         k: _checks.state_signature(ig.roots[k]) for k in plan.carry_roots
       }
@@ -158,7 +158,7 @@ class _ScanStep:
         _checks.check_carry_refs(args[carry_arg], c_out)
       changed, values = ig.updates()
       changed = _checks.value_changes(
-        changed, values, structures, ig.nodes, plan
+        changed, values, entered, ig.nodes, plan, lambda k: _update_slots(ig, k)
       )
       # carried nodes whose structure changed but not their state
       kept = self.kept = _checks.kept_carry(changed, carry_states, ig.roots)
@@ -173,7 +173,7 @@ class _ScanStep:
         self.grown_axes = {
           k: [
             plan.root_entries[k].map_prefix(tuple(p), slot)
-            for p, slot in zip(*ig.update_slots[k])
+            for p, slot in zip(*_update_slots(ig, k))
           ]
           for k, node in enumerate(changed)
           if node is not None and plan.root_axes[k] is None and k not in kept
@@ -360,6 +360,20 @@ def _move_out(y, axis):
   return jax.tree.map(
     lambda a, sub: jax.tree.map(lambda v: _move(v, 0, a), sub), axis, y
   )
+
+
+def _update_slots(ig, k):
+  """``(paths, slots)`` of the leaves of root ``k`` of the InnerGraph
+  ``ig`` after the function (its updates may have skipped them: no graph
+  structure changed, only value structures)."""
+  if ig.update_slots is not None:
+    return ig.update_slots[k]
+  index = ig.indexes[k]
+  f = common._Flattener(
+    assigned={id(o): i for i, o in index.items()}, start=len(index)
+  )
+  f.visit(ig.roots[k], ())
+  return f.paths, f.leaves
 
 
 def _out_leaf_axes(y_out, out_axes) -> list:
