@@ -166,7 +166,7 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
       grads, (aux_leaves, values) = res
       loss = None
     aux_static, changed, written = fn.out_static
-    ga.write_back((changed, values), written=written)
+    ga.write_back((changed, values), written=written, metadata=True)
     aux = common.unflatten_out(aux_static, aux_leaves, ga)
     del node_root
 

@@ -36,7 +36,8 @@ from flax.nnx._common import (
   is_graph_node_leaf,
   trace_state,
 )
-from flax.nnx.graphlib import _Flattener, _unflatten
+from flax.nnx._hijax import _HIJAX_CLASSES
+from flax.nnx.graphlib import _Flattener, _Meta, _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import leafplan, refout
@@ -314,12 +315,15 @@ class GraphArgs:
   def masks(self):
     return [r.mask for r in self.roots]
 
-  def write_back(self, update, *, variables_only=False, written=None):
+  def write_back(
+    self, update, *, variables_only=False, written=None, metadata=False
+  ):
     """Applies ``(changed_nodes, values_per_root)`` from InnerGraph;
     ``variables_only``: leave the arrays of plain attributes as they are
     (only Variables get new values, as without graph updates);
     ``written``: per root, the slots the values go to (from
-    :meth:`InnerGraph.written`; None: all)."""
+    :meth:`InnerGraph.written`; None: all); ``metadata``: Variables whose
+    metadata changed inside get it (see :func:`write_root`)."""
     changed, values = update
     for k, (r, vals) in enumerate(zip(self.roots, values)):
       new_node = changed[k] if changed is not None else None
@@ -335,12 +339,12 @@ class GraphArgs:
         pairs = [(s, v) for s, v in zip(r.slots, vals) if _is_variable(s)]
         write_root([s for s, _ in pairs], r.nodes, None, [v for _, v in pairs])
       else:
-        write_root(r.slots, r.nodes, new_node, vals)
+        write_root(r.slots, r.nodes, new_node, vals, metadata)
     if not variables_only:
       graphlib.order_attributes(self.views, changed is not None)
 
 
-def write_root(slots, nodes, new_node, values) -> None:
+def write_root(slots, nodes, new_node, values, metadata=False) -> None:
   """Writes into one input root of a transform the values that came back
   for it: the write-back of every NNX transform (``nnx.jit``'s fast path
   included).
@@ -353,12 +357,40 @@ def write_root(slots, nodes, new_node, values) -> None:
     new_node: the root's new graph structure, or None if unchanged.
     values: the new values, in the order of ``slots`` (of ``new_node``'s
       leaves when the structure changed).
+    metadata: whether Variables whose metadata changed inside get the new
+      metadata (changes of metadata are structure changes).
   """
   if new_node is None:
     store_raw_values(slots, values)
   else:
     reuse = _ReuseMap(nodes)
-    _unflatten(new_node, iter(values), _ReuseIndex(reuse), reuse, True)
+    index = _ReuseIndex(reuse)
+    _unflatten(new_node, iter(values), index, reuse, True)
+    if metadata:
+      _write_metadata(new_node, index)
+
+
+def _write_metadata(node, index) -> None:
+  """Gives the Variables of ``node`` (objects by index) the metadata the
+  node records for them, where it differs."""
+  kind = node[0]
+  if kind == 'v':
+    var = index[node[2]]
+    if type(node[3]) is not _Meta or node[1] in _HIJAX_CLASSES:
+      return
+    if _Meta(var._var_metadata) != node[3]:
+      # in key order, as a graphdef lists them
+      items = node[3].items
+      object.__setattr__(
+        var, '_var_metadata', {k: items[k] for k in sorted(items)}
+      )
+      META_EPOCH.value += 1
+  elif kind in ('n', 'g'):
+    for _, child in node[3]:
+      _write_metadata(child, index)
+  elif kind in ('l', 'p', 'd'):
+    for child in node[2]:
+      _write_metadata(child, index)
 
 
 def disjoint(variables, views) -> bool:
@@ -634,7 +666,11 @@ def rebuild_out(treedef, nodes, positions, leaves, input_nodes):
       # a fresh Variable: made directly
       var = object.__new__(node[1])
       store_raw_value(var, vals[0])
-      object.__setattr__(var, '_var_metadata', dict(node[3].items))
+      # in key order, as a graphdef lists them
+      items = node[3].items
+      object.__setattr__(
+        var, '_var_metadata', {k: items[k] for k in sorted(items)}
+      )
       index[node[2]] = var
       leaves[pos] = var
     else:

@@ -57,7 +57,7 @@ def lift(
   out_leaves, values = transform(fn)(*pure_args, **pure_kwargs)
   out_static, changed = fn.out_static
   if write_back:
-    ga.write_back((changed, values))
+    ga.write_back((changed, values), metadata=True)
   return common.unflatten_out(out_static, out_leaves, ga)
 
 
@@ -173,7 +173,7 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
   if cell['refs']:
     inputs = jax.tree_util.tree_leaves(pure)
     values = refout.give(values, inputs)
-  ga.write_back((cell['changed'], values))
+  ga.write_back((cell['changed'], values), metadata=True)
   out = common.unflatten_out(cell['static'], out_leaves, ga)
   if cell['refs']:
     out = refout.give(out, inputs)

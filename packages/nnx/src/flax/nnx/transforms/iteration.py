@@ -213,7 +213,7 @@ def _vmap_call(
     else _changed_node_values(vals, fn.root_axes[k], fn.name)
     for k, vals in enumerate(values)
   ]
-  ga.write_back((changed, new_values))
+  ga.write_back((changed, new_values), metadata=True)
   if meta:
     _axis_metadata.insert_into_grown(
       ga, changed, args, in_axes, transform_metadata
