@@ -303,31 +303,24 @@ def _make_grad(
     argnums=argnums,
   )
 
-  # the differentiating function of each mode (the mode defaults are read
-  # at call time), made on first use
-  inners = {}
+  # the modes in force now are the function's (as every decorator
+  # transform); its differentiating function is made once
+  g, updates = common.modes_now(graph, graph_updates)
+  updates = g and updates
+  if updates:
+    inner = _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value)
+  else:
+    inner = _grad_simple(
+      f, argnums, has_aux, holomorphic, allow_int, g, with_value
+    )
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
-    g = resolve_graph(graph)
-    updates = False
     if g:
-      updates = _updates(graph_updates)
       _prefix.check_aliasing(
         args, _argnums_prefix(argnums, len(args), None if updates else False)
       )
-    inner = inners.get((g, updates))
-    if inner is None:
-      if g and updates:
-        inner = _grad_graph(
-          f, argnums, has_aux, holomorphic, allow_int, with_value
-        )
-      else:
-        inner = _grad_simple(
-          f, argnums, has_aux, holomorphic, allow_int, g, with_value
-        )
-      inners[g, updates] = inner
-    if g and updates:
+    if updates:
       # graph mode differentiates positional arguments only
       args = varflow.positional_args(f, args, kwargs)
       kwargs = {}
@@ -594,11 +587,12 @@ def remat(
   if isinstance(static_argnums, int):
     static_argnums = (static_argnums,)
   static_argnums = tuple(static_argnums)
+  # the modes in force now are the function's
+  g, updates = common.modes_now(graph, graph_updates)
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
-    g = resolve_graph(graph)
-    if g and _updates(graph_updates):
+    if g and updates:
       # graph mode passes positional arguments only
       args = varflow.positional_args(f, args, kwargs)
       return _remat_graph(f, prevent_cse, static_argnums, policy, args, {})

@@ -33,7 +33,9 @@ from flax.nnx._common import (
   EPOCH,
   META_EPOCH,
   MISSING,
+  graph_updates_default,
   is_graph_node_leaf,
+  resolve_graph,
   trace_state,
 )
 from flax.nnx._hijax import _HIJAX_CLASSES
@@ -51,6 +53,16 @@ _flat_view = graphlib.flat_view
 
 def _is_node_or_registered(x) -> bool:
   return is_graph_node_leaf(x) or type(x) in GRAPH_NODE_TYPES
+
+
+def modes_now(graph, graph_updates) -> tuple[bool, bool]:
+  """``(graph, graph_updates)`` with the defaults in force now: a function
+  made by a decorator transform keeps the modes of the moment it was made
+  (``nnx.set_graph_mode`` / ``nnx.set_graph_updates`` later do not change
+  it)."""
+  if graph_updates is None:
+    graph_updates = graph_updates_default()
+  return resolve_graph(graph), bool(graph_updates)
 
 
 def node_leaf_predicate():

@@ -38,7 +38,7 @@ from flax.nnx.transforms.scanning import PytreeDeque as PytreeDeque
 from flax.nnx.transforms.scanning import ScanFn as ScanFn
 from flax.nnx.transforms.scanning import SimpleScanFn as SimpleScanFn
 from flax.nnx.transforms.scanning import scan as scan
-from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
+from flax.nnx.transforms._axes import _axes_leaf, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
 
@@ -275,33 +275,25 @@ def _layout(in_axes, args, pure_args, ga):
 
 
 def _value_axes(prefix, pure_args, ga):
-  """Per root, the mapped axis of each of its slots (slot order)."""
-  in_leaf_axes = _broadcast(
-    prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) and not _is_ns(x)
-  )
-  flat_pure = jax.tree_util.tree_leaves(pure_args)
-  assert len(flat_pure) == len(in_leaf_axes)
-  # per root, axis for each slot in slot order
+  """Per root, the mapped axis of each of its slots (slot order): the
+  axis of the slot's filter group (a slot's value may hold any number of
+  leaves, none included)."""
   pos_axes = {}
-  idx = 0
-  for leaf_pos, x in enumerate(
-    jax.tree_util.tree_leaves(pure_args, is_leaf=_is_ns)
-  ):
-    if _is_ns(x):
-      n = sum(len(g) for g in x.groups)
-      axes = in_leaf_axes[idx : idx + n]
+
+  def visit(p, sub):
+    for x in jax.tree_util.tree_leaves(sub, is_leaf=_is_ns):
+      if not _is_ns(x):
+        continue
+      group_axes = p.groups if _is_ns(p) else (p,) * len(x.groups)
       mask = ga.roots[x.key].mask
       if mask is None:
-        pos_axes[x.key] = axes
+        pos_axes[x.key] = [ax for g, ax in zip(x.groups, group_axes) for _ in g]
       else:
-        its, start = [], 0
-        for g in x.groups:
-          its.append(iter(axes[start : start + len(g)]))
-          start += len(g)
-        pos_axes[x.key] = [next(its[m]) for m in mask]
-      idx += n
-    else:
-      idx += len(jax.tree_util.tree_leaves(x))
+        pos_axes[x.key] = [group_axes[m] for m in mask]
+
+  jax.tree.map(
+    visit, prefix, pure_args, is_leaf=lambda x: _axes_leaf(x) or _is_ns(x)
+  )
   return pos_axes
 
 
@@ -496,6 +488,8 @@ def vmap(
   _prefix.check_all(
     'vmap', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
   )
+  # the modes in force now are the function's
+  graph, graph_updates = common.modes_now(graph, graph_updates)
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
@@ -559,6 +553,8 @@ def pmap(
   _prefix.check_all(
     'pmap', graph, graph_updates, in_axes=in_axes, out_axes=out_axes
   )
+  # the modes in force now are the function's
+  graph, graph_updates = common.modes_now(graph, graph_updates)
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):

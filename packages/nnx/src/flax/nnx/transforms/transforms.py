@@ -214,6 +214,8 @@ def checkify(
   'x must be positive (`check` failed)'
   """
   common.check_not_bound_method(f, 'checkify')
+  # the modes in force now are the function's
+  graph, graph_updates = common.modes_now(graph, graph_updates)
 
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
