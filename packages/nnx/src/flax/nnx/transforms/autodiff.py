@@ -122,8 +122,25 @@ def _grad_graph(f, argnums, has_aux, holomorphic, allow_int, with_value):
   # the filter predicates of each differentiated argument, made once (the
   # masks of the arguments' flat views are cached per predicates)
   predicates = {i: _diff_predicates(filt) for i, filt in specs}
+  needed = max((i + 1 for i, _ in specs if i >= 0), default=0)
 
   def wrapper(*args):
+    if len(args) < needed:
+      # JAX's message for too few positional arguments
+      nums = tuple(i for i, _ in specs)
+      raise TypeError(
+        f'differentiating with respect to argnums={nums[0] if single else nums}'
+        f' requires at least {needed} positional arguments to be passed by '
+        f'the caller, but got only {len(args)} positional arguments.'
+      )
+    for i, _ in specs:
+      if i < -len(args):
+        # JAX's message for a negative index out of range
+        raise ValueError(
+          'Positional argument indices, e.g. for `static_argnums`, must have '
+          'value greater than or equal to -len(args) and less than '
+          f'len(args), but got value {i} for len(args) == {len(args)}.'
+        )
     arg_of = _arg_index_of_positions(args)
 
     def predicates_for(k, pos):

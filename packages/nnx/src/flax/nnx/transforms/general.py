@@ -115,13 +115,15 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
 
 
 def cond(pred, true_fun, false_fun, *operands, graph=None, graph_updates=None):
-  """``jax.lax.cond`` for branches taking Modules / graph nodes."""
-  return switch(
-    jax.numpy.asarray(pred, dtype=jax.numpy.int32),
-    (false_fun, true_fun),
-    *operands,
-    graph=graph,
-    graph_updates=graph_updates,
+  """``jax.lax.cond`` for branches taking Modules / graph nodes (see
+  :func:`switch`); JAX's messages speak of ``cond``, ``true_fun`` and
+  ``false_fun``."""
+  return _branches(
+    lambda fns, *ops: jax.lax.cond(pred, fns[0], fns[1], *ops),
+    (true_fun, false_fun),
+    operands,
+    graph,
+    graph_updates,
   )
 
 
@@ -133,11 +135,22 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
   with ``graph_updates=False`` or ``graph=False`` only Variable values
   flow back.
   """
-  branches = tuple(branches)
+  return _branches(
+    lambda fns, *ops: jax.lax.switch(index, fns, *ops),
+    tuple(branches),
+    operands,
+    graph,
+    graph_updates,
+  )
+
+
+def _branches(run, branches, operands, graph, graph_updates):
+  """Runs ``run(branch_fns, *pure_operands)`` (``jax.lax.cond`` or
+  ``jax.lax.switch``) on the branches lifted over graph nodes."""
   if not graph_with_updates(graph, graph_updates):
     fns = [SimpleCondFn(b, resolve_graph(graph)) for b in branches]
     variables = fns[0].variables(operands, 'operands')
-    out, new = jax.lax.switch(index, fns, *fns[0].pure(operands))
+    out, new = run(fns, *fns[0].pure(operands))
     common.store_values(variables, new)
     return fns[0].result(out)
 
@@ -167,9 +180,11 @@ def switch(index, branches, *operands, graph=None, graph_updates=None):
       cell['static'] = out_static
       return out_leaves, values
 
+    # JAX names the branch after the user function in its messages
+    _fns.name_after(pf, b)
     return pf
 
-  out_leaves, values = jax.lax.switch(index, [make(b) for b in branches], pure)
+  out_leaves, values = run([make(b) for b in branches], pure)
   if cell['refs']:
     inputs = jax.tree_util.tree_leaves(pure)
     values = refout.give(values, inputs)

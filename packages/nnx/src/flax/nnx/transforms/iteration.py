@@ -186,6 +186,8 @@ def _vmap_call(
 ):
   if isinstance(in_axes, (int, type(None), StateAxes)):
     in_axes = (in_axes,) * len(args)
+  elif type(in_axes) is not tuple or len(in_axes) != len(args):
+    _prefix_error(in_axes, args)
   in_axes = tuple(in_axes)
   _prefix.check_aliasing(args, in_axes)
   state_axes = any(isinstance(ax, StateAxes) for ax in in_axes)
@@ -239,6 +241,21 @@ def _vmap_call(
     inputs = {id(v) for _, v in _axis_metadata.variables_of(args)}
     _add_axis_to_outputs(out, out_axes, transform_metadata, inputs)
   return out
+
+
+def _prefix_error(in_axes, args):
+  """JAX's pytree structure error for ``in_axes`` that are not a prefix of
+  the positional arguments (another length or container type)."""
+  jax.tree.map(
+    lambda *_: None,
+    in_axes,
+    args,
+    is_leaf=lambda x: x is None or isinstance(x, (int, StateAxes)),
+  )
+  raise ValueError(
+    f'pytree structure error: in_axes {in_axes!r} is not a tuple with one '
+    f'entry per positional argument ({len(args)} given).'
+  )
 
 
 # (in_axes, argument structure) -> (prefix, axes per root slot, axis per
@@ -441,6 +458,18 @@ def _tree_map_call(
   mapped over their axis 0, as in ``jax.vmap``."""
   common.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
   g = resolve_graph(graph)
+  if (
+    not g
+    and jax_map is jax.vmap
+    and type(in_axes) is tuple
+    and len(in_axes) != len(args)
+  ):
+    # JAX's message (it checks the positional arguments only)
+    raise ValueError(
+      'vmap in_axes must be an int, None, or a tuple of entries '
+      'corresponding to the positional arguments passed to the function, '
+      f'but got len(in_axes)={len(in_axes)}, len(args)={len(args)}'
+    )
   in_axes = _prefix.to_jax(in_axes, graph=g)
   out_axes = _prefix.to_jax(out_axes, graph=g)
   ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
@@ -560,8 +589,9 @@ def pmap(
   def wrapper(*args, **kwargs):
     if kwargs and graph_with_updates(graph, graph_updates):
       raise TypeError(
-        f'nnx.pmap in graph mode with graph updates takes positional '
-        f'arguments only; got keyword arguments {sorted(kwargs)}.'
+        f'pmap() got an unexpected keyword argument {sorted(kwargs)[0]!r}: '
+        'nnx.pmap in graph mode with graph updates takes positional '
+        'arguments only.'
       )
     kw = dict(
       axis_name=axis_name,
