@@ -74,3 +74,19 @@ def test_tree_mode_vmap_counts_positional_arguments_only():
 def test_graph_mode_pmap_keyword_argument():
   with pytest.raises(TypeError, match="got an unexpected keyword argument 'b'"):
     nnx.pmap(_add)(jnp.ones(1), b=jnp.ones(1))
+
+
+@pytest.mark.parametrize('upper', [2, jnp.array(2)])
+def test_fori_loop_carry_structure_change_is_scans_type_error(upper):
+  def body(i, m):
+    m.b = nnx.Param(jnp.ones(1))
+    return m
+
+  m = nnx.Module()
+  m.w = nnx.Param(jnp.ones(2))
+  with pytest.raises(
+    TypeError,
+    match='scan body function carry input and carry output must have the '
+    'same pytree structure, but they differ',
+  ):
+    nnx.fori_loop(0, upper, body, m)

@@ -234,12 +234,20 @@ class _LoopFn(_fns.InnerFn):
         a is b for a, b in zip(before, after)
       )
     if not same:
+      why = (
+        'an attribute of a graph node was added, removed or replaced (a new '
+        'Variable object included), or a different object was returned. '
+        'Update Variables in place (v[...] = ...) instead.'
+      )
+      if self.name == 'fori_loop':
+        # the loop runs as a scan: its carry check (a TypeError)
+        raise TypeError(
+          'scan body function carry input and carry output must have the '
+          f'same pytree structure, but they differ (nnx.fori_loop): {why}'
+        )
       raise ValueError(
         f"nnx.{self.name} requires body function's input and output to "
-        'have the same reference and pytree structure: an attribute of a '
-        'graph node was added, removed or replaced (a new Variable object '
-        'included), or a different object was returned. Update Variables '
-        'in place (v[...] = ...) instead.'
+        f'have the same reference and pytree structure: {why}'
       )
     return ga_out.pure()
 
