@@ -239,3 +239,62 @@ def test_empty_out_sharding_gets_no_name():
     transform_metadata=LAYERS,
   )(jnp.ones(3))
   assert out.out_sharding == ()
+
+
+MODES = {
+  'graph': dict(),
+  'no_updates': dict(graph_updates=False),
+  'tree': dict(graph=False),
+}
+
+
+class Holder(nnx.Module):
+  def __init__(self):
+    self.a = nnx.Param(jnp.zeros((3, 2)))
+
+
+def _set_foo(m):
+  m.a.set_metadata('foo', 1)
+
+
+@pytest.mark.parametrize('mode', sorted(MODES))
+def test_scan_metadata_set_on_a_scanned_variable_comes_back(mode):
+  m = Holder()
+  nnx.scan(
+    lambda c, m, x: (_set_foo(m), (c, x))[1],
+    in_axes=(nnx.Carry, 0, 0),
+    **MODES[mode],
+  )(0.0, m, jnp.ones(3))
+  assert m.a.get_metadata('foo') == 1 and m.a.shape == (3, 2)
+  v = nnx.Param(jnp.ones(3))
+  nnx.scan(
+    lambda c, v: (v.set_metadata('foo', 2), (c, None))[1],
+    in_axes=(nnx.Carry, 0),
+    **MODES[mode],
+  )(0, v)
+  assert v.get_metadata('foo') == 2
+
+
+def test_scan_metadata_set_on_a_broadcast_or_carried_variable():
+  def broadcast(kw):
+    m = Holder()
+    nnx.scan(
+      lambda c, m, x: (_set_foo(m), (c, x))[1],
+      in_axes=(nnx.Carry, None, 0),
+      **kw,
+    )(0.0, m, jnp.ones(3))
+    return m
+
+  def carried(kw):
+    nnx.scan(lambda m, x: (_set_foo(m), (m, x))[1], **kw)(Holder(), jnp.ones(3))
+
+  # graph mode drops a broadcast input's changes
+  assert not broadcast(MODES['graph']).a.has_metadata('foo')
+  for mode in ('no_updates', 'tree'):
+    with pytest.raises(TypeError, match='same pytree structure'):
+      broadcast(MODES[mode])
+  for mode in ('graph', 'tree'):
+    with pytest.raises(TypeError, match='same pytree structure'):
+      carried(MODES[mode])
+  with pytest.raises(ValueError, match='pytree structure error'):
+    carried(MODES['no_updates'])

@@ -267,3 +267,54 @@ def value_changes(changed, values, entered, nodes, plan, slots_of):
         continue
     found[k] = nodes[k]
   return tuple(found) if any(n is not None for n in found) else changed
+
+
+def broadcast_changes(changed, values, entered, plan):
+  """Graph mode: an input broadcast to the steps (``in_axes`` None) whose
+  structure changed while keeping its leaves (static attributes,
+  Variable metadata) goes on as it entered, its changes dropped as its
+  other updates are. ``values`` / ``entered``: per root, the values after
+  the step / as it entered."""
+  if changed is None:
+    return changed
+  found = list(changed)
+  for k, node in enumerate(changed):
+    if (
+      node is None
+      or k in plan.carry_roots
+      or plan.root_axes[k] is not None
+      or isinstance(plan.root_entries[k], StateAxes)
+      or values[k] is None
+      or len(values[k]) != len(entered[k])
+    ):
+      continue
+    found[k] = None
+    values[k] = None  # the input values go on
+  return tuple(found) if any(n is not None for n in found) else None
+
+
+def metadata_changes(before, metadata_in, update_axes, graph) -> tuple:
+  """Pytree modes: ``(position, metadata)`` of the scanned input
+  Variables whose metadata a step changed (they get it after the loop). A
+  broadcast or carried Variable whose metadata changed is the carry
+  TypeError (they travel in the scan carry); with ``graph=True`` a carried
+  one is left to :func:`check_carry_metadata` (its graph changed)."""
+  out = []
+  for j, ((v, _, _), md) in enumerate(zip(before, metadata_in)):
+    try:
+      same = v._var_metadata == md
+    except Exception:  # noqa: BLE001 - incomparable metadata differs
+      same = False
+    if same:
+      continue
+    ax = update_axes[j]
+    if (
+      isinstance(ax, int)
+      and not isinstance(ax, bool)
+      or (isinstance(ax, StateAxes) and len(set(ax.axes)) == 1)
+    ):
+      out.append((j, dict(v._var_metadata)))
+      v.set_metadata(md)  # the step's input metadata goes on
+    elif not (graph and ax is Carry):
+      raise TypeError(CARRY_STRUCTURE)
+  return tuple(out)

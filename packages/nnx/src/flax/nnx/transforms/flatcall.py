@@ -307,6 +307,7 @@ class Entry:
     'by_avals',
     'orders',
     'refs',
+    'metadata',
   )
 
   def __init__(self):
@@ -320,6 +321,9 @@ class Entry:
     self.by_avals = {}
     self.orders = False
     self.refs = False
+    # whether Variables whose metadata changed inside get it (nnx.jit
+    # keeps the outer metadata; the eager cache of nnx.scan passes it on)
+    self.metadata = False
 
   def _facts(self):
     return (self.changed, self.out, self.new_sizes, self.written, self.refs)
@@ -515,8 +519,10 @@ def _write_changed(entry, call, new):
     start += size
     if isinstance(root, Variable):
       store_raw_value(root, vals[0])
+      if entry.metadata and node is not None:
+        common._write_metadata(node, {node[2]: root})
     else:
-      common.write_root(root.leaves, root.nodes, node, vals)
+      common.write_root(root.leaves, root.nodes, node, vals, entry.metadata)
 
 
 def _rebuild_out(call, out, out_flat):

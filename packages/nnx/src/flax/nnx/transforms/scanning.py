@@ -107,6 +107,9 @@ class _ScanStep:
   kept: tp.ClassVar[frozenset] = frozenset()
   y_axes: tp.ClassVar[tuple] = ()
   grown_vars: tp.ClassVar[tuple] = ()
+  # pytree modes: (position, metadata) of the scanned input Variables whose
+  # metadata a step changed
+  metadata_out: tp.ClassVar[tuple] = ()
   grown_axes: tp.ClassVar[dict] = {}
 
   def _step(self, full_carry, scan_in, carry_arg, in_axes, out_axes, metadata):
@@ -138,6 +141,7 @@ class _ScanStep:
         for v in entered
         if _is_variable(v)
       ]
+      metadata_in = [dict(v._var_metadata) for v, _, _ in before]
     if not g and carry_arg is not None:
       carry_vars = self.variables((args[carry_arg],), 'carry')
       carry_in = _checks.carry_metadata(self.pure(args[carry_arg]))
@@ -162,6 +166,7 @@ class _ScanStep:
       )
       # carried nodes whose structure changed but not their state
       kept = self.kept = _checks.kept_carry(changed, carry_states, ig.roots)
+      changed = _checks.broadcast_changes(changed, values, entered, plan)
       self.changed = changed
       grown = []
       if changed is not None:
@@ -209,6 +214,9 @@ class _ScanStep:
           grown_vars.append(j)
           store_raw_value(v, raw)  # the step's input structure goes on
       self.grown_vars = tuple(grown_vars)
+      self.metadata_out = _checks.metadata_changes(
+        before, metadata_in, self.update_axes, self.graph
+      )
       if carry_arg is not None:
         _checks.check_carry_metadata(
           carry_in, _checks.carry_metadata(self.pure(c_out))
@@ -601,7 +609,9 @@ def scan(
                 else jax.tree.map(lambda x, ax=ax: _move(x, 0, ax), v)
                 for v, ax in zip(stacked, fn.grown_axes[k])
               ]
-      ga.write_back((changed, [values[k] for k in range(len(ga.roots))]))
+      ga.write_back(
+        (changed, [values[k] for k in range(len(ga.roots))]), metadata=True
+      )
       if _axis_metadata.enabled(transform_metadata):
         _axis_metadata.insert_into_grown(
           ga, changed, args, ia, transform_metadata
@@ -612,6 +622,8 @@ def scan(
     else:
       final = probe.result(final_pure)
       common.store_values(variables, probe.values(final, 'arguments'))
+      for j, md in fn.metadata_out:
+        variables[j].set_metadata(md)
       for j, value in zip(fn.grown_vars, grown):
         axis = int_axis(fn.update_axes[j])
         store_raw_value(

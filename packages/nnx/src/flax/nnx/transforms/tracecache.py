@@ -85,6 +85,7 @@ class EagerCache:
       call, body, {}, set(), graph_updates=True, name=self.name
     )
     entry.orders = not self.keep_order
+    entry.metadata = True  # metadata set inside comes back, as unjitted
     entries = self.entries
     if len(entries) >= flatcall._MAX_ENTRIES:
       entries.clear()
