@@ -180,3 +180,35 @@ def test_graph_mode_cond_on_module_holding_ref():
   assert float(nnx.cond(True, bump, bump, box, jnp.array(3.0))) == 9.0
   assert float(box.r[...]) == 3.0
   assert nnx.cond(False, lambda b: b.r, lambda b: b.r, box) is box.r
+
+
+@pytest.mark.parametrize('mode', [{'graph_updates': False}, {'graph': False}])
+def test_ref_mode_variables_in_cond_and_remat_without_updates(mode):
+  def count(m, x):
+    m.c[...] += 1.0
+    return jnp.sum(m.w[...] * x)
+
+  for run in (
+    lambda m: nnx.cond(True, count, count, m, jnp.ones(2), **mode),
+    lambda m: nnx.remat(count, **mode)(m, jnp.ones(2)),
+  ):
+    m = nnx.Module()
+    with nnx.var_defaults(ref=True):
+      m.w = nnx.Param(jnp.ones(2))
+      m.c = nnx.BatchStat(jnp.zeros(()))
+    raw = m.c.get_raw_value()
+    assert float(run(m)) == 2.0
+    assert float(m.c[...]) == 1.0
+    if mode.get('graph') is False:
+      assert m.c.get_raw_value() is raw
+
+
+def test_remat_errors_name_the_user_function():
+  cap = jax.new_ref(jnp.array(1.0))
+
+  def user_fn(x):
+    return cap
+
+  for mode in ({'graph': False}, {'graph_updates': False}):
+    with pytest.raises(ValueError, match='function user_fn at .* remat'):
+      nnx.remat(user_fn, **mode)(jnp.ones(2))

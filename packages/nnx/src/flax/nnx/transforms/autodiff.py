@@ -622,6 +622,7 @@ def remat(
       a = tuple(statics.get(i, x) for i, x in enumerate(a))
       return f(*a, **kw)
 
+    _fns.name_after(inner, f)  # JAX's messages name the user function
     return lift_tree(
       lambda pf: jax.checkpoint(pf, prevent_cse=prevent_cse, policy=policy),
       SimpleRematFn(inner, g),
@@ -642,6 +643,7 @@ def _remat_graph(f, prevent_cse, static_argnums, policy, args, kwargs):
     a = tuple(statics.get(i, x) for i, x in enumerate(a))
     return f(*a, **kw)
 
+  _fns.name_after(inner, f)  # JAX's messages name the user function
   return lift(
     lambda pf: jax.checkpoint(pf, prevent_cse=prevent_cse, policy=policy),
     inner,

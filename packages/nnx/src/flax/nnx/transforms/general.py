@@ -54,8 +54,14 @@ def lift(
   ga = common.GraphArgs((args, kwargs), predicates_for=predicates_for)
   pure_args, pure_kwargs = ga.pure()
   fn = inner_fn(f, graph_args=ga)
-  out_leaves, values = transform(fn)(*pure_args, **pure_kwargs)
+  cell = {}
+  out_leaves, values = transform(_refs_kept(fn, cell))(
+    *pure_args, **pure_kwargs
+  )
   out_static, changed = fn.out_static
+  if cell.get('refs'):
+    inputs = jax.tree_util.tree_leaves((pure_args, pure_kwargs))
+    values = refout.give(values, inputs)
   if write_back:
     ga.write_back((changed, values), metadata=True)
   return common.unflatten_out(out_static, out_leaves, ga)
@@ -69,9 +75,29 @@ def lift_tree(transform, fn, args, kwargs, *, write_back=True):
   pure_args, pure_kwargs = fn.pure((args, kwargs))
   if not write_back:
     return fn.result(transform(fn)(*pure_args, **pure_kwargs))
-  out, new = transform(fn)(*pure_args, **pure_kwargs)
+  cell = {}
+  out, new = transform(_refs_kept(fn, cell))(*pure_args, **pure_kwargs)
+  if cell.get('refs'):
+    new = refout.give(new, jax.tree_util.tree_leaves((pure_args, pure_kwargs)))
   common.store_values(variables, new)
   return fn.result(out)
+
+
+def _refs_kept(fn, cell):
+  """``fn`` (returning ``(out, variable_values)``) with the Refs among the
+  values (those of ref-mode Variables, updated in place) leaving as
+  markers of the arguments they came in as (:mod:`.refout`)."""
+
+  def run(*args, **kwargs):
+    out, values = fn(*args, **kwargs)
+    values, refs = refout.take(
+      values, jax.tree_util.tree_leaves((args, kwargs))
+    )
+    cell['refs'] = refs or cell.get('refs', False)
+    return out, values
+
+  _fns.name_after(run, fn)
+  return run
 
 
 @dataclasses.dataclass(eq=False)
@@ -150,7 +176,11 @@ def _branches(run, branches, operands, graph, graph_updates):
   if not graph_with_updates(graph, graph_updates):
     fns = [SimpleCondFn(b, resolve_graph(graph)) for b in branches]
     variables = fns[0].variables(operands, 'operands')
-    out, new = run(fns, *fns[0].pure(operands))
+    pure = fns[0].pure(operands)
+    cell = {}
+    out, new = run([_refs_kept(fn, cell) for fn in fns], *pure)
+    if cell.get('refs'):
+      new = refout.give(new, jax.tree_util.tree_leaves(pure))
     common.store_values(variables, new)
     return fns[0].result(out)
 
@@ -227,6 +257,9 @@ class _LoopFn(_fns.InnerFn):
     if self.graph_args is None:
       return out
     ga_out = common.GraphArgs(out)
+    if ga_out.static[0] != self.graph_args.static[0]:
+      # the carry differs outside its graph nodes: JAX's loop raises
+      return ga_out.pure()
     same = ga_out.static == self.graph_args.static
     if same and before is not None:
       after = [v for _, v in varflow.variable_paths(out, '')]
@@ -289,17 +322,17 @@ class _SimpleLoopFn(_fns.SimpleFn):
   name: tp.ClassVar[str] = 'while_loop'
 
   def check(self, val, out):
-    """The carry must keep its pytree structure; returns it as it
-    crosses the loop."""
+    """The carry's graph nodes must keep their pytree metadata (a carry
+    that differs outside them is left to JAX's loop, its TypeError);
+    returns the carry as it crosses the loop."""
+    from flax.nnx.transforms import _scan_checks
+
     out = self.pure(out)
-    before = jax.tree_util.tree_structure(val)
-    after = jax.tree_util.tree_structure(out)
-    if before != after:
-      raise TypeError(
-        f'nnx.{self.name} ({mode_text(self.graph)}): the body must return a '
-        f'carry with the structure of its input; got {after}, expected '
-        f'{before}.'
-      )
+    _scan_checks.check_carry_metadata(
+      _scan_checks.carry_metadata(val),
+      _scan_checks.carry_metadata(out),
+      f'nnx.{self.name} ({mode_text(self.graph)})',
+    )
     return out
 
 
