@@ -114,7 +114,7 @@ def carry_metadata(carry):
   return outer, [(p, jax.tree_util.tree_structure(x)) for p, x in nodes]
 
 
-def check_carry_metadata(c_in, c_out):
+def check_carry_metadata(c_in, c_out, name='nnx.scan'):
   """Pytree modes: each graph node of the carry output must have the
   pytree metadata of the carry input's (same attributes, same static
   values); ``c_in`` / ``c_out`` from :func:`carry_metadata`. A carry that
@@ -126,9 +126,9 @@ def check_carry_metadata(c_in, c_out):
   for (path, x), (_, y) in zip(nodes_in, nodes_out):
     if x != y:
       raise ValueError(
-        'nnx.scan: pytree structure error: different pytree metadata at '
-        f'key path carry{jax.tree_util.keystr(path)}: the graph node the '
-        'step returned there does not have the attributes (or static '
+        f'{name}: pytree structure error: different pytree metadata at '
+        f'key path carry{jax.tree_util.keystr(path)}: the graph node '
+        'returned there does not have the attributes (or static '
         'values) of the one it received. Create the attributes before the '
         'call and keep them the same in every step.'
       )
