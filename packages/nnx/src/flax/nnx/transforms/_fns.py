@@ -23,6 +23,7 @@ import typing as tp
 import jax
 
 from flax.nnx import extract
+from flax.nnx._common import META_EPOCH
 from flax.nnx.transforms import common, varflow
 
 
@@ -112,14 +113,20 @@ class Entered:
   :meth:`PytreeMode.variables`) and the paths of those (``paths``, for the
   alias check of the outputs). A Variable the function adds to an input is
   in neither: it is not written back (the structure stays inside) and may
-  be returned."""
+  be returned. ``epoch``: the Variable metadata epoch when it was read."""
 
   variables: list
   paths: list
+  epoch: int = dataclasses.field(default_factory=lambda: META_EPOCH.value)
 
   def values(self) -> list:
-    """The raw values of the input Variables now (after the function)."""
-    return [v._raw_value for v in self.variables]
+    """The raw values of the input Variables now (after the function);
+    if some Variable metadata changed meanwhile, each value travels with
+    its Variable's metadata (a :class:`common.WithMetadata`), which
+    :func:`common.store_values` gives the input Variable."""
+    if META_EPOCH.value == self.epoch:
+      return [v._raw_value for v in self.variables]
+    return [common.with_metadata(v) for v in self.variables]
 
 
 class PytreeMode:

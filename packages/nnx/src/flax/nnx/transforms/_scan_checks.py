@@ -106,25 +106,36 @@ def _is_tree_node(x):
 
 def carry_metadata(carry):
   """Pytree modes: the structure outside the graph nodes of a carry, and
-  each graph node's path and pytree structure (read before the step runs:
-  the step may change the nodes)."""
+  each graph node's path, pytree structure and structure with its
+  Variables as leaves (read before the step runs: the step may change the
+  nodes)."""
   nodes, outer = jax.tree_util.tree_flatten_with_path(
     carry, is_leaf=_is_tree_node
   )
-  return outer, [(p, jax.tree_util.tree_structure(x)) for p, x in nodes]
+  return outer, [
+    (
+      p,
+      jax.tree_util.tree_structure(x),
+      jax.tree_util.tree_structure(x, is_leaf=common._is_variable),
+    )
+    for p, x in nodes
+  ]
 
 
-def check_carry_metadata(c_in, c_out, name='nnx.scan'):
+def check_carry_metadata(c_in, c_out, name='nnx.scan', variables_to_jax=False):
   """Pytree modes: each graph node of the carry output must have the
   pytree metadata of the carry input's (same attributes, same static
   values); ``c_in`` / ``c_out`` from :func:`carry_metadata`. A carry that
   differs outside its graph nodes is left to ``jax.lax.scan`` (its
-  TypeError)."""
+  TypeError), and so is, with ``variables_to_jax`` (tree mode), a node
+  whose only change is the metadata of its Variables."""
   (outer_in, nodes_in), (outer_out, nodes_out) = c_in, c_out
   if outer_in != outer_out:
     return
-  for (path, x), (_, y) in zip(nodes_in, nodes_out):
+  for (path, x, x_nodes), (_, y, y_nodes) in zip(nodes_in, nodes_out):
     if x != y:
+      if variables_to_jax and x_nodes == y_nodes:
+        return
       raise ValueError(
         f'{name}: pytree structure error: different pytree metadata at '
         f'key path carry{jax.tree_util.keystr(path)}: the graph node '

@@ -739,10 +739,55 @@ def same_variables(given, result):
   )
 
 
+class WithMetadata:
+  """A Variable's value leaving a pytree-mode transform with the
+  Variable's metadata (static: the pytree auxiliary data), when metadata
+  may have changed inside."""
+
+  __slots__ = ('value', 'meta')
+
+  def __init__(self, value, meta):
+    self.value = value
+    self.meta = meta
+
+
+jax.tree_util.register_pytree_node(
+  WithMetadata,
+  lambda w: ((w.value,), w.meta),
+  lambda meta, children: WithMetadata(children[0], meta),
+)
+
+
+def with_metadata(var) -> 'WithMetadata | tp.Any':
+  """``var``'s raw value with its metadata (the raw value alone for a
+  hijax Variable, whose metadata travels with it)."""
+  if type(var) in _HIJAX_CLASSES or not _is_variable(var):
+    return var._raw_value
+  meta = var._var_metadata
+  return WithMetadata(var._raw_value, _Meta(meta) if meta else None)
+
+
 def store_values(variables, values):
   """Writes ``values`` into ``variables`` (one each, in order) as they come
-  out of a transform: the tree-mode write-back of every NNX transform."""
-  store_raw_values(variables, values)
+  out of a transform: the tree-mode write-back of every NNX transform. A
+  :class:`WithMetadata` value also gives its Variable the metadata it
+  carries, where it differs."""
+  if not any(type(v) is WithMetadata for v in values):
+    store_raw_values(variables, values)
+    return
+  for var, v in zip(variables, values):
+    if type(v) is not WithMetadata:
+      store_raw_value(var, v)
+      continue
+    store_raw_value(var, v.value)
+    meta = var._var_metadata
+    if (_Meta(meta) if meta else None) != v.meta:
+      items = v.meta.items if v.meta is not None else {}
+      # in key order, as a graphdef lists them
+      object.__setattr__(
+        var, '_var_metadata', {k: items[k] for k in sorted(items)}
+      )
+      META_EPOCH.value += 1
 
 
 _WHERE = {'arguments': '.args', 'operands': '.operands', 'carry': '.carry'}

@@ -57,7 +57,6 @@ from flax.nnx.transforms.stages import (
 from flax.nnx.transforms.stages import SimpleTraced as SimpleTraced
 from flax.nnx.transforms.stages import Stage as Stage
 from flax.nnx.transforms.stages import Traced as Traced
-from flax.nnx.variablelib import store_raw_values
 
 # Whether ``nnx.jit`` objects made from now on use the cached fast path
 # where it applies (flatcall: one compiled function per call structure).
@@ -422,7 +421,7 @@ class JitWrapped:
     twice is an error there)."""
     variables = varflow.check_unique((args, kwargs), 'nnx.jit')
     out, new = self._jitted(box, *args, **kwargs)
-    store_raw_values(variables, new)
+    common.store_values(variables, new)
     return out
 
   def __call__(self, *args, **kwargs):
@@ -499,7 +498,7 @@ class JitWrapped:
     if not self.graph:
       variables = varflow.check_unique((args, kwargs), 'nnx.jit')
       out, new = compiled(*args, **kwargs)
-      store_raw_values(variables, new)
+      common.store_values(variables, new)
       return out
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()

@@ -308,6 +308,7 @@ class Entry:
     'orders',
     'refs',
     'metadata',
+    'metas',
   )
 
   def __init__(self):
@@ -324,9 +325,19 @@ class Entry:
     # whether Variables whose metadata changed inside get it (nnx.jit
     # keeps the outer metadata; the eager cache of nnx.scan passes it on)
     self.metadata = False
+    # tree mode: (target index, metadata) of the input Variables whose
+    # metadata the function changed, or None
+    self.metas = None
 
   def _facts(self):
-    return (self.changed, self.out, self.new_sizes, self.written, self.refs)
+    return (
+      self.changed,
+      self.out,
+      self.new_sizes,
+      self.written,
+      self.refs,
+      self.metas,
+    )
 
   def record(self, flat, facts_before):
     """Called at the end of a trace, after the facts were set."""
@@ -339,7 +350,14 @@ class Entry:
   def load(self, flat):
     """Sets the facts recorded for the abstract values of ``flat``."""
     facts = self.by_avals[_avals(flat)]
-    self.changed, self.out, self.new_sizes, self.written, self.refs = facts
+    (
+      self.changed,
+      self.out,
+      self.new_sizes,
+      self.written,
+      self.refs,
+      self.metas,
+    ) = facts
 
 
 def _avals(flat) -> tuple:

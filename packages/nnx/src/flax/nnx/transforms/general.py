@@ -332,6 +332,7 @@ class _SimpleLoopFn(_fns.SimpleFn):
       _scan_checks.carry_metadata(val),
       _scan_checks.carry_metadata(out),
       f'nnx.{self.name} ({mode_text(self.graph)})',
+      variables_to_jax=not self.graph,
     )
     return out
 
