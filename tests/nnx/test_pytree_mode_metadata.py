@@ -1,7 +1,6 @@
 """Variable metadata set inside a transform without graph updates comes
 back to the input Variable (tree mode and graph_updates=False)."""
 
-import jax
 import jax.numpy as jnp
 import pytest
 
