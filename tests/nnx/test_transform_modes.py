@@ -66,3 +66,29 @@ def test_grad_output_follows_the_mode_it_was_made_with():
     assert isinstance(tree_grad(Model()), Model)
   assert isinstance(tree_grad(Model()), Model)
   assert grad(Model())['w'][...].tolist() == [2.0, 2.0]
+
+
+def test_scan_and_shard_map_keep_the_mode_they_were_made_in():
+  import jax
+
+  class Shared(nnx.Module):
+    def __init__(self):
+      self.a = nnx.Param(jnp.ones(3))
+      self.b = self.a
+
+  mesh = jax.make_mesh((1,), ('d',), devices=jax.devices()[:1])
+  with nnx.set_graph_mode(False):
+    scan = nnx.scan(
+      lambda m, x: (m, x), in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0)
+    )
+    smap = nnx.shard_map(
+      lambda m: m.a[...].sum(),
+      mesh=mesh,
+      in_specs=(jax.P(),),
+      out_specs=jax.P(),
+    )
+  # made in tree mode: a shared Variable is the Duplicate error
+  with pytest.raises(ValueError, match='Duplicate'):
+    scan(Shared(), jnp.ones(2))
+  with pytest.raises(ValueError, match='Duplicate'):
+    smap(Shared())

@@ -22,7 +22,7 @@ import jax
 
 from flax import struct
 from flax.core.frozen_dict import FrozenDict
-from flax.nnx._common import MISSING, resolve_graph
+from flax.nnx._common import MISSING
 from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common
 from flax.nnx.transforms import _scan_checks as _checks
 from flax.nnx.transforms import tracecache
@@ -30,7 +30,6 @@ from flax.nnx.transforms import varflow
 from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
 from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
 from flax.nnx.transforms._axes import int_axis, root_in_axes
-from flax.nnx.transforms.general import graph_with_updates
 from flax.nnx.transforms.types import Carry
 from flax.nnx.variablelib import Variable, store_raw_value
 
@@ -469,9 +468,14 @@ def scan(
   )
   _checks.check_axes(in_axes, out_axes)
 
+  # the modes in force now are the function's (as every decorator
+  # transform)
+  graph_now, updates_now = common.modes_now(graph, graph_updates)
+  cache = caches[graph_now and updates_now]
+
   @functools.wraps(f)
   def wrapper(*args, **kwargs):
-    return caches[graph_with_updates(graph, graph_updates)](*args, **kwargs)
+    return cache(*args, **kwargs)
 
   def run(g, args, kwargs):
     if g:  # graph mode scans positional arguments only
@@ -489,7 +493,7 @@ def scan(
       )
     ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
     oa = out_axes
-    if resolve_graph(graph):
+    if graph_now:
       _prefix.check_aliasing(args, ia)
     c_arg = ia.index(Carry) if Carry in ia else None
     c_out = (
@@ -508,7 +512,7 @@ def scan(
       key = (True, ga.static, masks)
     else:
       common.check_tree_mode_args(ia, name='nnx.scan')
-      probe = _fns.SimpleFn(f, resolve_graph(graph))
+      probe = _fns.SimpleFn(f, graph_now)
       probe.name = 'scan'
       ia = tuple(_prefix.to_jax(ia, graph=probe.graph))
       variables = probe.variables(args, 'arguments')
@@ -544,7 +548,7 @@ def scan(
         prefix = ia
         fn = SimpleScanFn(
           f,
-          resolve_graph(graph),
+          graph_now,
           ia,
           oa,
           isinstance(oa, tuple),

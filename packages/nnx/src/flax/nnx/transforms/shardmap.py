@@ -29,7 +29,7 @@ import jax
 from jax.sharding import PartitionSpec
 
 from flax.nnx import extract
-from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
+from flax.nnx._common import MISSING
 from flax.nnx.transforms import _fns, _prefix, common, varflow
 from flax.nnx.transforms.types import StateAxes, StateSharding
 from flax.nnx.variablelib import Variable
@@ -282,12 +282,13 @@ def shard_map(
     'shard_map', graph, graph_updates, in_specs=in_specs, out_specs=out_specs
   )
 
+  # the modes in force now are the function's (as every decorator
+  # transform)
+  g, updates = common.modes_now(graph, graph_updates)
+  updates = g and updates
+
   @functools.wraps(f)
   def wrapper(*args):
-    g = resolve_graph(graph)
-    updates = g and (
-      graph_updates_default() if graph_updates is None else graph_updates
-    )
     specs = _specs_per_arg(in_specs, len(args))
     if not updates:
       _check_no_state_sharding(specs)
