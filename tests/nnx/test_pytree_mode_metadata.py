@@ -41,12 +41,25 @@ def test_metadata_comes_back(name, kw):
   assert m.w[...].tolist() == [1.0, 1.0, 1.0]
 
 
-def test_tree_mode_jit_metadata_comes_back_on_every_call():
-  f = nnx.jit(set_tag, graph=False)
+@pytest.mark.parametrize('kw', MODES)
+def test_jit_metadata_comes_back_on_every_call(kw):
+  f = nnx.jit(set_tag, **kw)
   for _ in range(2):  # the second module runs the compiled entry only
     m = M()
     f(m)
     assert m.w.get_metadata()['tag'] == 'b'
+
+
+@pytest.mark.parametrize('kw', MODES)
+def test_shard_map_metadata_comes_back(kw):
+  import jax
+
+  mesh = jax.make_mesh((1,), ('d',), devices=jax.devices()[:1])
+  m = M()
+  nnx.shard_map(
+    set_tag, mesh=mesh, in_specs=(jax.P(),), out_specs=jax.P(), **kw
+  )(m)
+  assert m.w.get_metadata()['tag'] == 'b'
 
 
 def test_graph_mode_with_updates_jit_keeps_outer_metadata():

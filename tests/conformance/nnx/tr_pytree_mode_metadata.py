@@ -2,6 +2,7 @@
 back to the inputs; a tree-mode loop whose carry metadata changes is
 JAX's carry error."""
 
+import jax
 import jax.numpy as jnp
 import report
 from flax import nnx
@@ -35,11 +36,18 @@ for kw in ({'graph': False}, {'graph_updates': False}):
     call(m)
     report.value(f'{mode} {name} tag', m.w.get_metadata()['tag'])
 
-f = nnx.jit(set_tag, graph=False)
-for i in range(2):
+for kw in ({'graph': False}, {'graph_updates': False}):
+  f = nnx.jit(set_tag, **kw)
+  for i in range(2):
+    m = M()
+    f(m)
+    report.value(f'{kw} jit call {i} tag', m.w.get_metadata()['tag'])
+  mesh = jax.make_mesh((1,), ('d',), devices=jax.devices()[:1])
   m = M()
-  f(m)
-  report.value(f'tree jit call {i} tag', m.w.get_metadata()['tag'])
+  nnx.shard_map(
+    set_tag, mesh=mesh, in_specs=(jax.P(),), out_specs=jax.P(), **kw
+  )(m)
+  report.value(f'{kw} shard_map tag', m.w.get_metadata()['tag'])
 m = M()
 nnx.jit(set_tag)(m)
 report.value('graph jit tag', m.w.get_metadata()['tag'])

@@ -348,11 +348,14 @@ class JitWrapped:
     """Writes back the updates of a general-path call and returns its
     outputs (``pure``: the arguments it was called with)."""
     out_leaves, values = result.leaves
-    out_static, changed, refs = result.static
+    out_static, changed, refs, metas = result.static
     if refs:
       inputs = jax.tree_util.tree_leaves(pure)
       values = refout.give(values, inputs)
     ga.write_back((changed, values), variables_only=not self.graph_updates)
+    if metas is not None:
+      for k, j, meta in metas:
+        varflow.give_metadata(ga.roots[k].slots[j], meta)
     out = common.unflatten_out(out_static, out_leaves, ga)
     if refs:
       out = refout.give(out, inputs)
@@ -529,7 +532,7 @@ class JitWrapped:
       functools.partial(self._fn, key), *pure[0], **pure[1]
     )
     out_leaves, _ = result.leaves
-    out_static, _, refs = result.static
+    out_static, _, refs, _ = result.static
     # outputs that are inputs come back as abstract copies of them
     inputs = common.InnerGraph(
       ga.static, None, jax.eval_shape(lambda t: t, _ref_values(pure))

@@ -254,6 +254,9 @@ def _finish(entry, flat, targets, leaves, sig, views):
     out = _rebuild_out(call, entry.out, out)
   if entry.refs:
     out = refout.give(out, flat)
+  if entry.metas is not None:
+    for i, meta in entry.metas:
+      varflow.give_metadata(targets[i], meta)
   return out
 
 
@@ -433,6 +436,8 @@ def make_entry(
     root_nodes[p] = view.graphdef.node
   leaf_order = sorted(target_pos)
   k_of = {p: k for k, p in enumerate(leaf_order)}
+  # root -> index of its first value among the targets
+  root_start = {k_of[p]: st - n_others for p, st in zip(target_pos, starts)}
   span = dict(zip(target_pos, zip(starts, sizes)))
   static = (
     treedef,
@@ -472,6 +477,9 @@ def make_entry(
       leaves[p] = common.NodeStates((list(flat[s : s + n]),), k_of[p])
     ig = common.InnerGraph(static, None, treedef.unflatten(leaves))
     out, changed, values = varflow.run_inner(ig, body, graph_updates, name)
+    if not graph_updates:
+      # metadata set inside comes back to the input Variables
+      entry.metas = _target_metas(ig.meta_changes, root_start)
     # Refs among the outputs (inputs, or made inside when an argument is a
     # graph node or a Ref); without graph updates JAX refuses them
     entry.refs = False
@@ -527,6 +535,13 @@ def make_entry(
     _fns.name_after(inner, source)
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
   return entry
+
+
+def _target_metas(changes, root_start) -> tuple | None:
+  """``(target index, metadata)`` of ``(root, slot, metadata)`` changes."""
+  if changes is None:
+    return None
+  return tuple((root_start[k] + j, meta) for k, j, meta in changes)
 
 
 def _write_changed(entry, call, new):

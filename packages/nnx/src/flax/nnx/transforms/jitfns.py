@@ -102,7 +102,11 @@ class JitFn:
       out, True if graph_updates else self.ctxtag
     )
     self.out_static[key] = (out_static, changed)
-    return common.Result((out_leaves, values), (out_static, changed, refs))
+    # without graph updates, metadata set inside comes back (varflow)
+    metas = None if graph_updates else ig.meta_changes
+    return common.Result(
+      (out_leaves, values), (out_static, changed, refs, metas)
+    )
 
 
 class SimpleJitFn(JitFn, _fns.PytreeMode):

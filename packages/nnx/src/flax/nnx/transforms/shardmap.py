@@ -102,6 +102,7 @@ class SimpleShardMapFn(_fns.PytreeMode):
     self.out_specs = out_specs
     self.update_specs = update_specs
     self.graph_args = graph_args
+    self.meta_changes = None
 
   def __call__(self, *args):
     # only the values the function changed come back (None for the
@@ -113,6 +114,8 @@ class SimpleShardMapFn(_fns.PytreeMode):
       out, _, values = varflow.run_inner(
         ig, lambda t: self.f(*t[0]), False, 'nnx.shard_map'
       )
+      # metadata set inside comes back (applied by the caller)
+      self.meta_changes = ig.meta_changes
       # output graph nodes cross as graphs (nnx.prefix out_specs match)
       return extract.to_tree(out), [
         _changed(v, b) for v, b in zip(values, before)
@@ -229,6 +232,8 @@ def _graph_call(f, args, specs, updates, mesh, out_specs, axis_names, vma):
       _kept_unchanged(vals, r.slots) for vals, r in zip(values, ga.roots)
     ]
     ga.write_back((None, values))
+    for k, j, meta in fn.meta_changes or ():
+      varflow.give_metadata(ga.roots[k].slots[j], meta)
     return extract.from_tree(out)
   out_static, changed = fn.out_static
   ga.write_back((changed, values))

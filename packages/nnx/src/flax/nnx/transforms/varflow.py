@@ -17,7 +17,11 @@ import weakref
 
 import jax
 
-from flax.nnx._common import graph_updates_default, is_graph_node_leaf
+from flax.nnx._common import (
+  META_EPOCH,
+  graph_updates_default,
+  is_graph_node_leaf,
+)
 from flax.nnx.graphlib import _Flattener
 from flax.nnx.graphwalk import _path_str
 from flax.nnx.pytreelib import Pytree
@@ -157,10 +161,46 @@ def run_inner(ig, body, graph_updates: bool, name: str):
     return out, changed, values
   slots = root_slots(ig)
   before = values_of(slots)
+  metas = _metadata_of(slots)
   inputs = args_paths(ig.args)
   out = body(ig.args)
   check_no_aliases(inputs, out, name)
+  ig.meta_changes = _metadata_changes(slots, metas)
   return out, None, slot_values(slots, before)
+
+
+def _metadata_of(slots) -> list:
+  return [
+    [dict(s._var_metadata) if _is_plain_variable(s) else None for s in r]
+    for r in slots
+  ]
+
+
+def _is_plain_variable(x) -> bool:
+  from flax.nnx._hijax import _HIJAX_CLASSES
+
+  return isinstance(x, Variable) and type(x) not in _HIJAX_CLASSES
+
+
+def _metadata_changes(slots, metas) -> tuple | None:
+  """``(root, slot, metadata)`` of the input Variables whose metadata the
+  function changed (None if none): without graph updates their metadata
+  still comes back, as their values do."""
+  out = tuple(
+    (k, j, dict(s._var_metadata))
+    for k, (r, m) in enumerate(zip(slots, metas))
+    for j, (s, before) in enumerate(zip(r, m))
+    if before is not None and s._var_metadata != before
+  )
+  return out or None
+
+
+def give_metadata(var, meta) -> None:
+  """Gives ``var`` the metadata ``meta`` (from :func:`_metadata_changes`)
+  if it differs."""
+  if var._var_metadata != meta:
+    object.__setattr__(var, '_var_metadata', dict(meta))
+    META_EPOCH.value += 1
 
 
 def arg_index_of_positions(args):
