@@ -49,6 +49,12 @@ def _meta_of(*candidates):
   return None
 
 
+def _stored_as(dtype, meta) -> bool:
+  """Whether ``dtype`` is the float dtype the meta dtype ``meta`` is
+  stored as."""
+  return dtype == meta.float_dtype
+
+
 class Fp8MetaTyRules:
   """How JAX builds, converts and accumulates ``fp8_meta`` values."""
 
@@ -94,14 +100,14 @@ class Fp8MetaTyRules:
     return physical_handler.wrap(lambda data: earray.EArray(aval, data))
 
   # Conversions are free in both directions between a meta dtype and its
-  # own float dtype, and refused otherwise.
+  # own float dtype, and refused otherwise (JAX names the arguments).
   @staticmethod
   def convert_from(fp8_meta_dtype, other_dtype) -> bool:
-    return fp8_meta_dtype.float_dtype == other_dtype
+    return _stored_as(other_dtype, fp8_meta_dtype)
 
   @staticmethod
   def convert_to(other_dtype, fp8_meta_dtype) -> bool:
-    return fp8_meta_dtype.float_dtype == other_dtype
+    return _stored_as(other_dtype, fp8_meta_dtype)
 
 
 @dataclasses.dataclass(frozen=True)
