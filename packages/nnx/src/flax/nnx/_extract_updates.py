@@ -287,7 +287,7 @@ def check_prefix(
   :func:`get_updates`), None last when ``none_leaf`` and ``prefix`` holds
   a None; a ``StateAxes``/``DiffState`` among them is a ValueError unless
   both ``graph`` and ``graph_updates`` are on."""
-  from flax.nnx.transforms.common import check_tree_mode_args
+  from flax.nnx.transforms.treemode import check_tree_mode_args
   from flax.nnx.transforms.types import DiffState, StateAxes
 
   if not (graph and graph_updates):

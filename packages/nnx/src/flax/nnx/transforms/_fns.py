@@ -24,7 +24,7 @@ import jax
 
 from flax.nnx import extract
 from flax.nnx._common import META_EPOCH
-from flax.nnx.transforms import common, varflow
+from flax.nnx.transforms import common, treemode, varflow
 
 
 class CallSignature:
@@ -122,11 +122,11 @@ class Entered:
   def values(self) -> list:
     """The raw values of the input Variables now (after the function);
     if some Variable metadata changed meanwhile, each value travels with
-    its Variable's metadata (a :class:`common.WithMetadata`), which
-    :func:`common.store_values` gives the input Variable."""
+    its Variable's metadata (a :class:`treemode.WithMetadata`), which
+    :func:`treemode.store_values` gives the input Variable."""
     if META_EPOCH.value == self.epoch:
       return [v._raw_value for v in self.variables]
-    return [common.with_metadata(v) for v in self.variables]
+    return [treemode.with_metadata(v) for v in self.variables]
 
 
 class PytreeMode:
@@ -159,11 +159,11 @@ class PytreeMode:
   def variables(self, tree, where='call'):
     """The Variables of ``tree``, in the order of :meth:`values`; in tree
     mode (or where sharing is refused) one reachable twice raises (``where``
-    as in :func:`common.tree_variables`: by default an ``(args, kwargs)``
+    as in :func:`treemode.tree_variables`: by default an ``(args, kwargs)``
     pair)."""
     if self._via_graph:
       return [v for _, v in varflow.variable_paths(tree, '')]
-    return common.tree_variables(tree, where, self._transform_text())
+    return treemode.tree_variables(tree, where, self._transform_text())
 
   def values(self, tree, where='call'):
     """The raw values of :meth:`variables` (for a tree that crossed the

@@ -15,7 +15,7 @@ from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
 from flax.nnx.statelib import node_state
 from flax.nnx.extract import labeled as labeled
-from flax.nnx.transforms import _fns, _prefix, common, varflow
+from flax.nnx.transforms import _fns, _prefix, common, treemode, varflow
 from flax.nnx.transforms.varflow import (
   arg_index_of_positions as _arg_index_of_positions,
 )
@@ -291,7 +291,7 @@ def _grad_simple(
     else:
       grads, (aux, updates) = res
       loss = None
-    common.store_values(outer, updates)
+    treemode.store_values(outer, updates)
     grads = fn.result(grads)
     aux = fn.result(aux)
     if with_value:
@@ -512,7 +512,7 @@ def vjp(
   fn = SimpleVjpFn(f, has_aux, g)
   outer = fn.variables((primals, {}))
   out, vjp_fn, (aux, updates) = jax.vjp(fn, *fn.pure(primals), has_aux=True)
-  common.store_values(outer, updates)
+  treemode.store_values(outer, updates)
 
   def user_vjp(ct):
     return fn.result(vjp_fn(ct))
@@ -552,7 +552,7 @@ def jvp(
   out, t_out, (aux, updates) = jax.jvp(
     fn, fn.pure(primals), fn.pure(tangents), has_aux=True
   )
-  common.store_values(outer, updates)
+  treemode.store_values(outer, updates)
   if has_aux:
     return out, t_out, fn.result(aux)
   return out, t_out

@@ -29,12 +29,13 @@ from flax.nnx._common import Missing as Missing
 from flax.nnx.extract import labeled as labeled
 from flax.nnx import graphlib
 from flax.nnx.transforms import (
-  _prefix,
   common,
   flatcall,
   jitfns,
+  _prefix,
   refout,
   stages,
+  treemode,
 )
 from flax.nnx.transforms import treecall
 from flax.nnx.transforms import varflow
@@ -424,7 +425,7 @@ class JitWrapped:
     twice is an error there)."""
     variables = varflow.check_unique((args, kwargs), 'nnx.jit')
     out, new = self._jitted(box, *args, **kwargs)
-    common.store_values(variables, new)
+    treemode.store_values(variables, new)
     return out
 
   def __call__(self, *args, **kwargs):
@@ -501,7 +502,7 @@ class JitWrapped:
     if not self.graph:
       variables = varflow.check_unique((args, kwargs), 'nnx.jit')
       out, new = compiled(*args, **kwargs)
-      common.store_values(variables, new)
+      treemode.store_values(variables, new)
       return out
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()

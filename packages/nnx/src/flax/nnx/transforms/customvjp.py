@@ -21,7 +21,7 @@ import numpy as np
 from flax.nnx import extract, filterlib, graphlib
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx.statelib import State
-from flax.nnx.transforms import _fns, _prefix, common
+from flax.nnx.transforms import _fns, _prefix, common, treemode
 from flax.nnx.transforms.types import DiffState
 from flax.nnx.transforms.varflow import arg_index_of_positions
 from flax.nnx.transforms.varflow import resolved_updates as _updates
@@ -368,7 +368,7 @@ def custom_vjp(
   g = resolve_graph(graph)
   if g and _updates(graph_updates):
     return CustomVjp(fun, nondiff_argnums)
-  common.check_tree_mode_args(nondiff_argnums, name='nnx.custom_vjp')
+  treemode.check_tree_mode_args(nondiff_argnums, name='nnx.custom_vjp')
   return SimpleCustomVjp(fun, nondiff_argnums, g)
 
 
@@ -512,7 +512,7 @@ class SimpleCustomVjp:
   def __call__(self, *args, **kwargs):
     args = given = _positional(self.fun, args, kwargs)
     # a Variable reachable twice is refused in both modes, as in Flax
-    common.tree_variables(args, 'arguments', 'nnx.custom_vjp')
+    treemode.tree_variables(args, 'arguments', 'nnx.custom_vjp')
     if self.fwd is None:
       raise ValueError(
         'nnx.custom_vjp function called before defvjp(fwd, bwd).'
@@ -534,7 +534,7 @@ class SimpleCustomVjp:
     variables = mode.variables(diff_args, 'arguments')
     out, updates = self._jax(*args)
     # the Variable updates of the differentiated arguments reach them
-    common.store_values(
+    treemode.store_values(
       variables, mode.values(mode.result(updates), 'arguments')
     )
     return out

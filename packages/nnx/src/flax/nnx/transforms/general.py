@@ -9,7 +9,7 @@ import jax
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
-from flax.nnx.transforms import _fns, common, refout, varflow
+from flax.nnx.transforms import _fns, common, refout, treemode, varflow
 from flax.nnx.transforms._fns import mode_text
 
 
@@ -79,7 +79,7 @@ def lift_tree(transform, fn, args, kwargs, *, write_back=True):
   out, new = transform(_refs_kept(fn, cell))(*pure_args, **pure_kwargs)
   if cell.get('refs'):
     new = refout.give(new, jax.tree_util.tree_leaves((pure_args, pure_kwargs)))
-  common.store_values(variables, new)
+  treemode.store_values(variables, new)
   return fn.result(out)
 
 
@@ -181,7 +181,7 @@ def _branches(run, branches, operands, graph, graph_updates):
     out, new = run([_refs_kept(fn, cell) for fn in fns], *pure)
     if cell.get('refs'):
       new = refout.give(new, jax.tree_util.tree_leaves(pure))
-    common.store_values(variables, new)
+    treemode.store_values(variables, new)
     return fns[0].result(out)
 
   ga = common.GraphArgs(operands)
@@ -392,8 +392,8 @@ def while_loop(cond_fun, body_fun, init_val, *, graph=None, graph_updates=None):
         SimpleWhileLoopCondFn(cond_fun, g), body, body.pure(init_val)
       )
     )
-    common.store_values(variables, body.values(out, 'carry'))
-    return common.same_variables(init_val, out)
+    treemode.store_values(variables, body.values(out, 'carry'))
+    return treemode.same_variables(init_val, out)
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.while_loop(
     WhileLoopCondFn(cond_fun, graph_args=ga),
@@ -421,8 +421,8 @@ def fori_loop(
     out = body.result(
       jax.lax.fori_loop(lower, upper, body, body.pure(init_val), unroll=unroll)
     )
-    common.store_values(variables, body.values(out, 'carry'))
-    return common.same_variables(init_val, out)
+    treemode.store_values(variables, body.values(out, 'carry'))
+    return treemode.same_variables(init_val, out)
   ga = common.GraphArgs(init_val)
   pure_out = jax.lax.fori_loop(
     lower,

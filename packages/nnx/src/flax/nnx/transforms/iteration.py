@@ -12,7 +12,7 @@ from flax.nnx._common import Missing as Missing
 from flax.nnx import spmd as _spmd
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
-from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common
+from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common, treemode
 from flax.nnx.transforms import varflow
 from flax.nnx.extract import labeled as labeled
 from flax.nnx.transforms.general import ForiLoopBodyFn as ForiLoopBodyFn
@@ -164,7 +164,7 @@ class SimpleVmapFn(_fns.SimpleFn):
   def write_back(self, variables, mapped, unmapped) -> None:
     flags = [ax is not None for ax in self.update_axes]
     new = _join_unmapped(mapped, unmapped, flags)
-    common.store_values(
+    treemode.store_values(
       variables,
       [
         v if ax is None else jax.tree.map(lambda y, ax=ax: _move(y, 0, ax), v)
@@ -456,7 +456,7 @@ def _tree_map_call(
   """vmap / pmap over pytrees (tree mode): Variable values flow back to
   the arguments with their mapped axis restored. Keyword arguments are
   mapped over their axis 0, as in ``jax.vmap``."""
-  common.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
+  treemode.check_tree_mode_args(in_axes, out_axes, name=f'nnx.{name}')
   g = resolve_graph(graph)
   if (
     not g
@@ -665,7 +665,7 @@ def _each_variable(tree, graph):
   from flax.nnx.variablelib import Variable
 
   if not resolve_graph(graph):
-    for leaf in common.tree_variables(tree, 'arguments'):
+    for leaf in treemode.tree_variables(tree, 'arguments'):
       yield leaf
     return
   seen = set()

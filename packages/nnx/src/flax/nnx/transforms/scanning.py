@@ -23,7 +23,7 @@ import jax
 from flax import struct
 from flax.core.frozen_dict import FrozenDict
 from flax.nnx._common import MISSING
-from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common
+from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common, treemode
 from flax.nnx.transforms import _scan_checks as _checks
 from flax.nnx.transforms import tracecache
 from flax.nnx.transforms import varflow
@@ -511,7 +511,7 @@ def scan(
       masks = tuple(None if m is None else tuple(m) for m in ga.masks())
       key = (True, ga.static, masks)
     else:
-      common.check_tree_mode_args(ia, name='nnx.scan')
+      treemode.check_tree_mode_args(ia, name='nnx.scan')
       probe = _fns.SimpleFn(f, graph_now)
       probe.name = 'scan'
       ia = tuple(_prefix.to_jax(ia, graph=probe.graph))
@@ -625,7 +625,7 @@ def scan(
       )
     else:
       final = probe.result(final_pure)
-      common.store_values(variables, probe.values(final, 'arguments'))
+      treemode.store_values(variables, probe.values(final, 'arguments'))
       for j, md in fn.metadata_out:
         variables[j].set_metadata(md)
       for j, value in zip(fn.grown_vars, grown):
@@ -634,7 +634,7 @@ def scan(
           variables[j], jax.tree.map(lambda x: _move(x, 0, axis), value)
         )
       carry_obj = (
-        common.same_variables(args[c_arg], final[c_arg])
+        treemode.same_variables(args[c_arg], final[c_arg])
         if c_arg is not None
         else None
       )

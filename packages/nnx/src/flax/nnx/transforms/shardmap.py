@@ -30,7 +30,7 @@ from jax.sharding import PartitionSpec
 
 from flax.nnx import extract
 from flax.nnx._common import MISSING
-from flax.nnx.transforms import _fns, _prefix, common, varflow
+from flax.nnx.transforms import _fns, _prefix, common, treemode, varflow
 from flax.nnx.transforms.types import StateAxes, StateSharding
 from flax.nnx.variablelib import Variable
 
@@ -259,7 +259,7 @@ def _tree_call(f, args, specs, mesh, out_specs, axis_names, vma):
     axis_names=set(axis_names),
     check_vma=vma,
   )(*args)
-  common.store_values(variables, _kept_unchanged(values, variables))
+  treemode.store_values(variables, _kept_unchanged(values, variables))
   return out
 
 
