@@ -42,7 +42,7 @@ from flax.nnx._hijax import _HIJAX_CLASSES
 from flax.nnx.graphlib import _Flattener, _Meta, _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.transforms import leafplan, refout
+from flax.nnx.transforms import leafplan, refout, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 
@@ -390,13 +390,9 @@ def _write_metadata(node, index) -> None:
     var = index[node[2]]
     if type(node[3]) is not _Meta or node[1] in _HIJAX_CLASSES:
       return
-    if _Meta(var._var_metadata) != node[3]:
-      # in key order, as a graphdef lists them
-      items = node[3].items
-      object.__setattr__(
-        var, '_var_metadata', {k: items[k] for k in sorted(items)}
-      )
-      META_EPOCH.value += 1
+    items = node[3].items
+    # in key order, as a graphdef lists them
+    varflow.give_metadata(var, {k: items[k] for k in sorted(items)})
   elif kind in ('n', 'g'):
     for _, child in node[3]:
       _write_metadata(child, index)

@@ -255,8 +255,7 @@ def _finish(entry, flat, targets, leaves, sig, views):
   if entry.refs:
     out = refout.give(out, flat)
   if entry.metas is not None:
-    for i, meta in entry.metas:
-      varflow.give_metadata(targets[i], meta)
+    varflow.give_metadata_at(targets, entry.metas)
   return out
 
 
@@ -328,19 +327,12 @@ class Entry:
     # whether Variables whose metadata changed inside get it (nnx.jit
     # keeps the outer metadata; the eager cache of nnx.scan passes it on)
     self.metadata = False
-    # tree mode: (target index, metadata) of the input Variables whose
-    # metadata the function changed, or None
+    # without graph updates: (target index, metadata) of the input
+    # Variables whose metadata the function changed, or None
     self.metas = None
 
   def _facts(self):
-    return (
-      self.changed,
-      self.out,
-      self.new_sizes,
-      self.written,
-      self.refs,
-      self.metas,
-    )
+    return _get_facts(self)
 
   def record(self, flat, facts_before):
     """Called at the end of a trace, after the facts were set."""
@@ -352,15 +344,13 @@ class Entry:
 
   def load(self, flat):
     """Sets the facts recorded for the abstract values of ``flat``."""
-    facts = self.by_avals[_avals(flat)]
-    (
-      self.changed,
-      self.out,
-      self.new_sizes,
-      self.written,
-      self.refs,
-      self.metas,
-    ) = facts
+    for name, value in zip(_FACTS, self.by_avals[_avals(flat)]):
+      setattr(self, name, value)
+
+
+# What a trace records about one call structure (see Entry).
+_FACTS = ('changed', 'out', 'new_sizes', 'written', 'refs', 'metas')
+_get_facts = operator.attrgetter(*_FACTS)
 
 
 def _avals(flat) -> tuple:

@@ -14,8 +14,6 @@ import operator
 import jax
 
 from flax.nnx import graphlib, rebuildlib
-from flax.nnx._common import META_EPOCH
-from flax.nnx._hijax import _HIJAX_CLASSES
 from flax.nnx.transforms import _fns, common, varflow
 from flax.nnx.transforms.flatcall import (
   NOT_FAST,
@@ -127,29 +125,8 @@ def _finish(entry, targets, flat):
   else:
     store_raw_values(map(targets.__getitem__, written), new)
   if entry.metas is not None:
-    _give_metadata(targets, entry.metas)
+    varflow.give_metadata_at(targets, entry.metas)
   return entry.out.unflatten(out_flat)
-
-
-def _give_metadata(targets, metas) -> None:
-  """Gives the input Variables the metadata the function set on them
-  (recorded while tracing, as JAX records a pytree's auxiliary data)."""
-  for i, meta in metas:
-    var = targets[i]
-    if var._var_metadata != meta:
-      _set(var, '_var_metadata', dict(meta))
-      META_EPOCH.value += 1
-
-
-def _changed_metadata(inner_targets, before) -> tuple | None:
-  """``(index, metadata)`` of the Variables among ``inner_targets`` whose
-  metadata is not ``before``'s (None if none)."""
-  out = tuple(
-    (i, dict(t._var_metadata))
-    for i, (t, b) in enumerate(zip(inner_targets, before))
-    if b is not None and t._var_metadata != b
-  )
-  return out or None
 
 
 def make_tree_entry(call: Call, body, mode, jit_kwargs, donate_args) -> Entry:
@@ -207,14 +184,9 @@ def make_tree_entry(call: Call, body, mode, jit_kwargs, donate_args) -> Entry:
       [t for t in inner_targets if isinstance(t, Variable)],
       varflow.args_paths(args_tree),
     )
-    meta_before = [
-      dict(t._var_metadata)
-      if isinstance(t, Variable) and type(t) not in _HIJAX_CLASSES
-      else None
-      for t in inner_targets
-    ]
+    meta_before = varflow.metadata_snapshot(inner_targets)
     out = mode.outputs(entered, body(args_tree))
-    entry.metas = _changed_metadata(inner_targets, meta_before)
+    entry.metas = varflow.changed_metadata(inner_targets, meta_before)
     new = [
       t._raw_value if isinstance(t, Variable) else node_in[i]
       for i, t in enumerate(inner_targets)

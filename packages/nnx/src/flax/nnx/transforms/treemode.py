@@ -8,9 +8,9 @@ import typing as tp
 
 import jax
 
-from flax.nnx._common import META_EPOCH
 from flax.nnx._hijax import _HIJAX_CLASSES
 from flax.nnx.graphlib import _Meta
+from flax.nnx.transforms import varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 _is_variable = Variable.__instancecheck__
@@ -75,14 +75,9 @@ def store_values(variables, values):
       store_raw_value(var, v)
       continue
     store_raw_value(var, v.value)
-    meta = var._var_metadata
-    if (_Meta(meta) if meta else None) != v.meta:
-      items = v.meta.items if v.meta is not None else {}
-      # in key order, as a graphdef lists them
-      object.__setattr__(
-        var, '_var_metadata', {k: items[k] for k in sorted(items)}
-      )
-      META_EPOCH.value += 1
+    items = v.meta.items if v.meta is not None else {}
+    # in key order, as a graphdef lists them
+    varflow.give_metadata(var, {k: items[k] for k in sorted(items)})
 
 
 _WHERE = {'arguments': '.args', 'operands': '.operands', 'carry': '.carry'}
@@ -94,8 +89,6 @@ def tree_variables(tree, where='call', name='nnx transform'):
   paths: ``'call'`` an ``(args, kwargs)`` pair (``.args[i]`` /
   ``.kwargs[k]``), else a label (``'arguments'``: a tuple of positional
   arguments, ``.args[i]``; ``'operands'``, ``'carry'``, ...)."""
-  from flax.nnx.transforms import varflow
-
   paths_leaves, _ = jax.tree_util.tree_flatten_with_path(
     tree, is_leaf=lambda x: isinstance(x, Variable)
   )

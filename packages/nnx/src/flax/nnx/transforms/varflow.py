@@ -161,46 +161,65 @@ def run_inner(ig, body, graph_updates: bool, name: str):
     return out, changed, values
   slots = root_slots(ig)
   before = values_of(slots)
-  metas = _metadata_of(slots)
+  snapshots = [metadata_snapshot(r) for r in slots]
   inputs = args_paths(ig.args)
   out = body(ig.args)
   check_no_aliases(inputs, out, name)
-  ig.meta_changes = _metadata_changes(slots, metas)
+  # without graph updates the metadata of the input Variables still comes
+  # back, as their values do: (root, slot, metadata) of each change
+  ig.meta_changes = (
+    tuple(
+      (k, j, meta)
+      for k, (r, snapshot) in enumerate(zip(slots, snapshots))
+      for j, meta in changed_metadata(r, snapshot) or ()
+    )
+    or None
+  )
   return out, None, slot_values(slots, before)
 
 
-def _metadata_of(slots) -> list:
+# -- Variable metadata set inside a transform -------------------------------
+
+
+def metadata_snapshot(items) -> list:
+  """A copy of the metadata of each Variable among ``items`` (None for
+  other items and hijax Variables, whose metadata travels with them), read
+  before the function runs."""
+  from flax.nnx._hijax import _HIJAX_CLASSES
+
   return [
-    [dict(s._var_metadata) if _is_plain_variable(s) else None for s in r]
-    for r in slots
+    dict(x._var_metadata)
+    if isinstance(x, Variable) and type(x) not in _HIJAX_CLASSES
+    else None
+    for x in items
   ]
 
 
-def _is_plain_variable(x) -> bool:
-  from flax.nnx._hijax import _HIJAX_CLASSES
-
-  return isinstance(x, Variable) and type(x) not in _HIJAX_CLASSES
-
-
-def _metadata_changes(slots, metas) -> tuple | None:
-  """``(root, slot, metadata)`` of the input Variables whose metadata the
-  function changed (None if none): without graph updates their metadata
-  still comes back, as their values do."""
+def changed_metadata(items, snapshot) -> tuple | None:
+  """``(index, metadata)`` of the Variables among ``items`` whose metadata
+  is not the one of ``snapshot`` (:func:`metadata_snapshot`); None if
+  none."""
   out = tuple(
-    (k, j, dict(s._var_metadata))
-    for k, (r, m) in enumerate(zip(slots, metas))
-    for j, (s, before) in enumerate(zip(r, m))
-    if before is not None and s._var_metadata != before
+    (i, dict(x._var_metadata))
+    for i, (x, before) in enumerate(zip(items, snapshot))
+    if before is not None and x._var_metadata != before
   )
   return out or None
 
 
 def give_metadata(var, meta) -> None:
-  """Gives ``var`` the metadata ``meta`` (from :func:`_metadata_changes`)
-  if it differs."""
+  """Gives ``var`` the metadata ``meta`` (a dict) if it differs: the
+  metadata write-back of every transform."""
   if var._var_metadata != meta:
     object.__setattr__(var, '_var_metadata', dict(meta))
     META_EPOCH.value += 1
+
+
+def give_metadata_at(targets, changes) -> None:
+  """:func:`give_metadata` for each ``(index, metadata)`` of ``changes``
+  (indices into ``targets``)."""
+  for i, meta in changes:
+    give_metadata(targets[i], meta)
 
 
 def arg_index_of_positions(args):
