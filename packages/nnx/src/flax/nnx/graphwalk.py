@@ -37,6 +37,22 @@ def _duplicates_message(node, fn_name) -> str:
   )
 
 
+def _child_items(x):
+  """The ``(key, child)`` pairs the graph walks descend into: the
+  attributes of a Pytree, the children of a registered graph node type or
+  of a list, tuple or dict; None for anything else (a leaf)."""
+  if isinstance(x, Pytree):
+    return _sorted_items(vars(x))
+  impl = GRAPH_NODE_TYPES.get(type(x))
+  if impl is not None:
+    return impl.flatten(x)[0]
+  if type(x) in (list, tuple):
+    return enumerate(x)
+  if type(x) is dict:
+    return _sorted_items(x)
+  return None
+
+
 def check_tree(node, fn_name: str) -> None:
   """Tree-mode (``graph=False``) checks of ``node`` for ``fn_name``: no
   reference cycles and no Pytree declared with ``pytree=False`` (which JAX
@@ -53,14 +69,8 @@ def check_tree(node, fn_name: str) -> None:
           'Pytree subclasses with pytree=False are not JAX pytrees; use '
           'graph mode (graph=True) for them.'
         )
-      items = _sorted_items(vars(x))
-    elif type(x) in GRAPH_NODE_TYPES:
-      items = GRAPH_NODE_TYPES[type(x)].flatten(x)[0]
-    elif type(x) in (list, tuple):
-      items = enumerate(x)
-    elif type(x) is dict:
-      items = _sorted_items(x)
-    else:
+    items = _child_items(x)
+    if items is None:
       return
     if id(x) in stack:
       raise ValueError(
@@ -180,8 +190,7 @@ def find_duplicates(node, /, *, only=...) -> list:
   seen: dict = {}
 
   def walk(x, path):
-    impl = GRAPH_NODE_TYPES.get(type(x))
-    if isinstance(x, (Variable, Pytree)) or impl is not None:
+    if isinstance(x, (Variable, Pytree)) or type(x) in GRAPH_NODE_TYPES:
       paths = seen.get(id(x))
       if paths is not None:
         paths[1].append(path)
@@ -189,12 +198,8 @@ def find_duplicates(node, /, *, only=...) -> list:
       seen[id(x)] = (x, [path])
       if isinstance(x, Variable):
         return
-      items = impl.flatten(x)[0] if impl else _sorted_items(vars(x))
-    elif type(x) in (list, tuple):
-      items = enumerate(x)
-    elif type(x) is dict:
-      items = _sorted_items(x)
-    else:
+    items = _child_items(x)
+    if items is None:
       return
     for k, v in items:
       walk(v, path + (k,))
