@@ -32,16 +32,15 @@ Variable method on it, and a write flattens it back.
 
 from __future__ import annotations
 
-import dataclasses
 import typing as tp
 import warnings
 
 import jax
 from jax._src import core
-from jax._src import effects
 from jax._src import hijax as hjx
 
 from flax.nnx import variablelib
+from flax.nnx._hijax_qdd import VariableQDD, variable_effect
 from flax.nnx.variablelib import Variable, VariableMeta
 
 A = tp.TypeVar('A')
@@ -56,35 +55,7 @@ _OWN = frozenset({_SLOT, '_var_metadata', '_trace_state'})
 _VALUE_SET = variablelib._VALUE_SET_DEPRECATED
 
 
-# -- effect and quasi-dynamic data ---------------------------------------------
-
-
-class VariableEffect(effects.Effect):
-  """The effect of reading, writing or creating a hijax Variable."""
-
-
-variable_effect = VariableEffect()
-effects.control_flow_allowed_effects.add_type(VariableEffect)
-effects.custom_derivatives_allowed_effects.add_type(VariableEffect)
-
-
-@dataclasses.dataclass(frozen=True)
-class VariableQDD(core.QuasiDynamicData):
-  """What a mutable hijax Variable holds at one point of a traced program:
-  the abstract values of its leaves, the pytree structure of the plain
-  Variable they make up (its type and metadata), and that type."""
-
-  leaf_avals: tuple[core.AbstractValue, ...]
-  treedef: PyTreeDef
-  var_type: type[Variable[tp.Any]]
-
-  def to_tangent_qdd(self):
-    tangents = tuple(a.to_tangent_aval() for a in self.leaf_avals)
-    return VariableQDD(tangents, self.treedef, self.var_type)
-
-  def normalize(self):
-    leaves = tuple(a.normalize() for a in self.leaf_avals)
-    return VariableQDD(leaves, self.treedef, self.var_type)
+# The effect and quasi-dynamic data of the type live in _hijax_qdd.
 
 
 # -- reading and writing through the primitives --------------------------------

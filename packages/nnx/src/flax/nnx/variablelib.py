@@ -764,10 +764,12 @@ from flax.nnx._hijax import (  # noqa: E402
   HijaxVariableMeta as HijaxVariableMeta,
   NewVariable as NewVariable,
   SetVariable as SetVariable,
-  VariableEffect as VariableEffect,
-  VariableQDD as VariableQDD,
   get_variable_p as get_variable_p,
   new_variable_p as new_variable_p,
   set_variable_p as set_variable_p,
+)
+from flax.nnx._hijax_qdd import (  # noqa: E402
+  VariableEffect as VariableEffect,
+  VariableQDD as VariableQDD,
   variable_effect as variable_effect,
 )
