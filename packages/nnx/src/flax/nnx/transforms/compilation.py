@@ -66,59 +66,6 @@ from flax.nnx.transforms.stages import Traced as Traced
 FAST_PATH = True
 
 
-def _normalize_nums(nums):
-  if nums is None:
-    return ()
-  if isinstance(nums, int):
-    return (nums,)
-  return tuple(nums)
-
-
-def _normalize_names(names):
-  if names is None:
-    return ()
-  if isinstance(names, str):
-    return (names,)
-  return tuple(names)
-
-
-def _with_static_slots(in_shardings, static_argnums):
-  """``in_shardings`` (one entry per non-static positional argument) with
-  a None entry at each static position: the static arguments stay in the
-  call ``jax.jit`` sees (as placeholders)."""
-  if not static_argnums or not isinstance(in_shardings, (tuple, list)):
-    return in_shardings
-  out = []
-  for entry in in_shardings:
-    while len(out) in static_argnums:
-      out.append(None)
-    out.append(entry)
-  return tuple(out)
-
-
-class _StaticBox:
-  """Static user argument inside the cache key."""
-
-  __slots__ = ('values',)
-
-  def __init__(self, values):
-    self.values = values
-
-  def __eq__(self, other):
-    return type(other) is _StaticBox and self.values == other.values
-
-  def __hash__(self):
-    try:
-      return hash(self.values)
-    except TypeError as e:
-      raise ValueError(
-        'Non-hashable static arguments are not supported: static arguments '
-        f'of nnx.jit are part of the compilation cache key ({e}). Pass a '
-        'hashable value (a tuple instead of a list, ...) or make the '
-        'argument non-static.'
-      ) from None
-
-
 class JitWrapped:
   """A function compiled with :func:`jit`; also works as a method.
 
@@ -162,10 +109,10 @@ class JitWrapped:
     self.graph_updates = bool(graph_updates)
     update_shardings = tuple(update_shardings or ())
     self.update_shardings = update_shardings
-    static_argnums = _normalize_nums(static_argnums)
-    static_argnames = _normalize_names(static_argnames)
-    donate_argnums = _normalize_nums(donate_argnums)
-    donate_argnames = _normalize_names(donate_argnames)
+    static_argnums = jitfns.normalize_nums(static_argnums)
+    static_argnames = jitfns.normalize_names(static_argnames)
+    donate_argnums = jitfns.normalize_nums(donate_argnums)
+    donate_argnames = jitfns.normalize_names(donate_argnames)
     try:
       sig = inspect.signature(fun)
       params = list(sig.parameters)
@@ -193,7 +140,7 @@ class JitWrapped:
     # in_shardings cover the non-static positional arguments; entries
     # given per Variable (nnx.prefix results, StateSharding) become
     # prefixes of what crosses jax.jit (_prefix)
-    in_shardings = _with_static_slots(in_shardings, self.static_argnums)
+    in_shardings = jitfns.with_static_slots(in_shardings, self.static_argnums)
     self._in_prefix = in_shardings
     self._node_in = self._node_out = None
     self._node_jits: dict = {}
@@ -311,7 +258,7 @@ class JitWrapped:
     for name in sorted(self.static_argnames):
       if name in kwargs:
         statics.append(('k', name, kwargs.pop(name)))
-    return tuple(args), kwargs, _StaticBox(tuple(statics))
+    return tuple(args), kwargs, jitfns.StaticBox(tuple(statics))
 
   # -- graph mode -------------------------------------------------------------
   def _call_graph(self, args, kwargs):

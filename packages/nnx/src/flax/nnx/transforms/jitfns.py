@@ -17,7 +17,9 @@ The first positional argument is static: the call structure in graph mode
 (graph structure, static arguments, graph updates), the static arguments
 in tree mode. ``run(tree, box)`` runs the user function on an ``(args,
 kwargs)`` pair; the compiled fast path (``flatcall``/``treecall``) calls it
-after rebuilding the arguments itself.
+after rebuilding the arguments itself. The static arguments of a call
+travel in a :class:`StaticBox` (part of the cache key), and the argument
+options of ``nnx.jit`` are normalized here too.
 """
 
 import inspect
@@ -25,6 +27,62 @@ import inspect
 import jax
 
 from flax.nnx.transforms import _fns, common, refout, varflow
+
+
+# -- static arguments and argument options ------------------------------------
+
+
+def normalize_nums(nums):
+  if nums is None:
+    return ()
+  if isinstance(nums, int):
+    return (nums,)
+  return tuple(nums)
+
+
+def normalize_names(names):
+  if names is None:
+    return ()
+  if isinstance(names, str):
+    return (names,)
+  return tuple(names)
+
+
+def with_static_slots(in_shardings, static_argnums):
+  """``in_shardings`` (one entry per non-static positional argument) with
+  a None entry at each static position: the static arguments stay in the
+  call ``jax.jit`` sees (as placeholders)."""
+  if not static_argnums or not isinstance(in_shardings, (tuple, list)):
+    return in_shardings
+  out = []
+  for entry in in_shardings:
+    while len(out) in static_argnums:
+      out.append(None)
+    out.append(entry)
+  return tuple(out)
+
+
+class StaticBox:
+  """Static user argument inside the cache key."""
+
+  __slots__ = ('values',)
+
+  def __init__(self, values):
+    self.values = values
+
+  def __eq__(self, other):
+    return type(other) is StaticBox and self.values == other.values
+
+  def __hash__(self):
+    try:
+      return hash(self.values)
+    except TypeError as e:
+      raise ValueError(
+        'Non-hashable static arguments are not supported: static arguments '
+        f'of nnx.jit are part of the compilation cache key ({e}). Pass a '
+        'hashable value (a tuple instead of a list, ...) or make the '
+        'argument non-static.'
+      ) from None
 
 
 def join_static(args, kwargs, box):
