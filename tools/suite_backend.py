@@ -2,9 +2,11 @@
 
 The root of the checkout is not a library of its own. Installing it builds a
 metadata-only wheel, ``flax-suite``, whose requirements point at the
-``packages/<name>`` folders of this same checkout (``file://`` URLs), so pip
-or uv install all seven distributions from the checkout and the third-party
-libraries they declare from the index. Nothing is written into the checkout.
+``packages/<name>`` folders of this same checkout (``file://`` URLs): the
+``flax`` distribution (``packages/flax``, the drop-in for Flax) and the seven
+packages it requires, so pip or uv install them all from the checkout and the
+third-party libraries they declare from the index. Nothing is written into
+the checkout. ``flax-suite`` has the ``flax`` distribution's version.
 
 Extras: ``orbax`` (Orbax checkpoints), ``display`` (treescope for
 ``nnx.display``) and ``all`` (both).
@@ -38,8 +40,13 @@ EXTRAS['all'] = [req for reqs in EXTRAS.values() for req in reqs]
 
 
 def _version():
-  path = ROOT / 'packages' / 'core' / 'pyproject.toml'
+  path = ROOT / 'packages' / 'flax' / 'pyproject.toml'
   return tomllib.loads(path.read_text())['project']['version']
+
+
+def _distribution(package):
+  """``'flax-core'`` for ``'core'``; the drop-in ``'flax'`` is itself."""
+  return package if package == 'flax' else f'flax-{package}'
 
 
 def _requirement(package, extra=None, marker=None):
@@ -50,7 +57,7 @@ def _requirement(package, extra=None, marker=None):
       'checkout of the repository.'
     )
   extras = f'[{extra}]' if extra else ''
-  line = f'flax-{package}{extras} @ {folder.as_uri()}'
+  line = f'{_distribution(package)}{extras} @ {folder.as_uri()}'
   return f'{line} ; extra == "{marker}"' if marker else line
 
 
@@ -64,7 +71,7 @@ def _metadata():
     'License: Apache-2.0',
     'Requires-Python: >=3.11',
   ]
-  lines += [f'Requires-Dist: {_requirement(p)}' for p in PACKAGES]
+  lines += [f'Requires-Dist: {_requirement(p)}' for p in ('flax', *PACKAGES)]
   for extra, requirements in EXTRAS.items():
     lines.append(f'Provides-Extra: {extra}')
     lines += [

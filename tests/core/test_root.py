@@ -1,5 +1,6 @@
 """Tests of the shared `flax` root module."""
 
+import importlib.metadata
 import subprocess
 import sys
 
@@ -26,8 +27,16 @@ def test_import_flax_is_lazy():
 
 
 def test_version_and_config():
-  assert isinstance(flax.__version__, str)
-  assert flax.__version__.count('.') == 2
+  try:
+    drop_in = importlib.metadata.version('flax')
+  except importlib.metadata.PackageNotFoundError:
+    drop_in = None
+  # The `flax` distribution's version when it is installed, else the Flax
+  # release the packages reproduce with the project's local label.
+  assert flax.__version__ == (drop_in or '0.12.8+modular')
+  assert flax.__version__.split('+')[0] == flax.version.COMPATIBLE_VERSION
+  assert flax.version.__version__ == flax.__version__
+  assert '__version__' in dir(flax)
   assert flax.config.flax_return_frozendict is False
   assert 'config' in dir(flax) and 'linen' in dir(flax)
 

@@ -271,7 +271,7 @@ def test_root_install_with_pip_leaves_nothing_behind(tmp_path):
     'print(*[f for f in d.files if ".dist-info" not in str(f)])',
     cwd=tmp_path,
   )
-  wanted = ' '.join(sorted(f'flax-{p}' for p in PACKAGES))
+  wanted = ' '.join(sorted(['flax', *(f'flax-{p}' for p in PACKAGES)]))
   assert out.splitlines() == [wanted, '']
   # An editable install of the root is refused with what to run instead.
   result = subprocess.run(

@@ -12,7 +12,7 @@ False
 
 __path__ = __import__('pkgutil').extend_path(__path__, __name__)
 
-from flax.version import __version__ as __version__
+from flax import version as version
 
 
 def _providers(cache=[]):  # noqa: B006 - built once, on first use
@@ -72,6 +72,8 @@ _install_finder()
 
 
 def __getattr__(name):
+  if name == '__version__':
+    return version.__version__
   if name == 'config':
     from flax.configurations import config
 
@@ -85,4 +87,6 @@ def __getattr__(name):
 
 
 def __dir__():
-  return sorted(set(globals()) | set(_providers()) | {'config'})
+  return sorted(
+    set(globals()) | set(_providers()) | {'config', '__version__'}
+  )
