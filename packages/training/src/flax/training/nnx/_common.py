@@ -12,29 +12,12 @@ def check_graph(graph) -> bool | None:
   return graph
 
 
-def _path_str(path) -> str:
-  return ''.join(f'[{k}]' if isinstance(k, int) else f'.{k}' for k in path)
-
-
 def filtered_state(node, wrt, graph: bool | None):
   """The Variables of ``node`` (a graph node or a State) matching ``wrt``.
 
   In tree mode (``graph=False``, or ``None`` with tree mode the default) a
-  Variable reachable through two paths is an error.
+  Variable reachable through two paths is an error, as for ``nnx.state``.
   """
   if isinstance(node, nnx.State):
     return node.filter(wrt)
-  if graph is None:
-    graph = nnx.graph_mode()
-  if not graph:
-    duplicates = nnx.find_duplicates(node)
-    if duplicates:
-      lines = '\n'.join(
-        '  - ' + ' and '.join(map(_path_str, dup)) for dup in duplicates
-      )
-      raise ValueError(
-        'Duplicate references found at paths:\n\n'
-        f'{lines}\n\nTree mode (graph=False) does not support shared '
-        'references: remove the duplicates or pass graph=True.'
-      )
-  return nnx.state(node, wrt)
+  return nnx.state(node, wrt, graph=graph)

@@ -42,7 +42,8 @@ class EMA(nnx.Pytree):
   It keeps a copy of the Variables of ``params`` that match ``only``;
   each :meth:`update` moves them towards new values:
   ``average = decay * average + (1 - decay) * new``. :meth:`apply_to`
-  returns a copy of a model holding the averages, e.g. for evaluation.
+  returns a model that evaluates with the averages (it shares the EMA's
+  Variables, so it follows later updates), e.g. for evaluation.
   EMA is a Pytree, so it can be passed through ``nnx.jit``.
 
   Args:
@@ -91,10 +92,22 @@ class EMA(nnx.Pytree):
     jax.tree.map(step, self.params, new, is_leaf=_is_variable)
 
   def apply_to(self, model: A) -> A:
-    """Returns a copy of ``model`` whose Variables hold the averages.
+    """Returns a model like ``model`` that evaluates with the averages.
 
-    ``model`` itself is left unchanged.
+    The new model's averaged Variables are the EMA's own (``self.params``),
+    so it follows every later :meth:`update`, eagerly or under
+    ``nnx.jit``; its other Variables (e.g. ``BatchStat``) are ``model``'s.
+    Its graph nodes are new: ``model`` itself is left unchanged.
+
+    Args:
+      model: a model with the structure of the one the EMA was made from.
+
+    Returns:
+      The model built from ``model``'s structure, the EMA's Variables and
+      ``model``'s remaining Variables.
+
+    Raises:
+      ValueError: if the EMA holds Variables at paths ``model`` lacks.
     """
-    new_model = nnx.clone(model)
-    nnx.update(new_model, self.params)
-    return new_model
+    graphdef, state = nnx.split(model, graph=self.graph)
+    return nnx.merge(graphdef, nnx.merge_state(state, self.params))
