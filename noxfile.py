@@ -13,6 +13,8 @@ import sys
 import tomllib
 
 import nox
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = pathlib.Path(__file__).parent
 PACKAGES = (
@@ -61,6 +63,8 @@ nox.options.sessions = [
   'tests-layers',
   *(f'tests-{p}' for p in PACKAGES if p != 'layers'),
   'tests-nnx-bridge',
+  *(f'tests-{p}-lowest' for p in PACKAGES),
+  'downstream',
   'plugins',
   'plugin-safetensors',
   'isolation',
@@ -194,6 +198,96 @@ def _install(session, package, extras=()):
   _install_packages(session, wanted, {package: extras})
 
 
+def _third_party(package, extras=()):
+  """What ``flax-<package>`` (with ``extras``) requires besides siblings."""
+  project = _project(package)
+  requirements = list(project.get('dependencies', []))
+  for extra in extras:
+    requirements += project.get('optional-dependencies', {}).get(extra, [])
+  return [r for r in requirements if not _sibling(r)]
+
+
+def _floors(package, extras=()):
+  """The third-party requirements of ``package`` and the siblings it needs.
+
+  Only the root package's extras count, as in ``siblings``.
+  """
+  found = []
+  for p in [package, *siblings(package, extras)]:
+    for req in _third_party(p, extras if p == package else ()):
+      if req not in found:
+        found.append(req)
+  return found
+
+
+def _lower_bound(requirement):
+  """``'jax>=0.10.0'`` -> ``Version('0.10.0')``; None without one."""
+  bounds = [
+    Version(spec.version)
+    for spec in requirement.specifier
+    if spec.operator in ('>=', '~=', '==', '===')
+  ]
+  return max(bounds) if bounds else None
+
+
+def _install_lowest(session, package, extras=()):
+  """Installs ``package`` and its siblings at their declared floors.
+
+  Every third-party requirement that these packages declare is given to uv
+  as a direct requirement under ``--resolution lowest-direct``, so each is
+  installed at the lowest version its specifier allows (what they require
+  in turn at the highest that fits). A declared lower bound that cannot be
+  installed as such (another requirement needs more, or it has no wheel for
+  this Python) fails the session: raise it to what is tested.
+  """
+  wanted = [package, *siblings(package, extras)]
+  floors = _floors(package, extras)
+  session.log(
+    'Installing '
+    + ', '.join(
+      f'flax-{p}' + (f'[{",".join(extras)}]' if p == package and extras else '')
+      for p in wanted
+    )
+    + ' (wheels from .nox/_wheels) at the lowest versions of: '
+    + ', '.join(floors)
+  )
+  session.install(
+    '--resolution',
+    'lowest-direct',
+    *(_requirement(session, p, extras if p == package else ()) for p in wanted),
+    *floors,
+    *(t for t in TEST_TOOLS if t not in floors),
+  )
+  _check_floors(session, floors)
+
+
+def _check_floors(session, requirements):
+  """Fails unless each requirement is installed at its lower bound."""
+  wanted = [Requirement(r) for r in requirements]
+  wanted = [r for r in wanted if not r.marker or r.marker.evaluate()]
+  code = (
+    'import importlib.metadata as m, sys\n'
+    'print(" ".join(m.version(n) for n in sys.argv[1:]))'
+  )
+  names = [r.name for r in wanted]
+  found = session.run('python', '-c', code, *names, silent=True).split()
+  problems = []
+  for req, version in zip(wanted, found):
+    floor = _lower_bound(req)
+    if floor is None:
+      problems.append(f'{req} declares no lower bound')
+    elif Version(version) != floor:
+      problems.append(
+        f'{req}: the lowest installable version is {version}, not {floor}'
+      )
+  session.log('Lowest: ' + ', '.join(f'{n}=={v}' for n, v in zip(names, found)))
+  if problems:
+    session.error(
+      'Declared lower bounds that cannot be installed (raise them to what '
+      'is tested):\n  ' + '\n  '.join(problems)
+    )
+
+
 # Flax's own CI settings: implicit rank promotion is an error, and so is
 # every warning (pytest's filterwarnings in pyproject.toml, plus -W here for
 # what happens outside a test).
@@ -280,9 +374,12 @@ def _doctests(session, package, *flags):
 PARTIAL_DOCTESTS = ('nnx',)
 
 
-def _make_tests_session(package):
+def _make_tests_session(package, lowest=False):
   def tests(session):
-    _install(session, package, ('test',))
+    if lowest:
+      _install_lowest(session, package, ('test',))
+    else:
+      _install(session, package, ('test',))
     _pytest(
       session,
       f'tests/{package}',
@@ -293,13 +390,27 @@ def _make_tests_session(package):
 
   tests.__doc__ = (
     f'Run tests/{package} and the docstring examples of flax-{package} with '
-    f'only flax-{package} and its declared dependencies installed.'
+    f'only flax-{package} and its declared dependencies installed'
+    + (
+      ', each third-party one at the lowest version declared (uv '
+      'lowest-direct).'
+      if lowest
+      else ', at their latest versions.'
+    )
   )
-  return nox.session(name=f'tests-{package}', tags=['tests'])(tests)
+  name = f'tests-{package}' + ('-lowest' if lowest else '')
+  axis = 'lowest' if lowest else 'latest'
+  return nox.session(name=name, tags=['tests', axis])(tests)
 
 
+# The dependency axis: `tests-<package>` installs the latest versions of the
+# third-party dependencies, `tests-<package>-lowest` the lowest ones declared
+# (`nox -t lowest` / `nox -t latest` run one side).
 for _package in PACKAGES:
   globals()[f'tests_{_package}'] = _make_tests_session(_package)
+  globals()[f'tests_{_package}_lowest'] = _make_tests_session(
+    _package, lowest=True
+  )
 
 
 @nox.session(name='tests-nnx-bridge', tags=['tests'])
@@ -455,7 +566,8 @@ EXTRA_FILES = {
 
 @nox.session
 def wheels(session):
-  """Build every wheel and check that each ships only its own files."""
+  """Build every wheel and check that each ships only its own files (the
+  ``flax`` drop-in none: it requires the seven packages)."""
   import zipfile
 
   found = [_wheel(session, p) for p in PACKAGES]
@@ -491,9 +603,60 @@ def wheels(session):
         problems.append(f'flax-{package} wheel contains {name}')
     if package != 'core' and 'flax/__init__.py' in names:
       problems.append(f'flax-{package} wheel ships flax/__init__.py')
+  drop_in = _wheel(session, DROP_IN)
+  names = zipfile.ZipFile(drop_in).namelist()
+  problems += [
+    f'{DROP_IN} wheel contains {name}'
+    for name in names
+    if '.dist-info/' not in name
+  ]
+  (metadata,) = [n for n in names if n.endswith('.dist-info/METADATA')]
+  text = zipfile.ZipFile(drop_in).read(metadata).decode()
+  required = {
+    Requirement(line.split(':', 1)[1]).name
+    for line in text.splitlines()
+    if line.startswith('Requires-Dist:')
+  }
+  problems += [
+    f'{DROP_IN} wheel does not require flax-{p}'
+    for p in PACKAGES
+    if f'flax-{p}' not in required
+  ]
   if problems:
     session.error('Wheel contents are wrong:\n  ' + '\n  '.join(problems))
-  session.log(f'{len(found)} wheels checked')
+  session.log(f'{len(found) + 1} wheels checked')
+
+
+# The drop-in distribution `flax` (packages/flax): no code, it requires the
+# seven packages.
+DROP_IN = 'flax'
+# A library from the package index that requires `flax` (flax-metrics 0.4.0:
+# `flax>=0.10.7`, NNX metrics), light to install.
+DOWNSTREAM_LIBRARY = 'flax-metrics'
+
+
+@nox.session(tags=['tests'])
+def downstream(session):
+  """The ``flax`` distribution as a drop-in, under a library from the index.
+
+  Installs the ``flax`` distribution and the seven packages (built wheels),
+  then, with pip as a user would, a library that requires ``flax``
+  (flax-metrics); tests/downstream checks that the project's ``flax`` is
+  the one imported, that ``importlib.metadata.version('flax')`` and
+  ``flax.__version__`` agree, that ``pip check`` passes and that a short
+  program of the library runs.
+  """
+  drop_in = f'{DROP_IN} @ {_wheel(session, DROP_IN).as_uri()}'
+  session.log(
+    'Installing flax (the drop-in) and '
+    + ', '.join(f'flax-{p}' for p in PACKAGES)
+    + ' (wheels from .nox/_wheels)'
+  )
+  session.install(
+    drop_in, *(_requirement(session, p) for p in PACKAGES), *TEST_TOOLS, 'pip'
+  )
+  session.run('python', '-m', 'pip', 'install', DOWNSTREAM_LIBRARY)
+  _pytest(session, 'tests/downstream', env=QUICK_ENV)
 
 
 def _venv_with(session, name, packages):
@@ -645,11 +808,14 @@ RUFF = 'ruff==0.17.6'
 
 @nox.session
 def lint(session):
-  """ruff (lint rules, 2-space indent, single quotes) and the import scan."""
-  session.install(RUFF)
+  """ruff (lint rules, 2-space indent, single quotes), the import scan, and
+  that versions, inter-package ranges and changelogs agree
+  (``tools/release.py check``)."""
+  session.install(RUFF, 'packaging')
   session.run('ruff', 'check', '.')
   session.run('ruff', 'format', '--check', '.')
   session.run('python', str(ROOT / 'tests' / 'import_scan.py'))
+  session.run('python', str(ROOT / 'tools' / 'release.py'), 'check')
 
 
 @nox.session
