@@ -88,13 +88,17 @@ from flax.nnx import ScaleLayer
 assert ScaleLayer(3, rngs=nnx.Rngs(0))(jnp.ones(3)).shape == (3,)
 """
 
+# The `flax` distribution (the drop-in): what Flax 0.12.8 brings, and the
+# version that libraries read.
+DROP_IN = """
+import importlib.metadata, flax, orbax.checkpoint, treescope
+assert importlib.metadata.version('flax') == flax.__version__
+assert flax.__version__.startswith('0.12.8+modular.'), flax.__version__
+"""
+
 EXPECTED = {
   'pip install -q nox uv': ('import nox, uv', None),
-  'pip install .': (EVERYTHING, ()),
-  "pip install '.[all]'": (
-    EVERYTHING + 'import orbax.checkpoint, treescope\n',
-    (),
-  ),
+  'pip install .': (EVERYTHING + DROP_IN, ()),
   'pip install ./packages/core ./packages/nnx ./packages/layers': (
     NNX_MODEL,
     ('linen', 'training', 'serialization', 'spmd'),
@@ -164,7 +168,7 @@ def _venv(path, *flags):
 
 
 def _refresh():
-  dists = [f'flax-{p}' for p in PACKAGES] + ['flax-safetensors']
+  dists = [f'flax-{p}' for p in PACKAGES] + ['flax', 'flax-safetensors']
   return [f for d in dists for f in ('--refresh-package', d)]
 
 
