@@ -76,8 +76,8 @@ VERSION_FILES = {
 DROP_IN = 'flax'
 COMPAT_FILE = 'packages/core/src/flax/version.py'
 
-UNRELEASED = re.compile(r'^## (?:(\S+) \()?unreleased\)?\s*$', re.I | re.M)
-RELEASED = re.compile(r'^## (\S+) \((\d{4}-\d{2}-\d{2})\)\s*$')
+UNRELEASED = re.compile(r'^## (?:(\S+) \()?unreleased\)?[ \t]*$', re.I | re.M)
+RELEASED = re.compile(r'^## (\S+) \((\d{4}-\d{2}-\d{2})\)[ \t]*$')
 HEADING = re.compile(r'^## .*$', re.M)
 PROJECT_VERSION = re.compile(r'^(version\s*=\s*")([^"]+)(")', re.M)
 QUOTED = re.compile(r'"([^"\n]+)"')
@@ -284,12 +284,15 @@ def _rewrite_requirements(text, rewrite):
   """``text`` (a pyproject) with each quoted requirement passed through
   ``rewrite(Requirement) -> str | None`` (None: unchanged)."""
 
+  project = tomllib.loads(text)['project']
+  declared = set(project.get('dependencies', []))
+  for reqs in project.get('optional-dependencies', {}).values():
+    declared |= set(reqs)
+
   def one(match):
-    try:
-      req = Requirement(match.group(1))
-    except Exception:  # noqa: BLE001 - any other quoted string
+    if match.group(1) not in declared:  # a name, a description, ...
       return match.group(0)
-    new = rewrite(req)
+    new = rewrite(Requirement(match.group(1)))
     return match.group(0) if new is None else f'"{new}"'
 
   head, sep, tail = text.partition('[project]')
@@ -312,7 +315,8 @@ def _add_entry(text, entry):
     return text[:at] + f'## Unreleased\n\n{entry}\n\n' + text[at:]
   body_start = match.end() + 1
   rest = text[body_start:].lstrip('\n')
-  return text[:body_start] + f'\n{entry}\n' + ('\n' if rest else '') + rest
+  gap = '' if rest.startswith('- ') else '\n' if rest else ''
+  return text[:body_start] + f'\n{entry}\n' + gap + rest
 
 
 def new_version(dist, bump=None, version=None):
@@ -367,18 +371,29 @@ def release_one(files, name, bump, version, date):
   # tested with, up to their next breaking release.
   path = f'{dist.folder}/pyproject.toml'
   text = files.read(path)
+  raised = {}
 
   def raise_floor(req):
     other = dists.get(req.name)
     if other is None:
       return None
-    wanted = SpecifierSet(compatible_range(other.version))
-    if req.specifier == wanted:
+    wanted = compatible_range(other.version)
+    if req.specifier == SpecifierSet(wanted):
       return None
-    done.append(f'{name}: requires {req.name}{wanted} (was "{req}")')
-    return _with_specifier(req, compatible_range(other.version))
+    raised[req.name] = wanted
+    return _with_specifier(req, wanted)
 
   text = _rewrite_requirements(text, raise_floor)
+  log = f'{dist.folder}/CHANGELOG.md'
+  for other, wanted in raised.items():
+    done.append(f'{name}: requires {other}{wanted}')
+    files.write(
+      log,
+      _add_entry(
+        files.read(log),
+        f'- Requires `{other}{wanted}` (the version it was tested with).',
+      ),
+    )
   text = PROJECT_VERSION.sub(lambda m: m.group(1) + new + m.group(3), text, 1)
   files.write(path, text)
   if name in VERSION_FILES:
@@ -393,7 +408,6 @@ def release_one(files, name, bump, version, date):
         flags=re.M,
       ),
     )
-  log = f'{dist.folder}/CHANGELOG.md'
   files.write(
     log,
     UNRELEASED.sub(f'## Unreleased\n\n## {new} ({date})', files.read(log), 1),
