@@ -59,12 +59,31 @@ def _is_variable(x) -> bool:
   return isinstance(x, Variable)
 
 
+def _opt_metadata(metadata: dict[str, tp.Any]) -> dict[str, tp.Any]:
+  """The metadata of the optimizer state mirroring a Variable.
+
+  A Variable's ``optimizer_sharding`` (``None`` included) becomes the
+  state's ``out_sharding``, replacing the Variable's own, so the state is
+  sharded that way when it is created; without it the state keeps the
+  Variable's ``out_sharding``. ``out_sharding`` comes last, as in Flax
+  0.12.8's metadata order.
+  """
+  metadata = dict(metadata)
+  if 'optimizer_sharding' in metadata:
+    metadata.pop('out_sharding', None)
+    metadata['out_sharding'] = metadata.pop('optimizer_sharding')
+  elif 'out_sharding' in metadata:
+    metadata['out_sharding'] = metadata.pop('out_sharding')
+  return metadata
+
+
 def to_opt_state(tree):
   """Wraps every leaf of an Optax state in an :class:`OptState` Variable.
 
   Leaves that are Variables (state mirroring the parameters) become
-  :class:`OptVariable` with the same metadata; arrays become
-  :class:`OptArray`.
+  :class:`OptVariable` with the same metadata, sharded like the Variable
+  or by its ``optimizer_sharding`` metadata when it has one; arrays
+  become :class:`OptArray`.
 
   >>> import jax.numpy as jnp
   >>> from flax import nnx
@@ -76,7 +95,7 @@ def to_opt_state(tree):
 
   def wrap(x):
     if _is_variable(x):
-      return OptVariable(x.get_value(), **x.get_metadata())
+      return OptVariable(x.get_value(), **_opt_metadata(x.get_metadata()))
     return OptArray(x)
 
   return jax.tree.map(wrap, tree, is_leaf=_is_variable)
