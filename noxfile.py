@@ -262,23 +262,30 @@ def _install_lowest(session, package, extras=()):
 
 
 def _check_floors(session, requirements):
-  """Fails unless each requirement is installed at its lower bound."""
-  wanted = [Requirement(r) for r in requirements]
-  wanted = [r for r in wanted if not r.marker or r.marker.evaluate()]
+  """Fails unless each requirement is installed at its lower bound (the
+  highest of the bounds when several packages require one distribution)."""
+  wanted = {}
+  for req in map(Requirement, requirements):
+    if not req.marker or req.marker.evaluate():
+      wanted.setdefault(req.name, []).append(req)
   code = (
     'import importlib.metadata as m, sys\n'
     'print(" ".join(m.version(n) for n in sys.argv[1:]))'
   )
-  names = [r.name for r in wanted]
+  names = list(wanted)
   found = session.run('python', '-c', code, *names, silent=True).split()
   problems = []
-  for req, version in zip(wanted, found):
-    floor = _lower_bound(req)
-    if floor is None:
-      problems.append(f'{req} declares no lower bound')
-    elif Version(version) != floor:
+  for name, version in zip(names, found):
+    floors = [_lower_bound(req) for req in wanted[name]]
+    problems += [
+      f'{req} declares no lower bound'
+      for req, floor in zip(wanted[name], floors)
+      if floor is None
+    ]
+    floor = max((f for f in floors if f is not None), default=None)
+    if floor is not None and Version(version) != floor:
       problems.append(
-        f'{req}: the lowest installable version is {version}, not {floor}'
+        f'{name}>={floor}: the lowest installable version is {version}'
       )
   session.log('Lowest: ' + ', '.join(f'{n}=={v}' for n, v in zip(names, found)))
   if problems:
