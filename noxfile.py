@@ -55,15 +55,17 @@ if hasattr(nox.options, 'parallel'):  # nox releases with --parallel
   nox.options.allow_parallel = True
 # The longest sessions first, so that the short ones fill in beside them;
 # tests-layers after integration and multihost, so that it can load from the
-# shared XLA cache the layer programs conformance has compiled by then.
+# shared XLA cache the layer programs conformance has compiled by then (its
+# lowest-versions twin, the longest of those, beside it).
 nox.options.sessions = [
   'conformance',
   'integration',
   'multihost',
   'tests-layers',
+  'tests-layers-lowest',
   *(f'tests-{p}' for p in PACKAGES if p != 'layers'),
   'tests-nnx-bridge',
-  *(f'tests-{p}-lowest' for p in PACKAGES),
+  *(f'tests-{p}-lowest' for p in PACKAGES if p != 'layers'),
   'downstream',
   'plugins',
   'plugin-safetensors',
