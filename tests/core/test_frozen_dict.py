@@ -220,3 +220,38 @@ def test_pretty_repr_function():
   )
   assert core.pretty_repr(FrozenDict({'a': 1})) == 'FrozenDict({\n    a: 1,\n})'
   assert core.pretty_repr([1, 2]) == '[1, 2]'
+
+
+def test_key_order_of_copies():
+  # A FrozenDict unfreezes, and a plain dict is copied by copy/pop, as a
+  # pytree: dicts come back in sorted key order at every level. A plain
+  # dict unfreezes in its own order; FrozenDict.copy/pop keep theirs.
+  d = {'b': {'z': 1, 'a': 2}, 'a': 3}
+  order = lambda t: [
+    (k, order(v)) if isinstance(v, (dict, FrozenDict)) else k
+    for k, v in t.items()
+  ]
+  sorted_order = ['a', ('b', ['a', 'z'])]
+  kept = [('b', ['z', 'a']), 'a']
+  assert order(core.unfreeze(FrozenDict(d))) == sorted_order
+  assert order(FrozenDict(d).unfreeze()) == sorted_order
+  assert order(core.unfreeze(d)) == kept
+  assert order(core.unfreeze({'x': FrozenDict({'z': 1, 'a': 2})})) == [
+    ('x', ['a', 'z'])
+  ]
+  assert order(core.copy(d)) == sorted_order
+  assert order(core.copy(d, {'c': 0})) == sorted_order + ['c']
+  assert order(core.copy(FrozenDict(d), {'c': 0})) == kept + ['c']
+  rest, value = core.pop({'p': {'z': 1, 'a': 2}, 's': {'y': 0, 'x': 1}}, 'p')
+  assert order(value) == ['a', 'z'] and order(rest) == [('s', ['x', 'y'])]
+  rest, value = core.pop(FrozenDict({'p': {'z': 1, 'a': 2}, 'r': 0}), 'p')
+  assert order(value) == ['z', 'a'] and order(rest) == ['r']
+  # The input is left alone; leaves are shared, containers are new.
+  assert order(d) == kept
+  leaf = [1]
+  copied = core.copy({'l': leaf})
+  assert copied['l'] == leaf and copied['l'] is not leaf
+  # Keys JAX cannot sort are its error.
+  with pytest.raises(ValueError, match='sorting pytree dictionary keys'):
+    core.pop({1: 'a', 'b': 2}, 'b')
+

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from flax import core
 from flax import errors
 from flax import linen as nn
 
@@ -262,3 +263,28 @@ def test_variable_methods_are_module_methods():
     pass
 
   assert repr(Scale().variable).startswith('<bound method Module.variable ')
+
+
+def test_variable_key_order_through_pop_and_unfreeze():
+  # init keeps creation order; flax.core.pop of a plain dict (and unfreeze
+  # of a FrozenDict) give sorted keys, as Flax 0.12.8.
+  class Model(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return nn.BatchNorm(use_running_average=False)(nn.Dense(3)(x))
+
+  x = jnp.ones((2, 4))
+  variables = Model().init(jax.random.key(0), x)
+  assert list(variables) == ['params', 'batch_stats']
+  assert list(variables['params']) == ['Dense_0', 'BatchNorm_0']
+  rest, params = core.pop(variables, 'params')
+  assert list(params) == ['BatchNorm_0', 'Dense_0']
+  assert list(rest) == ['batch_stats']
+  assert list(core.unfreeze(variables)['params']) == ['Dense_0', 'BatchNorm_0']
+  frozen = core.freeze(variables)
+  assert list(core.unfreeze(frozen['params'])) == ['BatchNorm_0', 'Dense_0']
+  # A FrozenDict's mutable collections are unfrozen (sorted) by apply.
+  _, updates = Model().apply(frozen, x, mutable=True)
+  assert list(updates['params']) == ['BatchNorm_0', 'Dense_0']
+  _, updates = Model().apply(variables, x, mutable=True)
+  assert list(updates['params']) == ['Dense_0', 'BatchNorm_0']

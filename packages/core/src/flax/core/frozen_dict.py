@@ -217,18 +217,30 @@ def freeze(xs: collections.abc.Mapping) -> FrozenDict:
   return FrozenDict(xs)
 
 
+def _tree_copy(x):
+  """A copy of the pytree ``x`` as JAX rebuilds it.
+
+  Every container node is new and dicts come back in sorted key order (JAX
+  flattens dicts by sorted keys); the leaves are shared.
+  """
+  return jax.tree_util.tree_map(lambda leaf: leaf, x)
+
+
 def unfreeze(x):
   """Returns a mutable copy of ``x`` made of plain nested dicts.
 
-  FrozenDicts and dicts are copied recursively; any other value is returned
-  as it is.
+  A FrozenDict is copied as a pytree: its dicts come back in sorted key
+  order. A dict keeps its key order and its values are unfrozen in turn;
+  any other value is returned as it is.
 
   >>> from flax.core import freeze, unfreeze
-  >>> unfreeze(freeze({'a': {'b': 1}}))
-  {'a': {'b': 1}}
+  >>> unfreeze(freeze({'b': 1, 'a': {'d': 2, 'c': 3}}))
+  {'a': {'c': 3, 'd': 2}, 'b': 1}
+  >>> unfreeze({'b': 1, 'a': 2})
+  {'b': 1, 'a': 2}
   """
   if isinstance(x, FrozenDict):
-    x = x._dict
+    return _tree_copy(x._dict)
   if isinstance(x, dict):
     return {key: unfreeze(value) for key, value in x.items()}
   return x
@@ -237,9 +249,12 @@ def unfreeze(x):
 def copy(x, add_or_replace=None):
   """Like ``FrozenDict.copy``, for a FrozenDict or a plain dict.
 
+  A plain dict is copied as a pytree (its dicts in sorted key order), then
+  updated with ``add_or_replace``.
+
   >>> from flax.core import copy
-  >>> copy({'a': 1}, {'b': 2})
-  {'a': 1, 'b': 2}
+  >>> copy({'b': 1, 'a': 2}, {'c': 3})
+  {'a': 2, 'b': 1, 'c': 3}
 
   Raises:
     TypeError: if ``x`` is neither a FrozenDict nor a dict.
@@ -249,7 +264,7 @@ def copy(x, add_or_replace=None):
   if isinstance(x, FrozenDict):
     return x.copy(add_or_replace)
   if isinstance(x, dict):
-    new_dict = unfreeze(x)
+    new_dict = _tree_copy(x)
     new_dict.update(add_or_replace)
     return new_dict
   raise TypeError(f'Expected FrozenDict or dict, got {type(x)}')
@@ -258,11 +273,13 @@ def copy(x, add_or_replace=None):
 def pop(x, key):
   """Like ``FrozenDict.pop``, for a FrozenDict or a plain dict.
 
-  Returns ``(x without key, value)``; ``x`` itself is not changed.
+  Returns ``(x without key, value)``; ``x`` itself is not changed. A plain
+  dict is copied as a pytree first, so its dicts (the popped value's too)
+  come back in sorted key order.
 
   >>> from flax.core import pop
-  >>> pop({'params': 1, 'stats': 2}, 'params')
-  ({'stats': 2}, 1)
+  >>> pop({'stats': 2, 'params': {'w': 1, 'b': 0}}, 'params')
+  ({'stats': 2}, {'b': 0, 'w': 1})
 
   Raises:
     TypeError: if ``x`` is neither a FrozenDict nor a dict.
@@ -270,7 +287,7 @@ def pop(x, key):
   if isinstance(x, FrozenDict):
     return x.pop(key)
   if isinstance(x, dict):
-    new_dict = unfreeze(x)
+    new_dict = _tree_copy(x)
     value = new_dict.pop(key)
     return new_dict, value
   raise TypeError(f'Expected FrozenDict or dict, got {type(x)}')
