@@ -25,6 +25,7 @@ import itertools
 import operator
 import types
 import typing as tp
+import weakref
 
 import jax
 
@@ -279,7 +280,14 @@ def _node_repr(node):
 
 
 class _View:
-  """Cached flat view of a graph root."""
+  """Cached flat view of a graph root.
+
+  A Pytree root's record keeps its view (see :func:`flat_view`), so such a
+  view holds its root weakly: a strong reference would close a cycle
+  (root, record, view, root) that keeps the graph and its arrays alive
+  until Python's cycle collector runs, long after the last user reference
+  is gone (e.g. a temporary ``nnx.Rngs`` passed to ``nnx.jit``).
+  """
 
   __slots__ = (
     'epoch',
@@ -287,7 +295,9 @@ class _View:
     'graphdef',
     'leaves',
     'paths',
-    'nodes',
+    'root',
+    'descendants',
+    'root_version',
     'versions',
     'containers',
     'all_variables',
@@ -301,8 +311,29 @@ class _View:
     '__weakref__',
   )
 
+  @property
+  def nodes(self) -> list:
+    """Every graph node, in the flattener's order (the root first when it
+    is a node)."""
+    if self.root is None:
+      return list(self.descendants)
+    return [self.root(), *self.descendants]
 
-def _build_view(root) -> _View:
+
+class _Held:
+  """A strong reference called like a ``weakref.ref`` (the root of a view
+  no record keeps)."""
+
+  __slots__ = ('obj',)
+
+  def __init__(self, obj):
+    self.obj = obj
+
+  def __call__(self):
+    return self.obj
+
+
+def _build_view(root, *, weak_root: bool = False) -> _View:
   f = _Flattener()
   node = f.visit_root(root)
   view = _View()
@@ -311,8 +342,19 @@ def _build_view(root) -> _View:
   view.graphdef = GraphDef._create(node, len(f.leaves), f.counter)
   view.leaves = f.leaves
   view.paths = f.paths
-  view.nodes = [obj for _, obj in f.nodes]
-  view.versions = [(m, m.version) for m in map(_meta_of, f.versions)]
+  nodes = [obj for _, obj in f.nodes]
+  if nodes and nodes[0] is root:
+    view.root = weakref.ref(root) if weak_root else _Held(root)
+    view.descendants = nodes[1:]
+  else:  # a root that is not a node (a container, an array)
+    view.root, view.descendants = None, nodes
+  # The root's own record (which keeps a weak-root view) is checked
+  # through the root: listing it here would close a cycle (record, view).
+  own = root._pytree__m if weak_root else None
+  view.root_version = None if own is None else own.version
+  view.versions = [
+    (m, m.version) for m in map(_meta_of, f.versions) if m is not own
+  ]
   view.containers = container_snapshot(f.containers)
   view.all_variables = not f.hijax and all(map(_is_variable, f.leaves))
   # Lets merge(graphdef, state-from-split) match paths by identity.
@@ -340,12 +382,15 @@ def flat_view(root) -> _View:
     if view is not None:
       if view.meta_epoch == META_EPOCH.value and (
         view.epoch == EPOCH.value
-        or all(m.version == v for m, v in view.versions)
+        or (
+          root._pytree__m.version == view.root_version
+          and all(m.version == v for m, v in view.versions)
+        )
       ):
         if view.containers is None or view.containers.unchanged():
           view.epoch = EPOCH.value
           return view
-    view = _build_view(root)
+    view = _build_view(root, weak_root=True)
     root._pytree__m.view = view
     return view
   return _build_view(root)
