@@ -12,6 +12,12 @@ from flax import struct
 from flax import traverse_util
 from flax.core import FrozenDict
 
+# Traversals are deprecated (every one made warns, as in Flax 0.12.8); the
+# warning itself is checked in test_traversals_warn_deprecation.
+pytestmark = pytest.mark.filterwarnings(
+  'ignore:`flax.traverse_util.Traversal` will be deprecated:DeprecationWarning'
+)
+
 
 def test_doctests():
   assert doctest.testmod(traverse_util).failed == 0
@@ -154,13 +160,28 @@ def test_filter_merge_set_tree():
   with pytest.raises(ValueError, match='Too many values'):
     t.set([20, 40, 60], [1, 2, 3, 4])
 
-  merged = traverse_util.t_identity['a'].merge(traverse_util.t_identity['b'])
+  merged = traverse_util.t_identity.merge(
+    traverse_util.t_identity['a'], traverse_util.t_identity['b']
+  )
+  assert isinstance(merged, traverse_util.TraverseCompose)
   assert list(merged.iterate({'a': 1, 'b': 2, 'c': 3})) == [1, 2]
   assert merged.update(lambda x: 0, {'a': 1, 'b': 2, 'c': 3}) == {
     'a': 0,
     'b': 0,
     'c': 3,
   }
+  # merge composes this traversal with the union of the others: they
+  # select inside what this one selects.
+  rows = [{'foo': 1, 'bar': 2}, {'foo': 3, 'bar': 4}]
+  inner = traverse_util.t_identity.each().merge(
+    traverse_util.TraverseItem('foo'), traverse_util.TraverseItem('bar')
+  )
+  assert list(inner.iterate(rows)) == [1, 2, 3, 4]
+  assert inner.update(lambda x: x * 10, rows) == [
+    {'foo': 10, 'bar': 20},
+    {'foo': 30, 'bar': 40},
+  ]
+  assert list(traverse_util.t_identity[0].merge().iterate(rows)) == []
 
   tree = traverse_util.t_identity.tree()
   assert list(tree.iterate({'a': [1, 2], 'b': 3})) == [1, 2, 3]
@@ -230,3 +251,31 @@ def test_traverse_attr_updates_plain_objects():
   new = t.update(lambda v: v + 1, o)
   assert type(new) is Obj and new is not o
   assert (new.x, o.x) == (2, 1)
+
+
+@pytest.mark.filterwarnings('error')
+def test_traversals_warn_deprecation():
+  match = '`flax.traverse_util.Traversal` will be deprecated'
+  with pytest.warns(DeprecationWarning, match=match) as record:
+    traverse_util.TraverseItem('a')
+  assert len(record) == 1
+  # Each traversal of a chain is one: each() composes two.
+  with pytest.warns(DeprecationWarning, match=match) as record:
+    traverse_util.t_identity.each()
+  assert len(record) == 2
+
+  class Mine(traverse_util.Traversal):
+    def __init__(self):
+      pass
+
+    def update(self, fn, inputs):
+      return fn(inputs)
+
+    def iterate(self, inputs):
+      yield inputs
+
+  with pytest.warns(DeprecationWarning, match=match):
+    Mine()
+  # Flattening helpers do not warn, nor does the module's identity.
+  assert traverse_util.flatten_dict({'a': 1}) == {('a',): 1}
+  assert list(traverse_util.t_identity.iterate(3)) == [3]

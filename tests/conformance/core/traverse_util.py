@@ -26,3 +26,15 @@ decay = traverse_util.path_aware_map(
   lambda path, _: 'decay' if path[-1] == 'kernel' else 'none', params
 )
 report.value('labels', decay)
+rows = [{'foo': 1, 'bar': 2}, {'foo': 3, 'bar': 4}]
+merged = traverse_util.t_identity.each().merge(
+  traverse_util.TraverseItem('foo'), traverse_util.TraverseItem('bar')
+)
+report.value('merge type', type(merged).__name__)
+report.value('merge iterate', list(merged.iterate(rows)))
+report.value('merge update', merged.update(lambda x: x * 10, rows))
+report.value('merge none', list(traverse_util.t_identity[0].merge().iterate(rows)))
+with report.warns('traversal deprecated'):
+  traverse_util.TraverseItem('a')
+with report.warns('chain deprecated'):
+  traverse_util.t_identity.each().filter(bool)

@@ -24,6 +24,7 @@ import abc
 import collections
 import copy
 import dataclasses
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -174,6 +175,13 @@ def path_aware_map(f: Callable[[Path, Any], Any], nested_dict):
 # -- Traversals --------------------------------------------------------------
 
 
+_TRAVERSAL_DEPRECATION = (
+  '`flax.traverse_util.Traversal` will be deprecated. If you are using it '
+  'for `flax.optim`, use `optax` instead. Refer to the optax update guide '
+  'of the Flax documentation for detailed instructions.'
+)
+
+
 class Traversal(abc.ABC):
   """Base class of traversals: lenses over immutable data structures.
 
@@ -183,7 +191,16 @@ class Traversal(abc.ABC):
   Traversals chain: ``t.foo`` selects attribute ``foo`` of what ``t``
   selects, ``t['k']`` an item, ``t.each()`` every element, ``t.tree()`` every
   pytree leaf and ``t.filter(fn)`` only matching values.
+
+  Traversals are deprecated: making one (each step of a chain is one) emits
+  a DeprecationWarning; transform parameters with ``optax`` or
+  :func:`path_aware_map` instead.
   """
+
+  def __new__(cls, *args, **kwargs):
+    del args, kwargs
+    warnings.warn(_TRAVERSAL_DEPRECATION, DeprecationWarning)
+    return super().__new__(cls)
 
   @abc.abstractmethod
   def update(self, fn: Callable[[Any], Any], inputs):
@@ -224,8 +241,9 @@ class Traversal(abc.ABC):
     return TraverseCompose(self, other)
 
   def merge(self, *traversals: 'Traversal') -> 'Traversal':
-    """The union of this traversal and ``traversals``."""
-    return TraverseMerge(self, *traversals)
+    """Selects, in each value this traversal selects, what any of
+    ``traversals`` selects (this traversal composed with their union)."""
+    return self.compose(TraverseMerge(*traversals))
 
   def each(self) -> 'Traversal':
     """Selects every element of the selected containers."""
@@ -258,7 +276,16 @@ class TraverseId(Traversal):
     return fn(inputs)
 
 
-t_identity = TraverseId()
+
+
+def _quiet_identity() -> TraverseId:
+  # The module's own identity traversal is made without the warning.
+  with warnings.catch_warnings():
+    warnings.simplefilter('ignore', DeprecationWarning)
+    return TraverseId()
+
+
+t_identity = _quiet_identity()
 
 
 class TraverseMerge(Traversal):
