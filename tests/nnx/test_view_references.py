@@ -89,9 +89,7 @@ def test_view_is_kept_and_invalidated_by_root_changes():
   view = graphlib.flat_view(model)
   assert graphlib.flat_view(model) is view
   assert view.nodes[0] is model
-  assert view.nodes[1:] == [
-    n for n in view.nodes if n is not model
-  ]
+  assert view.nodes[1:] == [n for n in view.nodes if n is not model]
   model.extra = nnx.Param(jnp.zeros(1))  # an attribute set on the root
   rebuilt = graphlib.flat_view(model)
   assert rebuilt is not view

@@ -40,21 +40,30 @@ def partial_init(old_state, rngs):
 
 good_model = partial_init(old_state, nnx.Rngs(42))
 report.value('new live arrays', len(jax.live_arrays()) - start)
-report.value('live array shapes', sorted(
-  [list(a.shape), str(a.dtype)] for a in jax.live_arrays()))
+report.value(
+  'live array shapes',
+  sorted([list(a.shape), str(a.dtype)] for a in jax.live_arrays()),
+)
 report.tree('model state', nnx.state(good_model))
 report.array('model output', good_model(jnp.ones((2, 4))))
-report.value('old state deleted', [
-  v.is_deleted() for v in jax.tree.leaves(old_state)])
+report.value(
+  'old state deleted', [v.is_deleted() for v in jax.tree.leaves(old_state)]
+)
 again = len(jax.live_arrays())
 good_model = partial_init(old_state, nnx.Rngs(42))
 report.value('second call, new live arrays', len(jax.live_arrays()) - again)
 
 for name, fn in [
   ('jit', lambda r: nnx.jit(lambda r: r.default())(r)),
-  ('jit building a module', lambda r: nnx.jit(lambda r: nnx.Linear(2, 2, rngs=r))(r)),
+  (
+    'jit building a module',
+    lambda r: nnx.jit(lambda r: nnx.Linear(2, 2, rngs=r))(r),
+  ),
   ('split', nnx.split),
-  ('eval_shape', lambda r: nnx.eval_shape(lambda r: nnx.Linear(2, 2, rngs=r), r)),
+  (
+    'eval_shape',
+    lambda r: nnx.eval_shape(lambda r: nnx.Linear(2, 2, rngs=r), r),
+  ),
 ]:
   for graph in (True, False):
     with nnx.set_graph_mode(graph):

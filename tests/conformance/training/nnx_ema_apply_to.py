@@ -37,11 +37,14 @@ for step in range(20):
 report.array('ema model loss', loss_fn(ema_model, x, y))
 report.array('model loss', loss_fn(model, x, y))
 report.tree('ema model state', nnx.state(ema_model))
-report.value('identities', [
-  ema_model.layers[0].kernel is ema.params['layers'][0]['kernel'],
-  ema_model.layers[0].kernel is model.layers[0].kernel,
-  ema.apply_to(model).layers[1].bias is ema_model.layers[1].bias,
-])
+report.value(
+  'identities',
+  [
+    ema_model.layers[0].kernel is ema.params['layers'][0]['kernel'],
+    ema_model.layers[0].kernel is model.layers[0].kernel,
+    ema.apply_to(model).layers[1].bias is ema_model.layers[1].bias,
+  ],
+)
 
 
 class Net(nnx.Module):
@@ -58,15 +61,18 @@ class Net(nnx.Module):
 net = Net(nnx.Rngs(0))
 only = nnx.EMA(net, decay=0.5, only=nnx.Param)
 applied = only.apply_to(net)
-report.value('only Param identities', [
-  type(applied).__name__,
-  applied is net,
-  applied.lin is net.lin,
-  applied.lin.kernel is only.params['lin']['kernel'],
-  applied.tied is applied.lin.kernel,
-  applied.bn.mean is net.bn.mean,
-  applied.count is net.count,
-])
+report.value(
+  'only Param identities',
+  [
+    type(applied).__name__,
+    applied is net,
+    applied.lin is net.lin,
+    applied.lin.kernel is only.params['lin']['kernel'],
+    applied.tied is applied.lin.kernel,
+    applied.bn.mean is net.bn.mean,
+    applied.count is net.count,
+  ],
+)
 applied(jnp.arange(8.0).reshape(4, 2))
 report.array('batch stats reach the model', net.bn.mean[...])
 net.lin.kernel[...] = net.lin.kernel[...] * 3.0
@@ -75,12 +81,17 @@ report.array('eager update seen', applied.lin.kernel[...])
 only.update(nnx.state(net))
 report.array('state update seen', applied.lin.kernel[...])
 jitted = nnx.jit(lambda e, m: e.apply_to(m))(only, net)
-report.value('apply_to under jit', [
-  jitted.lin.kernel is only.params['lin']['kernel'],
-  jitted.bn.mean is net.bn.mean,
-])
-report.array('apply_to under jit evaluates', nnx.jit(
-  lambda e, m, x: e.apply_to(m)(x))(only, net, jnp.ones((4, 2))))
+report.value(
+  'apply_to under jit',
+  [
+    jitted.lin.kernel is only.params['lin']['kernel'],
+    jitted.bn.mean is net.bn.mean,
+  ],
+)
+report.array(
+  'apply_to under jit evaluates',
+  nnx.jit(lambda e, m, x: e.apply_to(m)(x))(only, net, jnp.ones((4, 2))),
+)
 report.text('ema repr', repr(only))
 
 small = nnx.EMA(nnx.Linear(2, 3, rngs=nnx.Rngs(0)), decay=0.9)
