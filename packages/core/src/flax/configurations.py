@@ -213,6 +213,19 @@ class Config:
     with self._lock:
       self._values[canonical] = value
 
+  def _read(self, name: str) -> Any:
+    """The value of flag ``name`` (a private reader, as in Flax 0.12.8).
+
+    Raises:
+      LookupError: if there is no such flag.
+    """
+    # Only flag names: an alias (``flax_graph_mode``) is unknown here.
+    if name not in self._values:
+      self._load_plugin_flags()
+    if name not in self._values:
+      raise LookupError(f'Unrecognized config option: {name}')
+    return self._values[name]
+
   @contextlib.contextmanager
   def temp_flip_flag(self, var_name: str, var_value: bool):
     """Sets flag ``flax_<var_name>`` inside a ``with`` block.

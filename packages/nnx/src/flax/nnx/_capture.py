@@ -3,90 +3,111 @@
 
 A capture gives every Module reachable from its root (the function when
 it is a Module, else its first positional argument) a ``__captures__``
-attribute: a :class:`Captures` Variable holding the values recorded for
-that Module. While it is there, ``sow`` and ``perturb`` record into it and
-leave the Module's other attributes alone; being a Variable, it crosses
-NNX transforms like any state (values recorded inside ``nnx.jit`` come
-out as its graph updates). When the capture ends it reads and removes the
-attribute of each of its Modules (a capture nested in another takes the
-Modules away from the outer one). A Module without the attribute keeps
-the deprecated behaviour of setting attributes.
+data attribute, as Flax 0.12.8: a tuple of *buffers*, one Variable per
+type the capture asks for, then one per other Variable type ``init``
+gives that Module values of. A buffer's value is a dict ``{name: value}``
+(a buffer of ``init`` starts with those values). ``sow`` and ``perturb``
+write into the buffer whose type is exactly theirs (a type without a
+buffer is not captured) and leave the Module's other attributes alone.
+Being Variables in a data attribute, buffers cross NNX transforms, and
+``nnx.state`` / ``nnx.split`` filters see them like any state (a
+``Perturbation`` buffer is an ``Intermediate``). Recording checks no
+trace level, as in Flax 0.12.8. When the
+capture ends it reads and removes the attribute of each of its Modules (a
+capture nested in another takes the Modules away from the outer one). A
+Module without the attribute keeps the deprecated behaviour of setting
+attributes.
 """
+
+import collections.abc
+import typing as tp
 
 import jax
 import jax.numpy as jnp
 
-from flax.nnx.variablelib import Variable
-
 ATTRIBUTE = '__captures__'
 
 
-class Captures(Variable):
-  """The values an ``nnx.capture`` call recorded for one Module.
-
-  Its value is a dict: ``'init'`` (``{name: value}``, the starting values
-  ``init`` gives this Module) and ``'records'`` (one ``{name: Variable}``
-  per Variable type asked for). The types are its ``var_types`` metadata:
-  a value goes to the first type it is an instance of, and is dropped if
-  none.
-  """
+def new(var_types: tp.Sequence, init: dict) -> tuple:
+  """The buffers of one Module: ``var_types`` (each once, in order) then
+  the other types of ``init`` (``{type: {name: value}}``, in its order);
+  a buffer starts with the values ``init`` gives its type."""
+  types = list(dict.fromkeys(var_types))
+  types += [t for t in init if t not in types]
+  return tuple(t(dict(init.get(t, {}))) for t in types)
 
 
-def new(var_types, init: dict) -> Captures:
-  return Captures(
-    {'init': init, 'records': tuple({} for _ in var_types)},
-    var_types=tuple(var_types),
-  )
-
-
-def of(module) -> Captures | None:
-  """The :class:`Captures` of ``module`` if a capture holds it."""
+def of(module) -> tuple | None:
+  """The buffers of ``module`` if a capture holds it."""
   found = vars(module).get(ATTRIBUTE)
-  return found if isinstance(found, Captures) else None
+  return found if type(found) is tuple else None
 
 
-def _slot(var_types, variable_type) -> int | None:
-  for k, t in enumerate(var_types):
-    if issubclass(variable_type, t):
-      return k
+def _buffer(buffers: tuple, variable_type):
+  for buffer in buffers:
+    if type(buffer) is variable_type:
+      return buffer
   return None
 
 
-def _record(captures: Captures, k: int, name: str, var) -> None:
-  value = captures.get_raw_value()
-  records = list(value['records'])
-  records[k] = {**records[k], name: var}
-  captures.set_raw_value({'init': value['init'], 'records': tuple(records)})
+def _record(buffer, name, value) -> None:
+  # A new dict (transforms see a new value, not one changed in place);
+  # no trace-level check, as Flax 0.12.8 records into a buffer made
+  # outside the trace the Module runs in.
+  recorded = buffer.get_raw_value()
+  buffer.set_raw_value({**recorded, name: value}, _unsafe_bypass_check=True)
 
 
-def sow(captures: Captures, variable_type, name, value, reduce_fn, init_fn):
-  k = _slot(captures.var_types, variable_type)
-  if k is None:
-    return
-  recorded = captures.get_raw_value()
-  previous = recorded['records'][k].get(name)
-  if previous is not None:
-    start = previous.get_value()
-  elif name in recorded['init']:
-    start = recorded['init'][name]
-  else:
-    start = init_fn()
-  _record(captures, k, name, variable_type(reduce_fn(start, value)))
+def sow(buffers, variable_type, name, value, reduce_fn, init_fn) -> bool:
+  """Reduces ``value`` into the buffer of ``variable_type``; ``False`` if
+  the capture has none."""
+  buffer = _buffer(buffers, variable_type)
+  if buffer is None:
+    return False
+  recorded = buffer.get_raw_value()
+  start = recorded[name] if name in recorded else init_fn()
+  _record(buffer, name, reduce_fn(start, value))
+  return True
 
 
-def perturb(captures: Captures, variable_type, name, value):
-  # active only if a type asked for is this perturbation type (or a
-  # subclass of it); the value goes to the first type it is one of
-  var_types = captures.var_types
-  if not any(issubclass(t, variable_type) for t in var_types):
+def perturb(buffers, variable_type, name, value):
+  """``value`` plus the perturbation ``name`` of the buffer of
+  ``variable_type`` (zeros, recorded on first use); ``value`` itself if
+  the capture has no such buffer."""
+  buffer = _buffer(buffers, variable_type)
+  if buffer is None:
     return value
-  k = _slot(var_types, variable_type)
-  recorded = captures.get_raw_value()
-  var = recorded['records'][k].get(name)
-  if var is None:
-    if name in recorded['init']:
-      var = variable_type(recorded['init'][name])
-    else:
-      var = variable_type(jax.tree.map(jnp.zeros_like, value))
-    _record(captures, k, name, var)
-  return jax.tree.map(lambda p, v: p + v, var.get_value(), value)
+  recorded = buffer.get_raw_value()
+  if name not in recorded:
+    _record(buffer, name, jax.tree.map(jnp.zeros_like, value))
+  perturbation = buffer.get_raw_value()[name]
+  return jax.tree.map(lambda p, v: p + v, perturbation, value)
+
+
+def init_by_module(state) -> dict:
+  """``{module path: {type: {name: value}}}`` of the Variables of a State
+  or nested mapping (``init`` of ``nnx.capture``), in its order; other
+  values are ignored."""
+  from flax.nnx import variablelib
+
+  out: dict = {}
+
+  def walk(mapping, path):
+    for key, v in mapping.items():
+      if isinstance(v, variablelib.Variable):
+        by_type = out.setdefault(path, {})
+        by_type.setdefault(type(v), {})[key] = v.get_value()
+      elif isinstance(v, collections.abc.Mapping):
+        walk(v, (*path, key))
+
+  if state is not None:
+    walk(state, ())
+  return out
+
+
+def records(buffers: tuple, var_types: tp.Sequence) -> tp.Iterator:
+  """``(name, Variable)`` for what the buffers of ``var_types`` hold."""
+  for buffer in buffers:
+    if type(buffer) in var_types:
+      for name, value in buffer.get_raw_value().items():
+        yield name, type(buffer)(value)

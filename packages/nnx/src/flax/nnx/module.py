@@ -87,18 +87,19 @@ class Module(Pytree, metaclass=ModuleMeta):
     The first call stores ``reduce_fn(init_fn(), value)``; later calls store
     ``reduce_fn(previous, value)`` (by default a growing tuple). During an
     :func:`nnx.capture <flax.nnx.capture>` call that holds this Module the
-    value goes to the capture (if it asks for ``variable_type``) and the
-    Module is left as it is; elsewhere it warns (deprecated, as in Flax
-    0.12.8).
+    value goes to the capture's Variable of exactly ``variable_type`` and
+    the Module is left as it is; it returns ``False`` when the capture has
+    none. Elsewhere it warns (deprecated, as in Flax 0.12.8).
     """
     if isinstance(variable_type, str):
       variable_type = variable_type_from_name(
         variable_type, allow_register=True
       )
-    captures = _capture.of(self)
-    if captures is not None:
-      _capture.sow(captures, variable_type, name, value, reduce_fn, init_fn)
-      return True
+    buffers = _capture.of(self)
+    if buffers is not None:
+      return _capture.sow(
+        buffers, variable_type, name, value, reduce_fn, init_fn
+      )
     var = vars(self).get(name)
     if name in vars(self):
       # Checked before the deprecation warning.
@@ -125,17 +126,18 @@ class Module(Pytree, metaclass=ModuleMeta):
     first call) so that gradients w.r.t. it are those of ``value``.
 
     During an :func:`nnx.capture <flax.nnx.capture>` call that holds this
-    Module and asks for ``variable_type``, the perturbation (zeros, or the
-    value ``init`` gives) is recorded in the capture and the Module is left
-    as it is; a capture that does not ask for it leaves ``value`` as is.
+    Module and has a Variable of exactly ``variable_type`` (it asks for it,
+    or its ``init`` gives values of it), the perturbation (zeros, or the
+    value ``init`` gives) is recorded there and the Module is left as it
+    is; a capture without one leaves ``value`` as is.
     Elsewhere it warns (deprecated, as in Flax 0.12.8)."""
     if isinstance(variable_type, str):
       variable_type = variable_type_from_name(
         variable_type, allow_register=True
       )
-    captures = _capture.of(self)
-    if captures is not None:
-      return _capture.perturb(captures, variable_type, name, value)
+    buffers = _capture.of(self)
+    if buffers is not None:
+      return _capture.perturb(buffers, variable_type, name, value)
     warnings.warn(_PERTURB_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if name not in vars(self):
       import jax

@@ -23,7 +23,7 @@ import functools
 import inspect
 import typing as tp
 
-from flax.nnx import _capture, filterlib
+from flax.nnx import _capture, filterlib, pytreelib
 from flax.nnx.module import Module, iter_modules
 from flax.nnx.pytreelib import Pytree, _new_object, _sort_key
 from flax.nnx.statelib import State
@@ -234,25 +234,42 @@ def view_info(
 # -- capture ----------------------------------------------------------------------
 
 
-_CAPTURE_TYPES: dict = {}
+def _method_output_names(cls) -> list:
+  """The methods of ``cls`` (its own, not inherited) whose outputs
+  ``method_outputs`` sows: public ones and ``__call__``; static and class
+  methods and properties are left alone."""
+  names = []
+  for name, value in vars(cls).items():
+    if name.startswith('_') and name != '__call__':
+      continue
+    if isinstance(value, (staticmethod, classmethod, property, type)):
+      continue
+    if callable(value) and hasattr(value, '__get__'):
+      names.append(name)
+  return names
 
 
-def _capturing_type(cls, var_type):
-  key = (cls, var_type)
-  sub = _CAPTURE_TYPES.get(key)
-  if sub is None:
-    call = cls.__call__
+def _sowing_method(method, name: str, variable_type):
+  @functools.wraps(method)
+  def sowing(self, *args, **kwargs):
+    out = method.__get__(self, type(self))(*args, **kwargs)
+    self.sow(variable_type, name, out)
+    return out
 
-    @functools.wraps(call)
-    def __call__(self, *args, **kwargs):
-      out = call(self, *args, **kwargs)
-      self.sow(var_type, '__call__', out)
-      return out
+  return sowing
 
-    sub = type(cls.__name__, (cls,), {'__call__': __call__})
-    sub.__qualname__ = cls.__qualname__
-    _CAPTURE_TYPES[key] = sub
-  return sub
+
+def _patch_methods(modules, variable_type) -> list:
+  """Makes the methods of the classes of ``modules`` sow their outputs;
+  returns ``(class, name, original)`` to put back. The classes change for
+  the call (their other instances sow too), as in Flax 0.12.8."""
+  patched = []
+  for cls in dict.fromkeys(type(module) for _, module in modules):
+    for name in _method_output_names(cls):
+      method = vars(cls)[name]
+      patched.append((cls, name, method))
+      setattr(cls, name, _sowing_method(method, name, variable_type))
+  return patched
 
 
 def capture(
@@ -266,16 +283,23 @@ def capture(
   :meth:`Module.perturb` recorded during the call.
 
   The Modules captured are those reachable from ``fn`` when it is a
-  Module (or a method of one), else from its first positional argument; paths in the States are
-  relative to it. While the call runs, their ``sow`` / ``perturb`` record
-  into the capture (a value goes to the first of ``var_types`` it is an
-  instance of, and is dropped if none) and the Modules are left as they
-  are. ``init`` is a State of starting values (a ``sow`` reduces onto
-  them; a ``perturb`` adds them instead of zeros, which is how gradients
-  w.r.t. perturbations are taken). ``method_outputs=SomeVariableType``
-  also sows the output of every captured Module's ``__call__`` as
-  ``'__call__'``. Without ``var_types`` the call returns only the output.
-  With a Variable type as first argument, ``capture`` returns a decorator.
+  Module (or a method of one), else from its first positional argument;
+  paths in the States are relative to it. While the call runs, each of
+  them has a ``__captures__`` data attribute: a tuple of one Variable per
+  type of ``var_types`` (then one per other type ``init`` gives it values
+  of), whose value is a dict of what was recorded under each name. A
+  ``sow`` / ``perturb`` records into the Variable of exactly its type
+  (none: not recorded) and leaves the Module's other attributes alone.
+  ``init`` is a State of starting values: a ``sow`` reduces onto them, a
+  ``perturb`` adds them instead of zeros (even when ``var_types`` leaves
+  their type out), which is how gradients w.r.t. perturbations are taken.
+  The records of ``var_types`` are returned, each in the State of the
+  first type it is an instance of. ``method_outputs=SomeVariableType``
+  also sows the output of every public method (and ``__call__``) that the
+  classes of the captured Modules define, under the method's name: the
+  classes are changed for the call. Without ``var_types`` the call
+  returns only the output. With a Variable type as first argument,
+  ``capture`` returns a decorator.
 
   >>> from flax import nnx
   >>> import jax.numpy as jnp
@@ -305,34 +329,30 @@ def capture(
       root = args[0]
     else:
       root = None
-    init_values = _init_by_module(init)
+    init_values = _capture.init_by_module(init)
     modules = _modules_of(root)
     for path, module in modules:
-      own = init_values.get(path, {})
-      setattr(module, _capture.ATTRIBUTE, _capture.new(var_types, own))
-    swapped = []
-    if method_outputs is not None:
-      for _, module in modules:
-        if type(module).__call__ is not object.__call__ and callable(module):
-          swapped.append((module, type(module)))
-          object.__setattr__(
-            module, '__class__', _capturing_type(type(module), method_outputs)
-          )
-    stores = [{} for _ in var_types]
+      buffers = _capture.new(var_types, init_values.get(path, {}))
+      setattr(module, _capture.ATTRIBUTE, pytreelib.data(buffers))
+    patched = []
     try:
+      if method_outputs is not None:
+        patched = _patch_methods(modules, method_outputs)
       out = fn(*args, **kwargs)
     finally:
-      for module, cls in swapped:
-        object.__setattr__(module, '__class__', cls)
-      for path, module in modules:
-        captures = _capture.of(module)
-        if captures is None:  # a nested capture took it
-          continue
-        delattr(module, _capture.ATTRIBUTE)
-        records = captures.get_raw_value()['records']
-        for store, recorded in zip(stores, records):
-          for name, var in recorded.items():
-            store[(*path, name)] = var
+      for cls, name, method in reversed(patched):
+        setattr(cls, name, method)
+    # As Flax 0.12.8, a call that raises leaves the buffers in place.
+    stores = [{} for _ in var_types]
+    for path, module in modules:
+      buffers = _capture.of(module)
+      if buffers is None:  # a nested capture took it
+        continue
+      delattr(module, _capture.ATTRIBUTE)
+      for name, var in _capture.records(buffers, var_types):
+        # a record goes to the first type it is an instance of
+        k = next(k for k, t in enumerate(var_types) if isinstance(var, t))
+        stores[k][(*path, name)] = var
     if not var_types:
       return out
     return (out, *map(_state_of, stores))
@@ -353,23 +373,6 @@ def _modules_of(root) -> list:
     for path, node in graphlib.iter_graph(root, graph=True)
     if isinstance(node, Module)
   ]
-
-
-def _init_by_module(state) -> dict:
-  """``{module path: {name: raw value}}`` of a State (``init`` of
-  :func:`capture`)."""
-  if state is None:
-    return {}
-  from flax.nnx import variablelib
-
-  flat = state.flat_state() if hasattr(state, 'flat_state') else state
-  out: dict = {}
-  for path, v in flat:
-    if not path:
-      continue
-    value = v.get_value() if isinstance(v, variablelib.Variable) else v
-    out.setdefault(tuple(path[:-1]), {})[path[-1]] = value
-  return out
 
 
 def _state_of(store: dict):

@@ -160,6 +160,7 @@ class _ScanStep:
       if carry_arg is not None:
         _checks.check_carry_refs(args[carry_arg], c_out)
       changed, values = ig.updates()
+      graph_changed = changed
       changed = _checks.value_changes(
         changed, values, entered, ig.nodes, plan, lambda k: _update_slots(ig, k)
       )
@@ -188,7 +189,12 @@ class _ScanStep:
           if node is not None and k not in kept
         ]
         values = [
-          vals if node is None or k in kept else None
+          vals
+          if node is None or k in kept
+          else _carried_values(vals, entered[k])
+          if plan.root_axes[k] is None
+          and (graph_changed is None or graph_changed[k] is None)
+          else None
           for k, (vals, node) in enumerate(zip(values, changed))
         ]
       new_leaves = _updated_leaves(pure, values, plan)
@@ -399,6 +405,15 @@ def _out_leaf_axes(y_out, out_axes) -> list:
   ]
 
 
+def _carried_values(values, entered) -> list:
+  """Graph mode: the values a node under a StateAxes passes to the next
+  step when only the value structure of some of its Variables changed
+  (values sown under ``nnx.capture``, stacked over the steps): its other
+  leaves, carried ones included, take their new values."""
+  struct = jax.tree_util.tree_structure
+  return [v if struct(v) == struct(b) else b for v, b in zip(values, entered)]
+
+
 def _updated_leaves(pure, values, plan):
   """The leaves of ``pure`` with each graph node's values replaced by its
   values after the step."""
@@ -607,9 +622,13 @@ def scan(
             if axis is not None:
               values[k] = [_move(v, 0, axis) for v in stacked]
             else:  # a StateAxes: the axis of each leaf's filter
+              # carried leaves: their value after the last step
+              last = 0 if reverse else -1
               values[k] = [
                 jax.tree.map(lambda x: x[-1], v)
                 if ax is None
+                else jax.tree.map(lambda x: x[last], v)
+                if ax is Carry
                 else jax.tree.map(lambda x, ax=ax: _move(x, 0, ax), v)
                 for v, ax in zip(stacked, fn.grown_axes[k])
               ]
