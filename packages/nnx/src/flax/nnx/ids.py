@@ -1,9 +1,10 @@
 """Process-wide unique ids for NNX objects.
 
+>>> import copy
 >>> from flax.nnx import ids
 >>> a, b = ids.uuid(), ids.uuid()
->>> a == b, a == ids.UUID(a.rawid)
-(False, True)
+>>> a == b, a == ids.UUID(a.id), copy.copy(a) == a
+(False, True, False)
 """
 
 import itertools
@@ -11,25 +12,30 @@ import threading
 
 
 class UUID:
-  """A unique id: compares and hashes as its integer ``rawid``."""
+  """A unique id: compares and hashes as its integer ``id``.
 
-  __slots__ = ('rawid',)
+  A copy (``copy.copy`` or ``copy.deepcopy``) is a fresh id, so a copied
+  object never shares its identity with the original; pickling keeps the id.
+  """
 
-  def __init__(self, rawid):
-    self.rawid = rawid
+  def __init__(self, rawid: int):
+    self.id = rawid
 
   def __eq__(self, other):
-    return isinstance(other, UUID) and self.rawid == other.rawid
+    return isinstance(other, UUID) and self.id == other.id
 
   def __hash__(self):
-    return hash(self.rawid)
+    return hash(self.id)
 
   def __repr__(self):
-    return f'UUID({self.rawid})'
+    return f'UUID({self.id})'
+
+  def __copy__(self):
+    return uuid()
 
   def __deepcopy__(self, memo):
     del memo
-    return self
+    return uuid()
 
 
 class UUIDManager:
