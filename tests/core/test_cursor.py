@@ -308,3 +308,55 @@ def test_cursor_path_and_root():
   assert c['d'][0]._root is c
   with pytest.raises(AttributeError, match='Attribute path_str not found'):
     c.path_str
+
+
+def test_named_tuple_items_are_its_fields():
+  Pair = collections.namedtuple('Pair', 'x y')
+  t = Pair(Pair(0, 1), Pair(2, 3))
+  c = cursor(t)
+  # c[0] and c.x are one child cursor, recorded under the field name.
+  assert c[0] is c.x and c[-1] is c.y
+  c.x.x = 4
+  c[0].y = 5
+  c.y.x = 6
+  c.y[1] = 7
+  assert list(c._changes) == ['x', 'y']
+  assert c.build() == Pair(Pair(4, 5), Pair(6, 7))
+  c[0][1] = -5
+  assert c.build() == Pair(Pair(4, -5), Pair(6, 7))
+  c.x = 'b'
+  c[0] = 'a'
+  assert c.build() == Pair('a', Pair(6, 7))
+  assert [child._parent_key.key for child in cursor(t)] == ['x', 'y']
+  with pytest.raises(TypeError, match='slice'):
+    cursor(t)[0:1]
+
+
+def test_numeric_dunders_follow_the_value():
+  c = cursor(7)
+  assert divmod(c, 2) == (3, 1) and divmod(23, c) == (3, 2)
+  assert round(cursor(7.567), 1) == 7.6 and round(cursor(7.5)) == 8
+  with pytest.raises(TypeError, match=r'Cursor.__pow__\(\)'):
+    pow(c, 2, 5)
+  a = jnp.array([1, 2])
+  np.testing.assert_array_equal(cursor(a) != jnp.array([1, 3]), [False, True])
+  np.testing.assert_array_equal(a != cursor(jnp.array([1, 3])), [False, True])
+  assert (cursor(1) != cursor(2)) is True and (cursor(1) != 1) is False
+
+
+def test_repr_indents_multiline_values():
+  c = cursor({'k': 1})
+  c['k'] = FrozenDict({'a': 1})
+  assert repr(c) == (
+    'Cursor(\n'
+    "  _obj={'k': 1},\n"
+    '  _changes={\n'
+    "    'k': Cursor(\n"
+    '           _obj=FrozenDict({\n'
+    '               a: 1,\n'
+    '           }),\n'
+    '           _changes={}\n'
+    '         )\n'
+    '  }\n'
+    ')'
+  )

@@ -178,10 +178,29 @@ class Cursor(Generic[A]):
     self._changes[key] = child
     return child
 
+  def _field_of(self, key):
+    """The field name of item ``key`` of a named tuple (else None).
+
+    A named tuple's items are its fields: ``c[0]`` and ``c.x`` are the same
+    child cursor (recorded under the field name, as an attribute).
+    """
+    obj = self._obj
+    if not _is_namedtuple(obj) or isinstance(key, str):
+      return None
+    if isinstance(key, slice):
+      raise TypeError(
+        f'Cursor cannot index the named tuple {type(obj).__name__} with a '
+        f'slice ({key!r}); use an int index or a field name.'
+      )
+    return obj._fields[key]
+
   def __getitem__(self, key) -> 'Cursor':
     obj = self._obj
     if not hasattr(obj, '__getitem__'):
       raise TypeError(f'Cannot index into {obj}')
+    field = self._field_of(key)
+    if field is not None:
+      return self._child(field, AccessType.ATTR, lambda: getattr(obj, field))
     return self._child(key, AccessType.ITEM, lambda: obj[key])
 
   def __getattr__(self, name) -> 'Cursor':
@@ -193,7 +212,11 @@ class Cursor(Generic[A]):
     return self._child(name, AccessType.ATTR, lambda: getattr(obj, name))
 
   def __setitem__(self, key, value):
-    self._assign(key, AccessType.ITEM, value)
+    field = self._field_of(key)
+    if field is not None:
+      self._assign(field, AccessType.ATTR, value)
+    else:
+      self._assign(key, AccessType.ITEM, value)
 
   def __setattr__(self, name, value):
     self._assign(name, AccessType.ATTR, value)
@@ -321,12 +344,16 @@ class Cursor(Generic[A]):
     return self._obj == other
 
   def __ne__(self, other):
-    return not self == other
+    other = other._obj if isinstance(other, Cursor) else other
+    return self._obj != other
 
   __hash__ = None
 
   def __str__(self):
     return str(self._obj)
+
+  def __round__(self, ndigits=None):
+    return round(self._obj, ndigits)
 
   def __repr__(self):
     if self._changes:
@@ -340,7 +367,9 @@ class Cursor(Generic[A]):
       changes = '{\n' + ',\n'.join(entries) + '\n  }'
     else:
       changes = '{}'
-    return f'Cursor(\n  _obj={self._obj!r},\n  _changes={changes}\n)'
+    # A multi-line value is indented with the fields.
+    obj = repr(self._obj).replace('\n', '\n  ')
+    return f'Cursor(\n  _obj={obj},\n  _changes={changes}\n)'
 
 
 _MISSING = object()
@@ -358,13 +387,16 @@ def _value(x):
   return x._obj if isinstance(x, Cursor) else x
 
 
-def _binary(op):
+def _binary(name, op):
   def method(self, other):
     return op(self._obj, _value(other))
 
   def reflected(self, other):
     return op(_value(other), self._obj)
 
+  for fn, fn_name in ((method, f'__{name}__'), (reflected, f'__r{name}__')):
+    fn.__name__ = fn_name
+    fn.__qualname__ = f'Cursor.{fn_name}'
   return method, reflected
 
 
@@ -376,6 +408,7 @@ for _name, _op in [
   ('truediv', operator.truediv),
   ('floordiv', operator.floordiv),
   ('mod', operator.mod),
+  ('divmod', divmod),
   ('pow', operator.pow),
   ('lshift', operator.lshift),
   ('rshift', operator.rshift),
@@ -383,7 +416,7 @@ for _name, _op in [
   ('xor', operator.xor),
   ('or', operator.or_),
 ]:
-  _method, _reflected = _binary(_op)
+  _method, _reflected = _binary(_name, _op)
   setattr(Cursor, f'__{_name}__', _method)
   setattr(Cursor, f'__r{_name}__', _reflected)
 
@@ -393,7 +426,7 @@ for _name, _op in [
   ('gt', operator.gt),
   ('ge', operator.ge),
 ]:
-  setattr(Cursor, f'__{_name}__', _binary(_op)[0])
+  setattr(Cursor, f'__{_name}__', _binary(_name, _op)[0])
 
 for _name, _op in [
   ('neg', operator.neg),
