@@ -255,8 +255,8 @@ def test_tree_mode_pytree():
 
 
 def test_linear_traces_to_plain_primitives_and_matches_eager():
-  # the layer's math is one compiled function when called eagerly, inlined
-  # when traced: a jaxpr shows the primitives themselves
+  # the layer calls jax.lax.dot_general itself: a jaxpr shows the
+  # primitives, with no nested jit
   m = nnx.Linear(3, 4, rngs=nnx.Rngs(0))
   x = jnp.arange(6.0).reshape(2, 3)
   jaxpr = jax.make_jaxpr(m)(x)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Union
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 PRNGKey = Any
@@ -40,16 +41,6 @@ def _suffix_hash(data: tuple, separate: bool) -> np.uint32:
 # and their types (so that ``True`` or ``1.0`` never reuse the hash of ``1``).
 _SUFFIX_HASHES: dict = {}
 _MAX_CACHED_HASHES = 1 << 16
-
-
-@functools.partial(jax.jit, static_argnums=2)
-def _fold_in_compiled(rng: PRNGKey, data: np.uint32, impl: str) -> PRNGKey:
-  # One compiled call instead of several eager dispatches (wrapping a raw
-  # key, folding, unwrapping); threefry is integer math, so the bits are
-  # those of ``jax.random.fold_in``. ``impl``, the default PRNG
-  # implementation that reads raw keys, is part of the cache key.
-  del impl
-  return jax.random.fold_in(rng, data)
 
 
 def _fold_in_static(rng: PRNGKey, data: Sequence[PRNGFoldable]) -> PRNGKey:
@@ -81,7 +72,9 @@ def _fold_in_static(rng: PRNGKey, data: Sequence[PRNGFoldable]) -> PRNGKey:
       if len(_SUFFIX_HASHES) >= _MAX_CACHED_HASHES:
         _SUFFIX_HASHES.clear()
       _SUFFIX_HASHES[cache_key] = hashed
-  return _fold_in_compiled(rng, hashed, jax.config.jax_default_prng_impl)
+  # ``jax.random.fold_in`` as it is now, called with the caller's key: a
+  # patched ``fold_in`` or a changed PRNG configuration sees every call.
+  return jax.random.fold_in(rng, jnp.uint32(hashed))
 
 
 @dataclasses.dataclass(slots=True)

@@ -27,7 +27,11 @@ Array = Any
 
 def _einsum(einsum, einsum_dot_general, precision, names='einsum'):
   """The einsum to use: a custom one as given, or ``jnp.einsum`` with
-  ``precision`` (and ``einsum_dot_general``) bound.
+  ``precision`` and ``einsum_dot_general`` bound.
+
+  Both ``jnp.einsum`` and, without ``einsum_dot_general``,
+  ``jax.lax.dot_general`` are looked up on every call, so patching either
+  reaches the attention math.
 
   Raises:
     ValueError: for a custom einsum together with ``precision`` or
@@ -41,10 +45,11 @@ def _einsum(einsum, einsum_dot_general, precision, names='einsum'):
         'a custom einsum brings its own settings, so give only one of them.'
       )
     return einsum
-  options = {'precision': precision}
-  if einsum_dot_general is not None:
-    options['_dot_general'] = einsum_dot_general
-  return functools.partial(jnp.einsum, **options)
+  if einsum_dot_general is None:
+    einsum_dot_general = lax.dot_general
+  return functools.partial(
+    jnp.einsum, precision=precision, _dot_general=einsum_dot_general
+  )
 
 
 _EINSUM_PAIR = 'qk_attn_weights_einsum/attn_weights_value_einsum'

@@ -58,6 +58,10 @@ def normalize_axes(axes: Sequence[int], ndim: int) -> tuple:
 def dense(inputs, kernel, bias=None, *, precision=None, dot_general=None):
   """``inputs @ kernel + bias`` over the last axis of ``inputs``.
 
+  The product is ``dot_general`` if given, else ``jax.lax.dot_general``
+  looked up when the layer runs (so a patched ``jax.lax.dot_general`` sees
+  the caller's values, on every call).
+
   Args:
     inputs: ``(..., in_features)``.
     kernel: ``(in_features, features)``.
@@ -68,17 +72,8 @@ def dense(inputs, kernel, bias=None, *, precision=None, dot_general=None):
   Returns:
     ``(..., features)``.
   """
-  if dot_general is None or dot_general is lax.dot_general:
-    try:
-      hash(precision)
-    except TypeError:  # a list: cannot key a compiled function
-      pass
-    else:
-      return _dense_compiled(inputs, kernel, bias, precision)
-  return _dense(inputs, kernel, bias, precision, dot_general or lax.dot_general)
-
-
-def _dense(inputs, kernel, bias, precision, dot_general):
+  if dot_general is None:
+    dot_general = lax.dot_general
   y = dot_general(
     inputs,
     kernel,
@@ -88,14 +83,6 @@ def _dense(inputs, kernel, bias, precision, dot_general):
   if bias is not None:
     y = add_trailing(y, bias)
   return y
-
-
-@functools.partial(jax.jit, static_argnums=(3,), inline=True)
-def _dense_compiled(inputs, kernel, bias, precision):
-  """:func:`dense` with ``lax.dot_general`` as one compiled function: called
-  eagerly, JAX differentiates or batches it as a whole (its linearization
-  and batching are cached) instead of op by op; traced, it is inlined."""
-  return _dense(inputs, kernel, bias, precision, lax.dot_general)
 
 
 def add_trailing(y, b):
@@ -307,13 +294,16 @@ def einsum_with_bias(
   *,
   precision=None,
   preferred_element_type=None,
-  einsum_op=jnp.einsum,
+  einsum_op=None,
 ):
   """``einsum_op(equation, inputs, kernel)`` plus ``bias`` (None: none).
 
   ``broadcast`` is the bias shape padded with ones to the output rank, as
-  :func:`einsum_bias_shape` returns it.
+  :func:`einsum_bias_shape` returns it. Without ``einsum_op``,
+  ``jax.numpy.einsum`` is looked up when the layer runs.
   """
+  if einsum_op is None:
+    einsum_op = jnp.einsum
   out = einsum_op(
     equation,
     inputs,
@@ -635,10 +625,10 @@ def conv_local_output_spatial(input_shape, features: int, spec: ConvSpec):
   in_features = shape[-1]
   out = jax.eval_shape(
     lambda lhs, rhs: lax.conv_general_dilated(
-      lhs,
-      rhs,
-      spec.strides,
-      spec.padding,
+      lhs=lhs,
+      rhs=rhs,
+      window_strides=spec.strides,
+      padding=spec.padding,
       lhs_dilation=spec.input_dilation,
       rhs_dilation=spec.kernel_dilation,
       dimension_numbers=conv_dimension_numbers(shape),
@@ -660,7 +650,6 @@ def conv_local(inputs, kernel, bias, spec: ConvSpec, *, precision=None):
     bias: ``(*out_spatial, features)`` or None.
     spec: from :func:`conv_spec`.
     precision: ``lax.Precision``.
-    preferred_element_type: accumulation dtype of the convolution.
 
   Returns:
     ``(*batch, *out_spatial, features)``.
@@ -676,8 +665,8 @@ def conv_local(inputs, kernel, bias, spec: ConvSpec, *, precision=None):
     rhs_dilation=spec.kernel_dilation,
   )
   y = lax.conv_general_dilated_local(
-    inputs,
-    kernel,
+    lhs=inputs,
+    rhs=kernel,
     **geometry,
     dimension_numbers=conv_dimension_numbers(inputs.shape),
     precision=precision,
@@ -781,5 +770,10 @@ def embed_lookup(embedding, inputs):
 
 
 def embed_attend(query, embedding, *, precision=None):
-  """``query @ embedding.T``: logits over the vocabulary (weight tying)."""
+  """``query @ embedding.T``: logits over the vocabulary (weight tying).
+
+  ``jax.numpy.dot`` gets ``precision`` only when one is given.
+  """
+  if precision is None:
+    return jnp.dot(query, embedding.T)
   return jnp.dot(query, embedding.T, precision=precision)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import typing as tp
 from types import MappingProxyType
 
@@ -90,8 +91,15 @@ def dot_product_attention_weights(
   if is_causal:
     mask = _attention.with_causal_mask(mask, query.shape[-3], key.shape[-3])
   dropout = (broadcast_dropout, dropout_rng, dropout_rate, deterministic)
+  # ``jnp.einsum`` as it is when called, with only ``precision`` given.
   weights = _attention.dot_product_attention_weights(
-    query, key, bias, mask, *dropout, query.dtype, precision
+    query,
+    key,
+    bias,
+    mask,
+    *dropout,
+    query.dtype,
+    einsum=functools.partial(jnp.einsum, precision=precision),
   )
   if module is not None:
     module.sow(nnx.Intermediate, 'attention_weights', weights)

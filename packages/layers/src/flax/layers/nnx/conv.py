@@ -8,9 +8,9 @@ from types import MappingProxyType
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
 from flax import nnx
+from flax.core import jax_defaults
 from flax.layers import linear as _math
 from flax.layers.nnx import dtypes
 from flax.layers.nnx._utils import init_kernel_bias
@@ -124,7 +124,7 @@ class Conv(nnx.Module):
     precision=None,
     kernel_init=default_kernel_init,
     bias_init=default_bias_init,
-    conv_general_dilated=lax.conv_general_dilated,
+    conv_general_dilated=jax_defaults.conv_general_dilated,
     promote_dtype=dtypes.promote_dtype,
     preferred_element_type=None,
     rngs: nnx.Rngs,
@@ -150,17 +150,11 @@ class Conv(nnx.Module):
       ``(*batch, *out_spatial, out_features)``.
     """
     inputs, kernel, bias = _params(self, inputs)
-    extra = {
-      name: value
-      for name, value in (
-        ('preferred_element_type', self.preferred_element_type),
-        ('out_sharding', out_sharding),
-      )
-      if value is not None
-    }
-    conv_fn = self.conv_general_dilated
-    if extra:
-      conv_fn = functools.partial(conv_fn, **extra)
+    # ``out_sharding`` always, ``preferred_element_type`` when set.
+    extra = {'out_sharding': out_sharding}
+    if self.preferred_element_type is not None:
+      extra['preferred_element_type'] = self.preferred_element_type
+    conv_fn = functools.partial(self.conv_general_dilated, **extra)
     return _math.conv(
       inputs,
       kernel,

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import typing as tp
 from types import MappingProxyType
 
@@ -17,6 +16,7 @@ import numpy as np
 from jax import lax
 
 from flax import nnx
+from flax.core import jax_defaults
 from flax.nnx import Module as Module
 from flax.typing import PromoteDtypeFn as PromoteDtypeFn
 from flax.core.frozen_dict import FrozenDict
@@ -59,12 +59,15 @@ def _normalize_axes(axes: tuple[int, ...], ndim: int) -> tuple[int, ...]:
 
 
 def _dot_general_kwargs(preferred_element_type, out_sharding):
-  kwargs = {}
-  if preferred_element_type is not None:
-    kwargs['preferred_element_type'] = preferred_element_type
-  if out_sharding is not None:
-    kwargs['out_sharding'] = out_sharding
-  return kwargs
+  """The keywords a layer's product function gets besides ``precision``:
+  ``out_sharding`` always (None included), ``preferred_element_type`` when
+  one is set (as Flax 0.12.8 calls them)."""
+  if preferred_element_type is None:
+    return {'out_sharding': out_sharding}
+  return {
+    'preferred_element_type': preferred_element_type,
+    'out_sharding': out_sharding,
+  }
 
 
 def _reshape(value, shape):
@@ -118,7 +121,7 @@ class Linear(nnx.Module):
     precision=None,
     kernel_init=default_kernel_init,
     bias_init=default_bias_init,
-    dot_general=lax.dot_general,
+    dot_general=jax_defaults.dot_general,
     promote_dtype=dtypes.promote_dtype,
     preferred_element_type=None,
     rngs: nnx.Rngs,
@@ -138,11 +141,19 @@ class Linear(nnx.Module):
     arrays = self.promote_dtype(
       (inputs, self.kernel[...], bias), dtype=self.dtype
     )
-    extra = _dot_general_kwargs(self.preferred_element_type, out_sharding)
-    contract = self.dot_general
-    if extra:
-      contract = functools.partial(contract, **extra)
-    return _math.dense(*arrays, precision=self.precision, dot_general=contract)
+    inputs, kernel, bias = arrays
+    # ``self.dot_general`` as given (``jax.lax.dot_general`` by default),
+    # called eagerly with the caller's values.
+    y = self.dot_general(
+      inputs,
+      kernel,
+      (((inputs.ndim - 1,), (0,)), ((), ())),
+      precision=self.precision,
+      **_dot_general_kwargs(self.preferred_element_type, out_sharding),
+    )
+    if bias is not None:
+      y = _math.add_trailing(y, bias)
+    return y
 
 
 class LinearGeneral(nnx.Module):
@@ -312,7 +323,7 @@ class Einsum(nnx.Module):
     kernel_init=default_kernel_init,
     bias_init=default_bias_init,
     promote_dtype=dtypes.promote_dtype,
-    einsum_op=jnp.einsum,
+    einsum_op=jax_defaults.einsum,
     preferred_element_type=None,
     rngs: nnx.Rngs,
     kernel_metadata: tp.Mapping[str, tp.Any] = _EMPTY,
@@ -438,8 +449,6 @@ class Embed(nnx.Module):
     query, table = self.promote_dtype(
       (query, self.embedding[...]), dtype=self.dtype
     )
-    if out_sharding is None:
-      return jnp.dot(query, table.T)
     return jnp.dot(query, table.T, out_sharding=out_sharding)
 
 
