@@ -6,6 +6,7 @@ import traceback
 
 import jax
 import pytest
+from jax._src import traceback_util as jax_traceback_util
 
 import flax
 from flax import traceback_util
@@ -76,18 +77,71 @@ def test_show_flax_in_tracebacks():
   with pytest.raises(KeyError) as info:
     user_code()
   assert 'frozen_dict.py' in _files(info.value)
-  assert 'traceback_util.py' in _files(info.value)
+  # The boundary itself is JAX's wrapper (always hidden by JAX).
+  assert traceback_util.api_boundary is jax_traceback_util.api_boundary
 
 
-def test_config_flag_controls_filtering():
+def test_config_flag_alone_does_not_change_filtering():
+  # As in Flax 0.12.8, show/hide_flax_in_tracebacks (or the environment
+  # variable at import) decide; updating the flag alone changes the flag.
   flax.config.update('flax_filter_frames', False)
   with pytest.raises(KeyError) as info:
     user_code()
-  assert 'frozen_dict.py' in _files(info.value)
+  assert 'frozen_dict.py' not in _files(info.value)
+  traceback_util.show_flax_in_tracebacks()
   flax.config.update('flax_filter_frames', True)
   with pytest.raises(KeyError) as info:
     user_code()
+  assert 'frozen_dict.py' in _files(info.value)
+
+
+def _hidden_and_kept(error):
+  hidden = kept = 0
+  for frame, _ in traceback.walk_tb(error.__traceback__):
+    if '__tracebackhide__' in frame.f_locals:
+      hidden += 1
+    else:
+      kept += 1
+  return hidden, kept
+
+
+@pytest.fixture
+def jax_filtering():
+  old = jax.config.jax_traceback_filtering
+  yield lambda mode: jax.config.update('jax_traceback_filtering', mode)
+  jax.config.update('jax_traceback_filtering', old)
+
+
+def test_boundaries_follow_jax_filtering_mode(jax_filtering):
+  # 'off': the traceback is left whole.
+  jax_filtering('off')
+  with pytest.raises(KeyError) as info:
+    user_code(outer_api)
+  assert 'frozen_dict.py' in _files(info.value)
+  total = len(_files(info.value))
+  # 'tracebackhide': the same frames, the Flax/JAX ones marked hidden.
+  jax_filtering('tracebackhide')
+  with pytest.raises(KeyError) as info:
+    user_code(outer_api)
+  hidden, kept = _hidden_and_kept(info.value)
+  assert hidden + kept == total and hidden > 0
+  assert 'frozen_dict.py' in _files(info.value)
+  # 'remove_frames': the hidden frames go; the whole stack is the cause.
+  jax_filtering('remove_frames')
+  with pytest.raises(KeyError) as info:
+    user_code(outer_api)
+  assert len(_files(info.value)) == kept
   assert 'frozen_dict.py' not in _files(info.value)
+  assert type(info.value.__cause__).__name__ == 'UnfilteredStackTrace'
+  jax_filtering('quiet_remove_frames')
+  with pytest.raises(KeyError) as info:
+    user_code(outer_api)
+  assert len(_files(info.value)) == kept and info.value.__cause__ is None
+  # Shown Flax frames are kept by every mode.
+  traceback_util.show_flax_in_tracebacks()
+  with pytest.raises(KeyError) as info:
+    user_code(outer_api)
+  assert 'frozen_dict.py' in _files(info.value)
 
 
 def test_jax_boundaries_hide_flax_frames_too():

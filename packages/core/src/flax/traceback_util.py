@@ -1,11 +1,13 @@
 """Hiding Flax-internal frames from tracebacks.
 
-An exception that leaves a public Flax API (a function decorated with
-:func:`api_boundary`, such as ``Module.init`` or ``Module.apply``) loses the
-frames of files inside the ``flax`` packages from its traceback, so that it
-points at the user's code. JAX's own boundaries (``jax.jit``, ...) hide them
-too. The ``flax_filter_frames`` flag (default True) turns this on and off;
-:func:`show_flax_in_tracebacks` / :func:`hide_flax_in_tracebacks` set it.
+Public Flax APIs (``Module.init``, ``Module.apply``, ...) are JAX API
+boundaries (:func:`api_boundary` is JAX's own): an exception leaving them is
+treated as JAX treats one leaving ``jax.jit``, following JAX's
+``jax_traceback_filtering`` mode (``'off'``, ``'tracebackhide'``,
+``'remove_frames'``, ...). While Flax frames are hidden (the default,
+``flax_filter_frames``), the files of the ``flax`` packages are among the
+paths JAX filters; :func:`show_flax_in_tracebacks` /
+:func:`hide_flax_in_tracebacks` change the flag and JAX's list.
 
 >>> from flax import traceback_util
 >>> traceback_util.show_flax_in_tracebacks()
@@ -17,11 +19,10 @@ False
 True
 """
 
-import functools
 import os
-import sys
 import threading
-import types
+
+from jax._src import traceback_util as jax_traceback_util
 
 from flax.configurations import config
 
@@ -50,16 +51,16 @@ def _flax_paths() -> list[str]:
 
 
 def _jax_exclusions():
-  try:
-    from jax._src import traceback_util as jax_tb
-  except ImportError:  # pragma: no cover - depends on the JAX version.
-    return None
-  paths = getattr(jax_tb, '_exclude_paths', None)
+  paths = getattr(jax_traceback_util, '_exclude_paths', None)
   return paths if isinstance(paths, list) else None
 
 
 def _sync() -> bool:
-  """Makes JAX's exclusion list follow the flag; returns the flag."""
+  """Makes JAX's exclusion list follow the flag; returns the flag.
+
+  Runs at import and from the functions below (as in Flax 0.12.8, a bare
+  ``flax.config.update('flax_filter_frames', ...)`` changes the flag only).
+  """
   enabled = bool(config.flax_filter_frames)
   if _registered_for[0] is enabled:
     return enabled
@@ -101,69 +102,9 @@ def register_exclusion(path: str) -> None:
   _sync()
 
 
-def _is_excluded(filename: str, paths) -> bool:
-  return any(filename == p or filename.startswith(p + os.sep) for p in paths)
-
-
-def _filter_traceback(tb, paths):
-  kept = []
-  while tb is not None:
-    if not _is_excluded(tb.tb_frame.f_code.co_filename, paths):
-      kept.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
-    tb = tb.tb_next
-  filtered = None
-  for frame, lasti, lineno in reversed(kept):
-    filtered = types.TracebackType(filtered, frame, lasti, lineno)
-  return filtered
-
-
-def _under_boundary(frame) -> bool:
-  code = _boundary_code()
-  frame = frame.f_back
-  while frame is not None:
-    if frame.f_code is code:
-      return True
-    frame = frame.f_back
-  return False
-
-
-def api_boundary(fun):
-  """Marks ``fun`` as a public entry point of Flax.
-
-  When an exception leaves the outermost such function and the
-  ``flax_filter_frames`` flag is on, the frames of files inside the ``flax``
-  packages are removed from its traceback (the exception itself is
-  unchanged). Nothing is done on calls that do not raise.
-
-  >>> from flax import traceback_util
-  >>> @traceback_util.api_boundary
-  ... def public_api(x):
-  ...   return x + 1
-  >>> public_api(1)
-  2
-  """
-
-  @functools.wraps(fun)
-  def flax_api_boundary(*args, **kwargs):
-    __tracebackhide__ = True  # noqa: F841 - read by pytest and IPython.
-    try:
-      return fun(*args, **kwargs)
-    except Exception as e:
-      if not _sync() or _under_boundary(sys._getframe()):
-        raise
-      tb = e.__traceback__
-      try:
-        e.with_traceback(_filter_traceback(tb, _registered))
-        raise
-      finally:
-        del tb
-
-  return flax_api_boundary
-
-
-@functools.cache
-def _boundary_code():
-  return api_boundary(lambda: None).__code__
+# JAX's own API boundary: what happens to a traceback depends on JAX's
+# ``jax_traceback_filtering`` mode and the paths registered above.
+api_boundary = jax_traceback_util.api_boundary
 
 
 _sync()
