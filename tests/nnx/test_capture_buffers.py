@@ -444,3 +444,27 @@ def test_config_read():
   assert flax.config._read('nnx_graph_mode') is flax.config.nnx_graph_mode
   with pytest.raises(LookupError, match='Unrecognized config option'):
     flax.config._read('flax_graph_mode')
+
+
+def test_sow_outside_a_capture_checks_any_attribute_of_the_name():
+  class Inner(nnx.Module):
+    y = 10
+
+    def __call__(self, x):
+      return x * 2
+
+  other = Inner()
+
+  class Outer(nnx.Module):
+    def __init__(self):
+      self.inner = Inner()
+
+    def __call__(self, x):
+      return self.inner(x) + other(x)
+
+  # the classes of the captured Modules sow their outputs: an instance the
+  # capture does not hold sows outside it, into its method's name
+  with pytest.raises(ValueError, match="Expected '__call__' to be a Variable"):
+    nnx.capture(Outer(), nnx.Intermediate, method_outputs=nnx.Intermediate)(1.0)
+  with pytest.raises(ValueError, match="Expected 'y' to be a Variable, got int"):
+    Inner().sow(nnx.Intermediate, 'y', 1.0)

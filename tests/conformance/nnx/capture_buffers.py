@@ -162,3 +162,24 @@ report.value(
   'method-outputs-classes-restored',
   [type(t).__call__.__name__, type(t.leaf).process.__name__, type(t.leaf).__name__],
 )
+
+
+other = Leaf()
+
+
+class WithOther(nnx.Module):
+  def __init__(self):
+    self.leaf = Leaf()
+
+  def __call__(self, x):
+    return self.leaf(x) + other(x)
+
+
+with report.raises('method-outputs-outside-instance'):
+  nnx.capture(WithOther(), nnx.Intermediate, method_outputs=nnx.Intermediate)(
+    jnp.ones(1)
+  )
+for name in ('y', 'process', 'prop'):
+  with report.raises(f'sow-over-class-attribute-{name}'):
+    Leaf.y = 10
+    Leaf().sow(nnx.Intermediate, name, jnp.ones(1))

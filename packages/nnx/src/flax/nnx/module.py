@@ -100,13 +100,16 @@ class Module(Pytree, metaclass=ModuleMeta):
       return _capture.sow(
         buffers, variable_type, name, value, reduce_fn, init_fn
       )
-    var = vars(self).get(name)
-    if name in vars(self):
-      # Checked before the deprecation warning.
+    # Any attribute of the name counts (a method or class attribute too:
+    # e.g. '__call__' sown by a capture's method_outputs into a Module it
+    # does not hold), checked before the deprecation warning.
+    var = getattr(self, name, None) if hasattr(self, name) else None
+    if hasattr(self, name):
       if not isinstance(var, Variable):
         raise ValueError(
           f"Expected '{name}' to be a Variable, got {type(var).__name__}: "
-          f'{type(self).__name__} has a plain attribute of that name.'
+          f'{type(self).__name__} has an attribute of that name that is not '
+          'a Variable.'
         )
       if not isinstance(var, variable_type):
         raise ValueError(
