@@ -188,6 +188,49 @@ def test_with_rngs_refuses_graph_updates(graph, graph_updates):
   assert int(r.params.count[...]) == 0
 
 
+@pytest.mark.parametrize('graph', [False, True])
+def test_with_rngs_stream_named_by_two_rules_is_ambiguous(graph):
+  r = nnx.Rngs(params=0, dropout=1)
+  with pytest.raises(ValueError, match='matches multiple rules') as info:
+    nnx.with_rngs(
+      r,
+      split={'params': 4},
+      broadcast={'dropout': 2},
+      fork=nnx.Not('dropout'),
+      graph=graph,
+      graph_updates=False,
+    )
+  assert str(info.value).splitlines() == [
+    "RngStream at path ('params',) matches multiple rules:",
+    "  - split matches filter 'params'",
+    "  - fork matches filter Not(WithTag('dropout'))",
+  ]
+  # `dropout` came first and was broadcast; `params` drew nothing
+  assert [int(r.dropout.count[...]), int(r.params.count[...])] == [1, 0]
+
+
+@pytest.mark.parametrize('graph', [False, True])
+def test_with_rngs_defaults_give_way_in_split_broadcast_fork_order(graph):
+  def shapes(**kwargs):
+    r = nnx.Rngs(params=0, dropout=1)
+    o = nnx.with_rngs(r, graph=graph, graph_updates=False, **kwargs)
+    return o.params.key.shape, o.dropout.key.shape
+
+  # `...`, `True` and a bare count are defaults: no conflict, and the
+  # first of split, broadcast, fork that names the stream wins
+  assert shapes(split=4, fork='params') == ((4,), (4,))
+  assert shapes(fork='params', broadcast={...: 2}) == ((2,), (2,))
+  assert shapes(fork=..., broadcast={'params': 2}) == ((2,), ())
+  assert shapes(split={'params': 4}, fork=(True,)) == ((4,), ())
+  # a tuple of fork filters: its first match is the one compared
+  assert shapes(split={'params': 4}, fork=(..., 'params')) == ((4,), ())
+  with pytest.raises(ValueError, match='multiple rules'):
+    shapes(split={'params': 4}, fork=('dropout', 'params'))
+  # Everything() is an explicit filter
+  with pytest.raises(ValueError, match='filter Everything'):
+    shapes(split={nnx.Everything(): 4}, fork='params')
+
+
 def test_not_key_filter():
   r = nnx.Rngs(0)
   assert nnx.rnglib.NotKey((), r.default.count)

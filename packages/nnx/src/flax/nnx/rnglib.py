@@ -522,6 +522,47 @@ def fork_rngs(
   return _apply(node, new_key_for, graph, graph_updates)
 
 
+@dataclasses.dataclass(frozen=True)
+class _WithRngsRule:
+  """One filter of a ``with_rngs`` argument and the count it gives."""
+
+  kind: str  # 'split', 'broadcast' or 'fork'
+  filter: tp.Any
+  predicate: tp.Callable
+  k: tp.Any = None
+
+  @property
+  def catch_all(self) -> bool:
+    # `...` and `True` are defaults: they never conflict with another rule.
+    return self.filter is ... or self.filter is True
+
+
+def _with_rngs_rules(spec, *, sized: bool) -> tuple:
+  """The ``(filter, k)`` pairs of a ``split``/``broadcast`` argument (a
+  mapping, or a count for every stream) or the filters of ``fork`` (one
+  filter, or a tuple/list of filters tried in order)."""
+  if spec is None:
+    return ()
+  if sized:
+    pairs = spec.items() if isinstance(spec, tp.Mapping) else [(..., spec)]
+  else:
+    filters = spec if isinstance(spec, (tuple, list)) else (spec,)
+    pairs = [(f, None) for f in filters]
+  return tuple((f, filterlib.to_predicate(f), k) for f, k in pairs)
+
+
+def _matched_rules(rules, path, stream) -> list:
+  """For each of split, broadcast and fork (in that order), the first of
+  its filters that matches the stream."""
+  matched = []
+  for kind, pairs in rules:
+    for filt, predicate, k in pairs:
+      if predicate(path, stream.key):
+        matched.append(_WithRngsRule(kind, filt, predicate, k))
+        break
+  return matched
+
+
 def with_rngs(
   node=MISSING,
   /,
@@ -536,11 +577,17 @@ def with_rngs(
   """Returns a copy of ``node`` with new Rng streams.
 
   Among the streams accepted by ``only``, those ``split`` names (an int or
-  shape for all, or ``{filter: k}``) hold ``k`` keys split from their next
-  key; otherwise those matching the ``fork`` filter hold their next key,
-  and those ``broadcast`` names hold their next key repeated ``k`` times.
-  Other streams are copied unchanged; Variables are shared with ``node``.
-  Without ``node`` it is a decorator applying this to the arguments.
+  shape for all, or ``{filter: k}``, first matching filter) hold ``k``
+  keys split from their next key; otherwise those ``broadcast`` names
+  (same forms) hold their next key repeated ``k`` times; otherwise those
+  matching the ``fork`` filter (or one of a tuple/list of filters) hold
+  their next key. Other streams are copied unchanged; Variables are
+  shared with ``node``. Without ``node`` it is a decorator applying this
+  to the arguments.
+
+  A stream named by more than one of ``split``, ``broadcast`` and ``fork``
+  through filters other than ``...`` and ``True`` (which only give
+  defaults) is ambiguous: ``ValueError`` ("matches multiple rules").
 
   ``with_rngs`` always returns new objects, so it refuses graph mode with
   graph updates (``NotImplementedError``, as Flax 0.12.8, including under
@@ -560,27 +607,31 @@ def with_rngs(
       'for `with_rngs`. Pass graph=False or graph_updates=False.'
     )
   only_pred = filterlib.to_predicate(only)
-  fork_pred = None if fork is None else filterlib.to_predicate(fork)
-
-  def lookup(spec, path, stream):
-    if spec is None:
-      return None
-    if isinstance(spec, tp.Mapping):
-      return _match_mapping(spec, path, stream)[1]
-    return spec
+  rules = (
+    ('split', _with_rngs_rules(split, sized=True)),
+    ('broadcast', _with_rngs_rules(broadcast, sized=True)),
+    ('fork', _with_rngs_rules(fork, sized=False)),
+  )
 
   def new_key_for(path, stream):
     if not only_pred(path, stream.key):
       return None
-    k = lookup(split, path, stream)
-    if k is not None:
-      return jax.random.split(stream(), k)
-    if fork_pred is not None and fork_pred(path, stream.key):
-      return stream()
-    k = lookup(broadcast, path, stream)
-    if k is not None:
-      return jnp.broadcast_to(stream(), _shape(k))
-    return None
+    matched = _matched_rules(rules, path, stream)
+    if not matched:
+      return None
+    if sum(not m.catch_all for m in matched) > 1:
+      lines = ''.join(
+        f'\n  - {m.kind} matches filter {m.filter!r}' for m in matched
+      )
+      raise ValueError(
+        f'RngStream at path {path} matches multiple rules:{lines}'
+      )
+    first = matched[0]
+    if first.kind == 'split':
+      return jax.random.split(stream(), first.k)
+    if first.kind == 'broadcast':
+      return jnp.broadcast_to(stream(), _shape(first.k))
+    return stream()
 
   if not isinstance(node, Missing):
     return _rewrite_copy(node, new_key_for)
