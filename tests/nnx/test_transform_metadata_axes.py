@@ -298,3 +298,52 @@ def test_scan_metadata_set_on_a_broadcast_or_carried_variable():
       carried(MODES[mode])
   with pytest.raises(ValueError, match='pytree structure error'):
     carried(MODES['no_updates'])
+
+
+def _named(**metadata):
+  return nnx.Param(jnp.ones((3, 4)), eager_sharding=False, **metadata)
+
+
+def test_other_transform_metadata_keys_name_tuple_metadata():
+  meta = {nnx.PARTITION_NAME: 'layers', 'alias': 'A', 'count': 'C'}
+  st = nnx.State({
+    'w': _named(out_sharding=('a', 'b'), alias=('x', 'y'), count=2),
+    'u': _named(alias=['x', 'y']),
+    'e': _named(alias=()),
+  })
+  nnx.spmd.add_axis(st, 1, meta)
+  assert st['w'].out_sharding == ('a', 'layers', 'b')
+  assert st['w'].alias == ('x', 'A', 'y')
+  # only non-empty tuples are axis names: an int, a list, () stay as they are
+  assert st['w'].count == 2 and st['u'].alias == ['x', 'y']
+  assert st['e'].alias == ()
+  nnx.spmd.remove_axis(st, 1, meta)
+  assert st['w'].out_sharding == ('a', 'b') and st['w'].alias == ('x', 'y')
+
+
+def test_other_transform_metadata_key_must_be_at_the_removed_axis():
+  v = _named(out_sharding=('a', 'b'), alias=('x', 'y'))
+  with pytest.raises(ValueError, match="remove 'A' at index 0 from"):
+    nnx.spmd.remove_axis(
+      nnx.State({'v': v}), 0, {nnx.PARTITION_NAME: 'a', 'alias': 'A'}
+    )
+
+
+def test_vmap_and_scan_carry_other_metadata_keys():
+  meta = {nnx.PARTITION_NAME: 'layers', 'alias': 'L'}
+  seen = []
+
+  class Block(nnx.Module):
+    def __init__(self):
+      self.w = _named(out_sharding=('din',), alias=('i',))
+
+    @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry, transform_metadata=meta)
+    def __call__(self, x):
+      seen.append((self.w.out_sharding, self.w.alias))
+      return x
+
+  m = nnx.vmap(Block, in_axes=(), axis_size=2, transform_metadata=meta)()
+  assert (m.w.out_sharding, m.w.alias) == (('layers', 'din'), ('L', 'i'))
+  m(jnp.ones(()))
+  assert seen == [(('din',), ('i',))]
+  assert (m.w.out_sharding, m.w.alias) == (('layers', 'din'), ('L', 'i'))

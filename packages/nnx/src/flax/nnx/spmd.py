@@ -199,38 +199,66 @@ def get_abstract_model(init_fn, mesh, *, graph: bool | None = None):
   return graphdef, _map_abstract(state, mesh, graph, keep_unsharded=False)
 
 
-def _insert_axis_name(v, index: int, name) -> None:
+def _other_axis_names(transform_metadata) -> tuple:
+  """The ``(metadata key, axis name)`` pairs of ``transform_metadata``
+  besides its partition name: a transform inserts (removes) each axis name
+  in the Variable metadata entry of that key, as it does the partition
+  name in ``out_sharding``."""
+  return tuple(
+    (key, name)
+    for key, name in transform_metadata.items()
+    if key != PARTITION_NAME
+  )
+
+
+def _insert_axis_name(v, index: int, name, others=()) -> None:
   """A transform added axis ``index`` named ``name`` to the value of the
   Variable ``v``: the name goes into its ``out_sharding`` (if it has a
-  non-empty one) and its ``on_add_axis`` hooks run."""
+  non-empty one), each name of ``others`` (``(key, name)`` pairs) into
+  the metadata entry ``key`` (if it is a non-empty tuple), and its
+  ``on_add_axis`` hooks run."""
   names = v.get_metadata().get('out_sharding')
   if names:
     names = list(names)
     names.insert(index, name)
     v.set_metadata('out_sharding', tuple(names))
+  for key, other in others:
+    names = v.get_metadata().get(key)
+    if isinstance(names, tuple) and names:
+      v.set_metadata(key, names[:index] + (other,) + names[index:])
   v.add_axis(index, name)
 
 
-def _remove_axis_name(v, index: int, name) -> None:
+def _removed(names: tuple, index: int, name) -> tuple:
+  if names[index] != name:
+    raise ValueError(
+      f'Expected to remove {name!r} at index {index} from {names!r}, but '
+      f'found {names[index]!r}.'
+    )
+  return names[:index] + names[index:][1:]
+
+
+def _remove_axis_name(v, index: int, name, others=()) -> None:
   """A transform removed axis ``index`` named ``name`` of the value of the
   Variable ``v``: the name leaves its ``out_sharding`` (if it has one; it
-  must be there) and its ``on_remove_axis`` hooks run."""
+  must be there), each name of ``others`` (``(key, name)`` pairs) leaves
+  the metadata entry ``key`` (if it is a non-empty tuple; it must be
+  there), and its ``on_remove_axis`` hooks run."""
   names = v.get_metadata().get('out_sharding')
   if names is not None:
-    names = tuple(names)
-    if names[index] != name:
-      raise ValueError(
-        f'Expected to remove {name!r} at index {index} from {names!r}, but '
-        f'found {names[index]!r}. The partition name of the transform must '
-        'be the out_sharding entry of the axis it maps over.'
-      )
-    v.set_metadata('out_sharding', names[:index] + names[index:][1:])
+    v.set_metadata('out_sharding', _removed(tuple(names), index, name))
+  for key, other in others:
+    names = v.get_metadata().get(key)
+    if isinstance(names, tuple) and names:
+      v.set_metadata(key, _removed(names, index, other))
   v.remove_axis(index, name)
 
 
 def _transform_names(tree, transform_metadata, fn):
-  """Applies ``fn(variable, name)`` to every Variable of ``tree`` (in
-  place)."""
+  """Applies ``fn(variable, name, others)`` to every Variable of ``tree``
+  (in place): ``name`` is the partition name, ``others`` the other
+  ``(metadata key, axis name)`` pairs of ``transform_metadata``."""
+  others = _other_axis_names(transform_metadata)
 
   def visit(x):
     if not _is_variable(x):
@@ -240,7 +268,7 @@ def _transform_names(tree, transform_metadata, fn):
         'Trying to transform a Partitioned variable but "partition_name" '
         f'is not specified in transform_metadata: {transform_metadata}'
       )
-    fn(x, transform_metadata[PARTITION_NAME])
+    fn(x, transform_metadata[PARTITION_NAME], others)
 
   if isinstance(tree, Pytree):
     for _, value in graphlib.iter_graph(tree):
@@ -252,7 +280,9 @@ def _transform_names(tree, transform_metadata, fn):
 
 def add_axis(tree: A, index: int, transform_metadata: tp.Mapping) -> A:
   """Inserts ``transform_metadata['partition_name']`` in every
-  ``out_sharding`` at ``index`` (after a transform added an axis there).
+  ``out_sharding`` at ``index`` (after a transform added an axis there),
+  and each other entry ``{key: name}`` of ``transform_metadata`` in the
+  Variables' ``key`` metadata where that is a non-empty tuple.
 
   The Variables are updated in place; ``tree`` is returned.
 
@@ -264,20 +294,23 @@ def add_axis(tree: A, index: int, transform_metadata: tp.Mapping) -> A:
   ('layers', 'a', 'b')
   """
 
-  return _transform_names(
-    tree, transform_metadata, lambda v, name: _insert_axis_name(v, index, name)
-  )
+  def insert(v, name, others):
+    _insert_axis_name(v, index, name, others)
+
+  return _transform_names(tree, transform_metadata, insert)
 
 
 def remove_axis(
   tree: A, index: int, transform_metadata: tp.Mapping[tp.Any, tp.Any]
 ) -> A:
-  """Removes the axis name at ``index`` from every ``out_sharding``
-  (in place; ``tree`` is returned)."""
+  """Removes the axis name at ``index`` from every ``out_sharding``, and
+  from the tuple metadata named by the other entries of
+  ``transform_metadata`` (in place; ``tree`` is returned)."""
 
-  return _transform_names(
-    tree, transform_metadata, lambda v, name: _remove_axis_name(v, index, name)
-  )
+  def remove(v, name, others):
+    _remove_axis_name(v, index, name, others)
+
+  return _transform_names(tree, transform_metadata, remove)
 
 
 def __getattr__(name):

@@ -4,8 +4,10 @@ A mapped transform (``vmap``, ``pmap``, ``scan``) given a
 ``transform_metadata`` holding ``partition_name`` removes the mapped axis
 from the ``out_sharding`` names of the Variables it maps over while the
 function runs, puts it back afterwards, and inserts it into the Variables
-of the graph nodes the function returns. Without ``partition_name`` the
-metadata is left alone.
+of the graph nodes the function returns. Each other entry ``{key: name}``
+of ``transform_metadata`` does the same to the Variables' ``key`` metadata
+where that is a non-empty tuple. Without ``partition_name`` the metadata
+is left alone.
 """
 
 import jax
@@ -61,24 +63,24 @@ def mapped_variables(args, axes) -> list:
 
 
 def remove(pairs, metadata) -> None:
-  name = metadata[PARTITION_NAME]
+  name, others = metadata[PARTITION_NAME], spmd._other_axis_names(metadata)
   for v, axis in pairs:
-    spmd._remove_axis_name(v, axis, name)
+    spmd._remove_axis_name(v, axis, name, others)
 
 
 def insert(pairs, metadata) -> None:
-  name = metadata[PARTITION_NAME]
+  name, others = metadata[PARTITION_NAME], spmd._other_axis_names(metadata)
   for v, axis in reversed(pairs):
-    spmd._insert_axis_name(v, axis, name)
+    spmd._insert_axis_name(v, axis, name, others)
 
 
 def insert_into_outputs(out, axis, metadata, skip=()) -> None:
   """Inserts the axis ``axis`` into the Variables of the graph nodes of
   ``out`` (once each), except those whose id is in ``skip``."""
-  name = metadata[PARTITION_NAME]
+  name, others = metadata[PARTITION_NAME], spmd._other_axis_names(metadata)
   for _, v in _variables(out):
     if id(v) not in skip:
-      spmd._insert_axis_name(v, axis, name)
+      spmd._insert_axis_name(v, axis, name, others)
 
 
 def insert_into_grown(graph_args, changed, args, in_axes, metadata) -> None:
