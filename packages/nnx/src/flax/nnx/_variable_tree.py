@@ -30,6 +30,18 @@ _TRACER = jax.core.Tracer
 _ABSTRACT_REF = jax.ref.AbstractRef
 
 
+def is_ref(x) -> bool:
+  """``isinstance(x, jax.Ref)``: a Ref, or a JAX tracer of one.
+
+  Told apart without ``jax.Ref``'s metaclass check, which runs an import
+  statement on every call and is slow next to a type check; graph walks
+  and attribute writes ask this of every non-array value they meet.
+  """
+  return type.__instancecheck__(REF_TYPE, x) or (
+    isinstance(x, _TRACER) and isinstance(x.aval, _ABSTRACT_REF)
+  )
+
+
 def is_array_ref(x) -> bool:
   """Whether ``x`` is a mutable ``jax.Ref``, or a JAX tracer of one (a Ref
   passed into ``jax.jit``, ``jax.grad``, ...)."""

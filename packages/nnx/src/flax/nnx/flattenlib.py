@@ -18,10 +18,23 @@ from flax.nnx.variablelib import Variable, VariableMeta
 
 # (after variablelib, which loads it at its end)
 from flax.nnx._hijax_graph import HIJAX_CLASSES, traced_variable_def
+from flax.nnx._variable_tree import is_ref
 
-# Leaves of a graph's state besides Variables (a raw ``jax.Ref`` too).
-_ARRAY_TYPES = (jax.Array, np.ndarray, jax.Ref)
+_PLAIN_ARRAY_TYPES = (jax.Array, np.ndarray)
 _TRACER = jax.core.Tracer
+
+
+# Exact types whose values are static in a graphdef whatever else holds:
+# None, numbers, strings and classes (``type`` and the metaclasses met,
+# e.g. that of ``jnp.float32``). A layer's sizes, flags and dtypes take
+# this path, once per attribute, without the node and array checks.
+_STATIC_TYPES = {type(None), str, int, float, bool, type}
+
+
+def is_array_leaf(x) -> bool:
+  """Whether ``x`` is a leaf of a graph's state besides Variables: an
+  array, or a raw ``jax.Ref`` (asked last: it is the slow check)."""
+  return isinstance(x, _PLAIN_ARRAY_TYPES) or is_ref(x)
 
 
 class _Static:
@@ -231,6 +244,9 @@ class _Flattener:
     return i
 
   def visit(self, x, path, owner=None, okeys=(), osnaps=()):
+    tx = type(x)
+    if tx in _STATIC_TYPES and tx not in GRAPH_NODE_TYPES:
+      return ('s', _Static(x))
     if isinstance(x, Variable):
       i = self.visited.get(id(x))
       if i is not None:
@@ -238,7 +254,6 @@ class _Flattener:
       i = self._index(x)
       self.leaves.append(x)
       self.paths.append(path)
-      tx = type(x)
       if type(tx) is not VariableMeta:
         return self._hijax_variable(x, tx, i)
       meta = x._var_metadata
@@ -256,8 +271,8 @@ class _Flattener:
         for k, v in _sorted_items(d)
       )
       return ('n', type(x), i, attrs, frozenset(data))
-    if isinstance(x, _ARRAY_TYPES):
-      if isinstance(x, jax.Ref):
+    if isinstance(x, _PLAIN_ARRAY_TYPES) or is_ref(x):
+      if is_ref(x):
         # A raw Ref is one leaf however often it is reached: it is indexed
         # (``('a', index)``) and met again as a reference.
         i = self.visited.get(id(x))
@@ -272,7 +287,6 @@ class _Flattener:
       self.leaves.append(_ArraySlot(owner, okeys, osnaps))
       self.paths.append(path)
       return ('a',)
-    tx = type(x)
     if tx is list:
       snap = list(x)
       self.containers.append(('l', x, snap))
@@ -316,7 +330,10 @@ class _Flattener:
     impl = GRAPH_NODE_TYPES.get(tx)
     if impl is not None:
       return self._visit_graph_node(x, impl, path)
-    if x is None or isinstance(x, (str, int, float, bool, type)):
+    if x is None or isinstance(x, (str, int, float, bool)):
+      return ('s', _Static(x))
+    if isinstance(x, type):
+      _STATIC_TYPES.add(tx)  # a metaclass: its instances are classes
       return ('s', _Static(x))
     if not jax.tree_util.all_leaves([x]):
       kv, treedef = jax.tree_util.tree_flatten_with_path(
@@ -325,7 +342,7 @@ class _Flattener:
       # Look through nested containers too: a pytree holding a dict of
       # Variables (e.g. an optax state of nnx.State) is not static.
       if any(
-        isinstance(v, (Variable, Pytree) + _ARRAY_TYPES)
+        isinstance(v, (Variable, Pytree)) or is_array_leaf(v)
         for v in jax.tree_util.tree_leaves(x, is_leaf=_is_graph_leaf)
       ):
         if isinstance(x, State):

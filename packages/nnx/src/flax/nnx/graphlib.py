@@ -38,7 +38,6 @@ from flax.nnx.graphwalk import iter_children as iter_children
 from flax.nnx.graphwalk import iter_graph as iter_graph
 from flax.nnx.graphwalk import iter_module_children as iter_module_children
 from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
-  _ARRAY_TYPES,
   _EMPTY_META,
   _ArraySlot,
   container_snapshot,
@@ -48,6 +47,7 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
   _set_in,
   _sorted_items,
   _Static,
+  is_array_leaf,
 )
 from flax.nnx.graphnodes import (
   GRAPH_NODE_TYPES,
@@ -468,7 +468,7 @@ def is_node(x) -> bool:
   pytree container (not a Variable, not a leaf)."""
   if isinstance(x, Pytree) or type(x) in GRAPH_NODE_TYPES:
     return True
-  if isinstance(x, Variable) or x is None or isinstance(x, _ARRAY_TYPES):
+  if isinstance(x, Variable) or x is None or is_array_leaf(x):
     return False
   return type(x) in (list, tuple, dict) or not jax.tree_util.all_leaves([x])
 

@@ -15,7 +15,7 @@ from flax.nnx import filterlib
 from flax.nnx._common import graph_mode_default
 import jax
 
-from flax.nnx.flattenlib import _ARRAY_TYPES, _key_of, _sorted_items
+from flax.nnx.flattenlib import _key_of, _sorted_items, is_array_leaf
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES, get_child
 from flax.nnx.pytreelib import Pytree, _sort_key, data_names
 from flax.nnx.variablelib import Variable
@@ -112,7 +112,7 @@ def iter_graph(node, /, *, graph=None):
       items = ()
     elif type(x) in GRAPH_NODE_TYPES:
       items = GRAPH_NODE_TYPES[type(x)].flatten(x)[0]
-    elif isinstance(x, _ARRAY_TYPES):
+    elif is_array_leaf(x):
       items = None
     elif type(x) in (list, tuple):
       items = enumerate(x)

@@ -34,6 +34,7 @@ import numpy as np
 from flax.nnx import reprlib
 from flax.nnx._common import EPOCH, MISSING, GraphNodeBase, Missing
 from flax.nnx._common import trace_context_error, trace_state
+from flax.nnx._variable_tree import is_ref
 from flax.nnx.variablelib import Variable as Variable
 from flax.typing import SizeBytes as SizeBytes
 from flax import config as flax_config
@@ -109,7 +110,9 @@ def _marker(value):
 # -- what counts as data --------------------------------------------------------
 
 _DATA_TYPES: list = [jax.Array, np.ndarray, jax.Ref, GraphNodeBase]
-_data_types = tuple(_DATA_TYPES)
+# what ``isinstance`` is asked; a ``jax.Ref`` is told apart by ``is_ref``
+# (its metaclass check is slow, and most values set are not data)
+_data_types = tuple(t for t in _DATA_TYPES if t is not jax.Ref)
 
 
 def register_data_type(type_: T, /) -> T:
@@ -127,7 +130,7 @@ def register_data_type(type_: T, /) -> T:
   global _data_types
   if type_ not in _DATA_TYPES:
     _DATA_TYPES.append(type_)
-    _data_types = tuple(_DATA_TYPES)
+    _data_types = tuple(t for t in _DATA_TYPES if t is not jax.Ref)
   return type_
 
 
@@ -142,7 +145,7 @@ def is_data(value: tp.Any, /) -> bool:
   >>> nnx.is_data(jnp.ones(2)), nnx.is_data([jnp.ones(2)]), nnx.is_data(1)
   (True, False, False)
   """
-  return isinstance(value, _data_types)
+  return isinstance(value, _data_types) or is_ref(value)
 
 
 _SCALARS = (str, int, float, bool, complex, type(None), type, bytes)
@@ -159,7 +162,7 @@ def has_data(value: tp.Any, /) -> list:
   if (
     isinstance(value, _SCALARS)
     or callable(value)
-    and not isinstance(value, _data_types)
+    and not is_data(value)
   ):
     return []
   leaves = jax.tree_util.tree_leaves(value, is_leaf=is_data)

@@ -21,6 +21,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from flax.nnx import filterlib, graphlib
 from flax.nnx._common import MISSING, Missing, graph_updates_default
@@ -83,6 +84,24 @@ def _write(var, value):
   var.set_raw_value(value, _unsafe_bypass_check=True)
 
 
+_UINT32 = np.dtype('uint32')
+_ONE_U32 = np.uint32(1)
+
+
+def _next_count(count):
+  """``count + 1``. For a uint32 JAX array (the count Rngs make) it binds
+  ``jax.lax.add`` itself: the same equation ``+`` stages (``add count
+  1:u32[]``) and the same value, without ``jax.numpy``'s dispatch, which
+  costs as much as the ``fold_in`` beside it when a model is built."""
+  if (
+    isinstance(count, jax.Array)
+    and count.dtype == _UINT32
+    and not count.weak_type
+  ):
+    return jax.lax.add(count, _ONE_U32)
+  return count + 1
+
+
 def _shape(k) -> tuple:
   return (k,) if isinstance(k, int) else tuple(k)
 
@@ -121,7 +140,7 @@ class RngStream(RngMethods, Pytree):
     check_trace(count_var)  # the count is mutated: same rule as set_value
     count = count_var._raw_value
     out = jax.random.fold_in(self.key._raw_value, count)
-    count_var._raw_value = count + 1
+    count_var._raw_value = _next_count(count)
     return out
 
   make_rng = __call__
