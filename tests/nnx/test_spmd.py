@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 from flax.nnx import spmd
+from jax.experimental.layout import Format, Layout
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -209,6 +210,28 @@ def case_add_and_remove_axis():
   np.testing.assert_array_equal(state['w'][...], np.ones((3, 4)))
 
 
+def case_format_out_sharding_places_value_and_layout():
+  mesh = jax.make_mesh(
+    (2, 4), ('data', 'model'), axis_types=(jax.sharding.AxisType.Auto,) * 2
+  )
+  ns = NamedSharding(mesh, P('data', None))
+  fmt = Format(Layout(major_to_minor=(0, 1)), ns)
+  v = nnx.Variable(jnp.ones((4, 8)), out_sharding=fmt)
+  assert v.sharding == ns and v.out_sharding is fmt
+  assert v[...].format.layout.major_to_minor == (0, 1)
+  with jax.set_mesh(mesh):
+    assert nnx.Param(jnp.ones((4, 8)), out_sharding=fmt).sharding == ns
+  # under tracing it is a sharding (and layout) constraint
+  out = jax.jit(lambda x: nnx.Param(x, out_sharding=fmt)[...])(jnp.ones((4, 8)))
+  assert out.sharding.spec[0] == 'data'
+  assert out.format.layout.major_to_minor == (0, 1)
+  # a Format without a sharding cannot place a value
+  with pytest.raises(ValueError, match='Sharding has to be concrete'):
+    nnx.Variable(jnp.ones((4, 8)), out_sharding=Format(Layout((1, 0))))
+  lazy = nnx.Variable(jnp.ones((4, 8)), out_sharding=fmt, eager_sharding=False)
+  assert lazy.sharding != ns
+
+
 def case_module_names():
   assert spmd.eval_shape is nnx.eval_shape
   assert nnx.spmd is spmd
@@ -245,6 +268,10 @@ def test_get_abstract_model(results):
 
 def test_add_and_remove_axis(results):
   _check(results, 'case_add_and_remove_axis')
+
+
+def test_format_out_sharding_places_value_and_layout(results):
+  _check(results, 'case_format_out_sharding_places_value_and_layout')
 
 
 def test_module_names(results):

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+from jax.experimental.layout import Format
 from jax.sharding import AxisType
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
@@ -206,18 +207,25 @@ def shard_value(value, out_sharding, sharding_rules, mesh):
 
   The names are mapped with ``sharding_rules`` (see :func:`get_pspec`).
   Without ``out_sharding`` the value is returned as it is; without
-  ``mesh`` the context mesh (``jax.set_mesh``) is used.
+  ``mesh`` the context mesh (``jax.set_mesh``) is used. A concrete
+  ``jax.sharding.Sharding`` or a ``Format`` (layout and sharding) places
+  the value as it is (``jax.device_put``, or a sharding constraint under
+  tracing).
 
   Raises:
     ValueError: if there is neither a ``mesh`` nor a context mesh.
   """
   if not out_sharding:
     return value
-  if isinstance(out_sharding, jax.sharding.Sharding):
-    _check_axis_types(
-      getattr(out_sharding, 'mesh', None) if mesh is None else mesh
+  if isinstance(out_sharding, (jax.sharding.Sharding, Format)):
+    concrete = (
+      out_sharding.sharding if isinstance(out_sharding, Format) else out_sharding
     )
-    # A concrete sharding (e.g. a NamedSharding) places the value itself.
+    _check_axis_types(
+      getattr(concrete, 'mesh', None) if mesh is None else mesh
+    )
+    # A concrete sharding (e.g. a NamedSharding) or a Format (a layout and a
+    # sharding) places the value itself.
     if isinstance(value, jax.core.Tracer):
       return jax.lax.with_sharding_constraint(value, out_sharding)
     return jax.device_put(value, out_sharding)
