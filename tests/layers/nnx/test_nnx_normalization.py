@@ -94,6 +94,51 @@ def test_batchnorm_under_jit_updates_stats():
   assert_close(layer.mean[...], [0.02, 0.02])
 
 
+def test_batchnorm_running_stats_are_not_differentiated():
+  x = jnp.arange(6.0).reshape(2, 3)
+  graphdef, state = nnx.split(nnx.BatchNorm(3, momentum=0.8, rngs=nnx.Rngs(0)))
+
+  def new_stats(old_mean, x):
+    fresh = jax.tree.map(lambda a: a, state)
+    fresh['mean'][...] = old_mean
+    layer = nnx.merge(graphdef, fresh)
+    y = layer(x)
+    return layer.mean[...], layer.var[...], y
+
+  d_old, d_x = jax.jacobian(new_stats, argnums=(0, 1))(jnp.ones(3), x)[0]
+  assert not np.any(d_old) and not np.any(d_x)
+  d_var = jax.jacobian(new_stats, argnums=1)(jnp.ones(3), x)[1]
+  assert not np.any(d_var)
+  # the output still differentiates through the batch statistics
+  d_y = jax.jacobian(new_stats, argnums=1)(jnp.ones(3), x)[2]
+  assert np.any(d_y)
+  # the stats still move
+  mean, var, _ = new_stats(jnp.ones(3), x)
+  assert_close(mean, 0.8 + 0.2 * np.array([1.5, 2.5, 3.5]))
+
+
+def test_batchnorm_hijax_stats_update_under_grad():
+  with nnx.var_defaults(hijax=True):
+    model = nnx.Sequential(
+      nnx.Linear(2, 3, rngs=nnx.Rngs(0)),
+      nnx.BatchNorm(3, rngs=nnx.Rngs(0)),
+    )
+  x = jnp.arange(8.0).reshape(4, 2)
+
+  @jax.jit
+  def step(x):
+    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+
+    def loss(params):
+      return (nnx.merge(graphdef, params, rest)(x) ** 3).mean()
+
+    return jax.grad(loss)(nnx.with_vars(params, hijax=False))
+
+  grads = step(x)
+  assert np.any(grads['layers'][0]['kernel'][...])
+  assert np.any(model.layers[1].mean[...])
+
+
 def test_layernorm():
   layer = nnx.LayerNorm(4, rngs=nnx.Rngs(0))
   assert shapes(layer) == {

@@ -165,10 +165,12 @@ class BatchNorm(nnx.Module):
     else:
       stats = {k: getattr(self, k) for k in _STAT_OPTIONS}
       mean, var = _math.compute_stats(x, reduction_axes, mask=mask, **stats)
-      # Exponential moving averages; the old value keeps ``momentum``.
+      # Exponential moving averages; the old value keeps ``momentum``. The
+      # running statistics are not differentiated: the update is a
+      # constant to JAX's autodiff (so a hijax Variable takes it under grad).
       m = self.momentum
       for stat, batch in ((self.mean, mean), (self.var, var)):
-        stat[...] = m * stat[...] + (1 - m) * batch
+        stat[...] = jax.lax.stop_gradient(m * stat[...] + (1 - m) * batch)
     return _norm_output(self, x, mean, var, reduction_axes, feature_axes)
 
 
