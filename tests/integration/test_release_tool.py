@@ -3,6 +3,7 @@ of the repository's package metadata."""
 
 import importlib.util
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -15,13 +16,24 @@ release = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(release)
 
 
+def _released(changelog):
+  """``changelog`` with an empty Unreleased section, as right after a release."""
+  head, sep, rest = changelog.partition('## Unreleased\n')
+  if not sep:
+    return changelog
+  later = re.search(r'^## ', rest, flags=re.MULTILINE)
+  return head + sep + '\n' + (rest[later.start():] if later else '')
+
+
 @pytest.fixture
 def repo(tmp_path):
-  """The pyprojects, changelogs and version files of every distribution."""
+  """The pyprojects, changelogs and version files of every distribution,
+  with no unreleased changelog entries (the state right after a release)."""
   for folder, name in release.FOLDERS.items():
     (tmp_path / folder).mkdir(parents=True)
-    for part in ('pyproject.toml', 'CHANGELOG.md'):
-      shutil.copy(ROOT / folder / part, tmp_path / folder / part)
+    shutil.copy(ROOT / folder / 'pyproject.toml', tmp_path / folder)
+    changelog = (ROOT / folder / 'CHANGELOG.md').read_text()
+    (tmp_path / folder / 'CHANGELOG.md').write_text(_released(changelog))
     extra = release.VERSION_FILES.get(name)
     if extra:
       (tmp_path / folder / extra).parent.mkdir(parents=True)
