@@ -254,4 +254,3 @@ def test_key_order_of_copies():
   # Keys JAX cannot sort are its error.
   with pytest.raises(ValueError, match='sorting pytree dictionary keys'):
     core.pop({1: 'a', 'b': 2}, 'b')
-

@@ -29,8 +29,12 @@ for kind, build in (('dict', make), ('frozen', lambda: FrozenDict(make()))):
   report.value(f'{kind} pop', [order(rest), order(value)])
   report.value(f'{kind} tree_map', order(jax.tree.map(lambda v: v, build())))
 report.value('method unfreeze', order(FrozenDict(make()).unfreeze()))
-report.value('method copy', order(FrozenDict(make()).copy({'x': {'w': 0, 'v': 1}})))
-report.value('nested frozen', order(core.unfreeze({'n': FrozenDict({'z': 1, 'a': 2})})))
+report.value(
+  'method copy', order(FrozenDict(make()).copy({'x': {'w': 0, 'v': 1}}))
+)
+report.value(
+  'nested frozen', order(core.unfreeze({'n': FrozenDict({'z': 1, 'a': 2})}))
+)
 with report.raises('unsortable keys'):
   core.pop({1: 'a', 'b': 2}, 'b')
 
@@ -53,7 +57,11 @@ report.value('pop params', [order(rest), order(params)])
 frozen = core.freeze(variables)
 rest, params = core.pop(frozen, 'params')
 report.value('pop frozen params', [order(rest), order(params)])
-for mutable in (True, ['batch_stats', 'intermediates'], ['params', 'batch_stats']):
+for mutable in (
+  True,
+  ['batch_stats', 'intermediates'],
+  ['params', 'batch_stats'],
+):
   _, updates = Model().apply(variables, x, mutable=mutable)
   report.value(f'apply {mutable}', order(updates))
   _, updates = Model().apply(frozen, x, mutable=mutable)

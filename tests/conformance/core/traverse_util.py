@@ -33,7 +33,9 @@ merged = traverse_util.t_identity.each().merge(
 report.value('merge type', type(merged).__name__)
 report.value('merge iterate', list(merged.iterate(rows)))
 report.value('merge update', merged.update(lambda x: x * 10, rows))
-report.value('merge none', list(traverse_util.t_identity[0].merge().iterate(rows)))
+report.value(
+  'merge none', list(traverse_util.t_identity[0].merge().iterate(rows))
+)
 with report.warns('traversal deprecated'):
   traverse_util.TraverseItem('a')
 with report.warns('chain deprecated'):

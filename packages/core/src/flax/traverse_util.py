@@ -276,8 +276,6 @@ class TraverseId(Traversal):
     return fn(inputs)
 
 
-
-
 def _quiet_identity() -> TraverseId:
   # The module's own identity traversal is made without the warning.
   with warnings.catch_warnings():
