@@ -60,15 +60,28 @@ X3 = jnp.linspace(-1.0, 1.0, 20).reshape(1, 5, 4)
 LINEN = {
   'Dense': (jax.lax, 'dot_general', lambda: nn.Dense(3), X2, None),
   'DenseGeneral': (
-    jax.lax, 'dot_general', lambda: nn.DenseGeneral((3, 2)), X2, None),
+    jax.lax,
+    'dot_general',
+    lambda: nn.DenseGeneral((3, 2)),
+    X2,
+    None,
+  ),
   'Einsum': (jnp, 'einsum', lambda: nn.Einsum((4, 3), 'ab,bc->ac'), X2, None),
-  'Conv': (
-    jax.lax, 'conv_general_dilated', lambda: nn.Conv(3, (3,)), X3, None),
+  'Conv': (jax.lax, 'conv_general_dilated', lambda: nn.Conv(3, (3,)), X3, None),
   'ConvTranspose': (
-    jax.lax, 'conv_transpose', lambda: nn.ConvTranspose(3, (2,)), X3, None),
+    jax.lax,
+    'conv_transpose',
+    lambda: nn.ConvTranspose(3, (2,)),
+    X3,
+    None,
+  ),
   'ConvLocal': (
-    jax.lax, 'conv_general_dilated_local', lambda: nn.ConvLocal(2, (3,)), X3,
-    None),
+    jax.lax,
+    'conv_general_dilated_local',
+    lambda: nn.ConvLocal(2, (3,)),
+    X3,
+    None,
+  ),
   'Embed.attend': (jnp, 'dot', lambda: nn.Embed(5, 4), X2, 'attend'),
 }
 
@@ -100,15 +113,24 @@ def test_linen_keywords_match_the_lax_signatures():
     layer.init(jax.random.key(0), X3)
   # operands by keyword, the window geometry too
   assert calls[0][1] == (
-    'dimension_numbers', 'filter_shape', 'lhs', 'lhs_dilation', 'padding',
-    'precision', 'rhs', 'rhs_dilation', 'window_strides',
+    'dimension_numbers',
+    'filter_shape',
+    'lhs',
+    'lhs_dilation',
+    'padding',
+    'precision',
+    'rhs',
+    'rhs_dilation',
+    'window_strides',
   )
   with _patched(jnp, 'dot') as calls:
     nn.Embed(5, 4).init(jax.random.key(0), X2, method='attend')
   assert calls == [(('array', 'array'), ())]
   with _patched(jnp, 'einsum') as calls:
     nn.Einsum((4, 3), 'ab,bc->ac').init(jax.random.key(0), X2)
-  assert calls == [(('array', 'array'), ('precision', 'preferred_element_type'))]
+  assert calls == [
+    (('array', 'array'), ('precision', 'preferred_element_type'))
+  ]
 
 
 def test_linen_attention_einsum_uses_the_current_dot_general():
@@ -202,15 +224,26 @@ def test_linen_make_rng_calls_fold_in_every_time():
 
 NNX_CALL_TIME = {
   'LinearGeneral': (
-    jax.lax, 'dot_general', lambda: nnx.LinearGeneral(4, (3, 2),
-                                                      rngs=nnx.Rngs(0)),
-    X2, '__call__'),
+    jax.lax,
+    'dot_general',
+    lambda: nnx.LinearGeneral(4, (3, 2), rngs=nnx.Rngs(0)),
+    X2,
+    '__call__',
+  ),
   'ConvTranspose': (
-    jax.lax, 'conv_transpose', lambda: nnx.ConvTranspose(4, 3, (2,),
-                                                         rngs=nnx.Rngs(0)),
-    X3, '__call__'),
+    jax.lax,
+    'conv_transpose',
+    lambda: nnx.ConvTranspose(4, 3, (2,), rngs=nnx.Rngs(0)),
+    X3,
+    '__call__',
+  ),
   'Embed.attend': (
-    jnp, 'dot', lambda: nnx.Embed(5, 4, rngs=nnx.Rngs(0)), X2, 'attend'),
+    jnp,
+    'dot',
+    lambda: nnx.Embed(5, 4, rngs=nnx.Rngs(0)),
+    X2,
+    'attend',
+  ),
 }
 
 
@@ -237,8 +270,9 @@ def test_nnx_product_arguments_get_flax_keywords():
 
   nnx.Linear(4, 3, dot_general=dot, rngs=nnx.Rngs(0))(X2)
   nnx.LinearGeneral(4, 3, dot_general=dot, rngs=nnx.Rngs(0))(X2)
-  nnx.Linear(4, 3, dot_general=dot, preferred_element_type=jnp.float32,
-             rngs=nnx.Rngs(0))(X2)
+  nnx.Linear(
+    4, 3, dot_general=dot, preferred_element_type=jnp.float32, rngs=nnx.Rngs(0)
+  )(X2)
   assert calls == [
     ('out_sharding', 'precision'),
     ('out_sharding', 'precision'),

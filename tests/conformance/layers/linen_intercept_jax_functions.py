@@ -55,10 +55,22 @@ cases = [
   ('DenseGeneral', jax.lax, 'dot_general', nn.DenseGeneral((3, 2)), x2, None),
   ('Einsum', jnp, 'einsum', nn.Einsum((4, 3), 'ab,bc->ac'), x2, None),
   ('Conv', jax.lax, 'conv_general_dilated', nn.Conv(3, (3,)), x3, None),
-  ('ConvTranspose', jax.lax, 'conv_transpose', nn.ConvTranspose(3, (2,)), x3,
-   None),
-  ('ConvLocal', jax.lax, 'conv_general_dilated_local', nn.ConvLocal(2, (3,)),
-   x3, None),
+  (
+    'ConvTranspose',
+    jax.lax,
+    'conv_transpose',
+    nn.ConvTranspose(3, (2,)),
+    x3,
+    None,
+  ),
+  (
+    'ConvLocal',
+    jax.lax,
+    'conv_general_dilated_local',
+    nn.ConvLocal(2, (3,)),
+    x3,
+    None,
+  ),
   ('Embed.attend', jnp, 'dot', nn.Embed(5, 4), x2, 'attend'),
 ]
 for label, module, name, layer, x, method in cases:

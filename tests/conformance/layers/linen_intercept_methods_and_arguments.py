@@ -103,8 +103,9 @@ report.value('dot_general_cls: calls', CLS_CALLS)
 # every Dense kernel by patching jax.lax.dot_general while Dense runs; its
 # factors are variables of the intercepted module.
 def lora(next_fun, args, kwargs, context):
-  if not (isinstance(context.module, nn.Dense) and
-          context.method_name == '__call__'):
+  if not (
+    isinstance(context.module, nn.Dense) and context.method_name == '__call__'
+  ):
     return next_fun(*args, **kwargs)
   mdl = context.module
   orig = jax.lax.dot_general

@@ -36,22 +36,42 @@ f32 = jnp.float32
 
 makers = {
   'Linear': lambda c, pet: nnx.Linear(
-    4, 3, dot_general=recorder(jax.lax.dot_general, c, 2.0),
-    preferred_element_type=pet, rngs=rngs()),
+    4,
+    3,
+    dot_general=recorder(jax.lax.dot_general, c, 2.0),
+    preferred_element_type=pet,
+    rngs=rngs(),
+  ),
   'LinearGeneral': lambda c, pet: nnx.LinearGeneral(
-    4, (3, 2), dot_general=recorder(jax.lax.dot_general, c, 2.0),
-    preferred_element_type=pet, rngs=rngs()),
+    4,
+    (3, 2),
+    dot_general=recorder(jax.lax.dot_general, c, 2.0),
+    preferred_element_type=pet,
+    rngs=rngs(),
+  ),
   'Einsum': lambda c, pet: nnx.Einsum(
-    'ab,bc->ac', (4, 3), einsum_op=recorder(jnp.einsum, c, 2.0, einsum=True),
-    preferred_element_type=pet, rngs=rngs()),
+    'ab,bc->ac',
+    (4, 3),
+    einsum_op=recorder(jnp.einsum, c, 2.0, einsum=True),
+    preferred_element_type=pet,
+    rngs=rngs(),
+  ),
   'Conv': lambda c, pet: nnx.Conv(
-    4, 3, (2,), conv_general_dilated=recorder(
-      jax.lax.conv_general_dilated, c, 2.0),
-    preferred_element_type=pet, rngs=rngs()),
+    4,
+    3,
+    (2,),
+    conv_general_dilated=recorder(jax.lax.conv_general_dilated, c, 2.0),
+    preferred_element_type=pet,
+    rngs=rngs(),
+  ),
   'MultiHeadAttention': lambda c, pet: nnx.MultiHeadAttention(
-    2, 4, qkv_dot_general=recorder(jax.lax.dot_general, c),
+    2,
+    4,
+    qkv_dot_general=recorder(jax.lax.dot_general, c),
     out_dot_general=recorder(jax.lax.dot_general, c, 0.5),
-    decode=False, rngs=rngs()),
+    decode=False,
+    rngs=rngs(),
+  ),
 }
 inputs = {'Conv': x3, 'MultiHeadAttention': x3}
 for label, make in makers.items():

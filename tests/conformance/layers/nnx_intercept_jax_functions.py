@@ -82,19 +82,55 @@ def jax_jit_call(layer, method, x):
 
 
 cases = [
-  ('Linear', jax.lax, 'dot_general', nnx.Linear(4, 3, rngs=rngs()), x2,
-   '__call__'),
-  ('LinearGeneral', jax.lax, 'dot_general',
-   nnx.LinearGeneral(4, (3, 2), rngs=rngs()), x2, '__call__'),
-  ('Einsum', jnp, 'einsum', nnx.Einsum('ab,bc->ac', (4, 3), rngs=rngs()), x2,
-   '__call__'),
-  ('Conv', jax.lax, 'conv_general_dilated', nnx.Conv(4, 3, (3,), rngs=rngs()),
-   x3, '__call__'),
-  ('ConvTranspose', jax.lax, 'conv_transpose',
-   nnx.ConvTranspose(4, 3, (2,), rngs=rngs()), x3, '__call__'),
+  (
+    'Linear',
+    jax.lax,
+    'dot_general',
+    nnx.Linear(4, 3, rngs=rngs()),
+    x2,
+    '__call__',
+  ),
+  (
+    'LinearGeneral',
+    jax.lax,
+    'dot_general',
+    nnx.LinearGeneral(4, (3, 2), rngs=rngs()),
+    x2,
+    '__call__',
+  ),
+  (
+    'Einsum',
+    jnp,
+    'einsum',
+    nnx.Einsum('ab,bc->ac', (4, 3), rngs=rngs()),
+    x2,
+    '__call__',
+  ),
+  (
+    'Conv',
+    jax.lax,
+    'conv_general_dilated',
+    nnx.Conv(4, 3, (3,), rngs=rngs()),
+    x3,
+    '__call__',
+  ),
+  (
+    'ConvTranspose',
+    jax.lax,
+    'conv_transpose',
+    nnx.ConvTranspose(4, 3, (2,), rngs=rngs()),
+    x3,
+    '__call__',
+  ),
   ('Embed.attend', jnp, 'dot', nnx.Embed(5, 4, rngs=rngs()), x2, 'attend'),
-  ('MultiHeadAttention', jax.lax, 'dot_general',
-   nnx.MultiHeadAttention(2, 4, decode=False, rngs=rngs()), x3, '__call__'),
+  (
+    'MultiHeadAttention',
+    jax.lax,
+    'dot_general',
+    nnx.MultiHeadAttention(2, 4, decode=False, rngs=rngs()),
+    x3,
+    '__call__',
+  ),
 ]
 for label, module, name, layer, x, method in cases:
   calls = []
@@ -120,6 +156,7 @@ for label, kwargs in (
   report.value(f'dot_product_attention {label}: calls', calls)
   report.array(f'dot_product_attention {label}', out)
 
+
 # A patched dot_general that adds a Variable to the layer being run.
 class Scale(nnx.Variable):
   pass
@@ -133,8 +170,9 @@ def scaled_dot(lhs, rhs, dims, *args, **kwargs):
   if not hasattr(layer, 'qscale'):
     layer.qscale = Scale(jnp.full((), 0.5))
   print('scaled_dot', kind(lhs), kind(rhs), sorted(kwargs))
-  return ORIGINAL['dot_general'](lhs, rhs * layer.qscale[...], dims, *args,
-                                 **kwargs)
+  return ORIGINAL['dot_general'](
+    lhs, rhs * layer.qscale[...], dims, *args, **kwargs
+  )
 
 
 def call(layer, x):

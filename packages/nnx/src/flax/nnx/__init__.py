@@ -7,7 +7,7 @@ and are resolved on first access.
 
 # The JAX functions NNX layers take as default arguments are bound now,
 # when flax.nnx is imported, not when a layer class is first used.
-from flax.core import jax_defaults as _jax_defaults
+from flax.core import jax_defaults as _jax_defaults  # noqa: F401
 from flax.nnx import deprecations as _deprecations
 from flax.nnx import filterlib as filterlib
 from flax.nnx import graphlib as graphlib
