@@ -22,7 +22,7 @@ def _released(changelog):
   if not sep:
     return changelog
   later = re.search(r'^## ', rest, flags=re.MULTILINE)
-  return head + sep + '\n' + (rest[later.start():] if later else '')
+  return head + sep + '\n' + (rest[later.start() :] if later else '')
 
 
 @pytest.fixture

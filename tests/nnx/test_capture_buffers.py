@@ -157,6 +157,7 @@ def test_gradient_wrt_perturbations_given_as_init(jit):
   value, (_, grads) = loss_grad(model, perturbations, x, y)
   np.testing.assert_allclose(float(value), 0.7326511144638062, rtol=1e-6)
   np.testing.assert_allclose(grads['xgrad'].get_value(), _XGRAD, rtol=1e-5)
+
   # nnx.grad with has_aux, the intermediates as the auxiliary output
   def loss_aux(model, perturbations, x, y):
     out, inter = nnx.capture(model, nnx.Intermediate, init=perturbations)(x)
@@ -236,9 +237,9 @@ def test_scan_stacks_records_and_carries_the_rest(reverse):
     )(m, c, xs)
 
   m = Counter()
-  (c, ys), perts, inter = nnx.capture(
-    call, nnx.Perturbation, nnx.Intermediate
-  )(m, jnp.array(1.0), jnp.arange(4.0))
+  (c, ys), perts, inter = nnx.capture(call, nnx.Perturbation, nnx.Intermediate)(
+    m, jnp.array(1.0), jnp.arange(4.0)
+  )
   assert float(c) == 7.0 and float(m.count[...]) == 4.0
   expected = [18.0, 16.0, 12.0, 6.0] if reverse else [3.0, 5.0, 9.0, 15.0]
   assert inter['h'].get_value()[0].tolist() == expected
@@ -272,7 +273,9 @@ def test_perturb_inside_vmap_and_jax_grad_on_split_state():
   _, perts = nnx.capture(fwd, nnx.Perturbation)(m, x)
   assert perts['px'][...].shape == (3, 4)
   grads = nnx.grad(lambda p, m: nnx.capture(fwd, init=p)(m, x).sum())(perts, m)
-  np.testing.assert_array_equal(grads['px'][...], np.tile(np.arange(4.0), (3, 1)))
+  np.testing.assert_array_equal(
+    grads['px'][...], np.tile(np.arange(4.0), (3, 1))
+  )
 
   graphdef, params = nnx.split(m)
 
@@ -466,5 +469,7 @@ def test_sow_outside_a_capture_checks_any_attribute_of_the_name():
   # capture does not hold sows outside it, into its method's name
   with pytest.raises(ValueError, match="Expected '__call__' to be a Variable"):
     nnx.capture(Outer(), nnx.Intermediate, method_outputs=nnx.Intermediate)(1.0)
-  with pytest.raises(ValueError, match="Expected 'y' to be a Variable, got int"):
+  with pytest.raises(
+    ValueError, match="Expected 'y' to be a Variable, got int"
+  ):
     Inner().sow(nnx.Intermediate, 'y', 1.0)

@@ -306,11 +306,13 @@ def _named(**metadata):
 
 def test_other_transform_metadata_keys_name_tuple_metadata():
   meta = {nnx.PARTITION_NAME: 'layers', 'alias': 'A', 'count': 'C'}
-  st = nnx.State({
-    'w': _named(out_sharding=('a', 'b'), alias=('x', 'y'), count=2),
-    'u': _named(alias=['x', 'y']),
-    'e': _named(alias=()),
-  })
+  st = nnx.State(
+    {
+      'w': _named(out_sharding=('a', 'b'), alias=('x', 'y'), count=2),
+      'u': _named(alias=['x', 'y']),
+      'e': _named(alias=()),
+    }
+  )
   nnx.spmd.add_axis(st, 1, meta)
   assert st['w'].out_sharding == ('a', 'layers', 'b')
   assert st['w'].alias == ('x', 'A', 'y')
@@ -337,7 +339,9 @@ def test_vmap_and_scan_carry_other_metadata_keys():
     def __init__(self):
       self.w = _named(out_sharding=('din',), alias=('i',))
 
-    @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry, transform_metadata=meta)
+    @nnx.scan(
+      in_axes=(0, nnx.Carry), out_axes=nnx.Carry, transform_metadata=meta
+    )
     def __call__(self, x):
       seen.append((self.w.out_sharding, self.w.alias))
       return x

@@ -15,7 +15,11 @@ def new_stats(old_mean, x):
   fresh['mean'][...] = old_mean
   layer = nnx.merge(graphdef, fresh)
   y = layer(x)
-  return layer.mean[...], layer.var[...], (y * jnp.arange(6.0).reshape(2, 3)).sum()
+  return (
+    layer.mean[...],
+    layer.var[...],
+    (y * jnp.arange(6.0).reshape(2, 3)).sum(),
+  )
 
 
 jac = jax.jacobian(new_stats, argnums=(0, 1))(jnp.ones(3), x)
@@ -46,7 +50,9 @@ for hijax in (True, False):
     loss, grads = step(data)
     report.array('hijax-loss', loss)
     report.tree('hijax-grads', nnx.to_pure_dict(grads))
-    report.tree('hijax-stats', nnx.to_pure_dict(nnx.state(model, nnx.BatchStat)))
+    report.tree(
+      'hijax-stats', nnx.to_pure_dict(nnx.state(model, nnx.BatchStat))
+    )
   else:
     with report.raises('plain-captured'):
       step(data)

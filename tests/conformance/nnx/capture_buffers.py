@@ -154,13 +154,17 @@ for label, types, outputs in [
 ]:
   _, state = nnx.capture(t, *types, method_outputs=outputs)(jnp.ones(1))
   report.tree(label, state)
-_, state = nnx.capture(t.run, nnx.Intermediate, method_outputs=nnx.Intermediate)(
-  jnp.ones(1)
-)
+_, state = nnx.capture(
+  t.run, nnx.Intermediate, method_outputs=nnx.Intermediate
+)(jnp.ones(1))
 report.tree('method-outputs-bound-method', state)
 report.value(
   'method-outputs-classes-restored',
-  [type(t).__call__.__name__, type(t.leaf).process.__name__, type(t.leaf).__name__],
+  [
+    type(t).__call__.__name__,
+    type(t.leaf).process.__name__,
+    type(t.leaf).__name__,
+  ],
 )
 
 

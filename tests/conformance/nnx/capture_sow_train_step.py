@@ -58,7 +58,9 @@ for step in range(3):
   report.value(f'loss-{step}', float(loss))
 report.tree('intermediates', intms)
 report.tree('params', nnx.state(model, nnx.Param))
-report.text('state-intermediate-after', repr(nnx.state(model, nnx.Intermediate)))
+report.text(
+  'state-intermediate-after', repr(nnx.state(model, nnx.Intermediate))
+)
 _, inter, rest = nnx.split(model, nnx.Intermediate, ...)
 report.text('split-intermediate-after', repr(inter))
 report.value('split-rest-leaves', len(jax.tree.leaves(rest)))

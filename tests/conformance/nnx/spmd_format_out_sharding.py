@@ -19,7 +19,10 @@ for order in [(1, 0), (0, 1)]:
   report.value(f'{order}-layout', list(v[...].format.layout.major_to_minor))
   report.array(f'{order}-value', v[...])
   out = jax.jit(lambda x: nnx.Param(x, out_sharding=fmt)[...])(jnp.ones((4, 8)))
-  report.value(f'{order}-jit', [str(out.sharding.spec), list(out.format.layout.major_to_minor)])
+  report.value(
+    f'{order}-jit',
+    [str(out.sharding.spec), list(out.format.layout.major_to_minor)],
+  )
 
 lazy = nnx.Variable(jnp.ones((4, 8)), out_sharding=fmt, eager_sharding=False)
 report.value('lazy', lazy.sharding == ns)

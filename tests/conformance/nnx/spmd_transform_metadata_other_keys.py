@@ -16,14 +16,19 @@ class Named(nnx.Param):
     super().add_axis(axis_index, axis_name)
 
   def remove_axis(self, axis_index, axis_name):
-    calls.append(('remove', axis_index, axis_name, self.out_sharding, self.alias))
+    calls.append(
+      ('remove', axis_index, axis_name, self.out_sharding, self.alias)
+    )
     super().remove_axis(axis_index, axis_name)
 
 
 class Block(nnx.Module):
   def __init__(self):
     self.w = Named(
-      jnp.ones((4,)), out_sharding=('din',), alias=('i',), count=3,
+      jnp.ones((4,)),
+      out_sharding=('din',),
+      alias=('i',),
+      count=3,
       eager_sharding=False,
     )
     self.b = nnx.Param(jnp.ones((4,)), alias=['i'], eager_sharding=False)
@@ -40,14 +45,24 @@ for graph in (True, False):
     Block, in_axes=(), axis_size=2, transform_metadata=META, graph=graph
   )
   m = make()
-  report.value(f'made-{graph}', [m.w.out_sharding, m.w.alias, m.w.count, m.b.alias])
+  report.value(
+    f'made-{graph}', [m.w.out_sharding, m.w.alias, m.w.count, m.b.alias]
+  )
   if graph:
     report.array('called', m(jnp.zeros(())))
   report.value(f'calls-{graph}', [list(c) for c in calls])
   report.value(f'after-{graph}', [m.w.out_sharding, m.w.alias])
 
-st = nnx.State({'w': nnx.Param(jnp.ones((3, 4)), out_sharding=('a', 'b'),
-                               alias=('x', 'y'), eager_sharding=False)})
+st = nnx.State(
+  {
+    'w': nnx.Param(
+      jnp.ones((3, 4)),
+      out_sharding=('a', 'b'),
+      alias=('x', 'y'),
+      eager_sharding=False,
+    )
+  }
+)
 nnx.spmd.add_axis(st, 2, {'alias': 'A', nnx.PARTITION_NAME: 'p'})
 report.value('add-axis', [st['w'].out_sharding, st['w'].alias])
 with report.raises('remove-mismatch'):

@@ -87,6 +87,4 @@ def __getattr__(name):
 
 
 def __dir__():
-  return sorted(
-    set(globals()) | set(_providers()) | {'config', '__version__'}
-  )
+  return sorted(set(globals()) | set(_providers()) | {'config', '__version__'})

@@ -219,11 +219,11 @@ def shard_value(value, out_sharding, sharding_rules, mesh):
     return value
   if isinstance(out_sharding, (jax.sharding.Sharding, Format)):
     concrete = (
-      out_sharding.sharding if isinstance(out_sharding, Format) else out_sharding
+      out_sharding.sharding
+      if isinstance(out_sharding, Format)
+      else out_sharding
     )
-    _check_axis_types(
-      getattr(concrete, 'mesh', None) if mesh is None else mesh
-    )
+    _check_axis_types(getattr(concrete, 'mesh', None) if mesh is None else mesh)
     # A concrete sharding (e.g. a NamedSharding) or a Format (a layout and a
     # sharding) places the value itself.
     if isinstance(value, jax.core.Tracer):
