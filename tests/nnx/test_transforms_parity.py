@@ -243,6 +243,48 @@ def test_cached_partial_is_graph_mode_only():
       nnx.cached_partial(nnx.jit(f), m, **kw)
 
 
+def test_cached_partial_binds_one_copy_sharing_the_variables():
+  m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  seen = []
+
+  @nnx.jit
+  def f(bound, passed):
+    seen.append((bound is passed, bound.kernel is passed.kernel))
+    bound.kernel[...] += 1
+    return bound
+
+  g = nnx.cached_partial(f, m)
+  kernel = m.kernel[...]
+  first = g(m)
+  assert seen == [(False, True)]
+  assert first is not m and first.kernel is m.kernel
+  np.testing.assert_array_equal(m.kernel[...], kernel + 1)
+  assert g(m) is first  # the same copy on every call
+  # the copy was taken when the partial was made: a Variable replaced on
+  # the original later is not seen, one added to the copy is
+  m.kernel = nnx.Param(jnp.zeros((2, 3)))
+  first.extra = nnx.Param(jnp.ones(1))
+  again = g(m)
+  assert again.kernel is not m.kernel and hasattr(again, 'extra')
+
+
+def test_cached_partial_refuses_structure_changes_inside():
+  m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+
+  @nnx.jit
+  def add(bound):
+    bound.new = nnx.Param(jnp.ones(1))
+
+  @nnx.jit
+  def replace(bound):
+    bound.kernel = nnx.Param(jnp.zeros((2, 3)))
+
+  for f in (add, replace):
+    with pytest.raises(ValueError, match='mutated inside the transformation'):
+      nnx.cached_partial(f, m)()
+  assert not hasattr(m, 'new') and float(m.kernel[...].sum()) != 0.0
+
+
 def test_vmap_adds_the_partition_axis_once_per_shared_variable():
   class S(nnx.Module):
     def __init__(self, rngs):

@@ -400,19 +400,12 @@ def _attribute_order(key):
   return (0, key, '') if isinstance(key, int) else (1, 0, str(key))
 
 
-# Above zero while a call must leave the attribute order alone
-# (``nnx.cached_partial``).
-KEEP_ATTRIBUTE_ORDER = [0]
-
-
 def order_attributes(views, rebuilt: bool = False) -> None:
   """Puts the attributes of every Pytree of ``views`` in sorted order, as
   a transform with graph updates leaves its input objects (then printed,
   iterated and listed by ``vars`` in that order). Done once per view;
   ``rebuilt``: the structure changed during the call, so the views are
   built afresh first."""
-  if KEEP_ATTRIBUTE_ORDER[0]:
-    return
   for v in views:
     if rebuilt:
       v = flat_view(v.nodes[0])

@@ -38,6 +38,7 @@ from flax.nnx.transforms import (
   treemode,
 )
 from flax.nnx.transforms import treecall
+from flax.nnx.transforms.cachedpartial import cached_partial as cached_partial
 from flax.nnx.transforms import varflow
 from flax.nnx.transforms.jitfns import JitFn as JitFn
 from flax.nnx.transforms.jitfns import SimpleJitFn as SimpleJitFn
@@ -708,37 +709,6 @@ def jit_partial(
   return _make_jit(
     fun, partial_args=tuple(partial_args), graph_updates=False, **options
   )
-
-
-def cached_partial(f, *cached_args, graph=None, graph_updates=None):
-  """A (jitted) function with its first arguments bound to graph nodes.
-
-  Graph traversals are cached per structure anyway, so this only binds
-  the arguments (and leaves their attribute order as it is, where other
-  graph-mode calls sort it). It is a graph-mode API: ``graph=False`` or
-  ``graph_updates=False`` raise a ``ValueError``.
-  """
-  from flax.nnx.transforms.general import graph_with_updates
-
-  if not graph_with_updates(graph, graph_updates):
-    raise ValueError(
-      'cached_partial is a graph-mode-only API and requires '
-      'graph_updates=True (use nnx.jit_partial for tree mode or '
-      'graph_updates=False).'
-    )
-
-  @functools.wraps(f)
-  def cached(*args, **kwargs):
-    # The bound objects keep their attribute order (other graph-mode calls
-    # sort it, see graphlib.order_attributes).
-    keep = graphlib.KEEP_ATTRIBUTE_ORDER
-    keep[0] += 1
-    try:
-      return f(*cached_args, *args, **kwargs)
-    finally:
-      keep[0] -= 1
-
-  return cached
 
 
 def __getattr__(name):
