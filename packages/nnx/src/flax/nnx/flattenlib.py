@@ -27,8 +27,33 @@ _TRACER = jax.core.Tracer
 # Exact types whose values are static in a graphdef whatever else holds:
 # None, numbers, strings and classes (``type`` and the metaclasses met,
 # e.g. that of ``jnp.float32``). A layer's sizes, flags and dtypes take
-# this path, once per attribute, without the node and array checks.
-_STATIC_TYPES = {type(None), str, int, float, bool, type}
+# this path, once per attribute, without the node and array checks. Each
+# maps to its shared ``('s', _Static(value))`` nodes by value (None: not
+# shared): a large graph holds few distinct such values, and its first
+# flattening then builds (and leaves to the garbage collector) few
+# objects. Floats are not shared (``0.0 == -0.0``), nor are the classes
+# of metaclasses met later (their equality is theirs).
+_STATIC_NODES: dict = {
+  type(None): {},
+  str: {},
+  int: {},
+  bool: {},
+  type: {},
+  float: None,
+}
+
+
+def _static_node(tx, x):
+  """``('s', _Static(x))`` for ``x`` of a type of ``_STATIC_NODES``."""
+  shared = _STATIC_NODES[tx]
+  if shared is None:
+    return ('s', _Static(x))
+  node = shared.get(x)
+  if node is None:
+    if len(shared) >= 4096:
+      shared.clear()
+    node = shared[x] = ('s', _Static(x))
+  return node
 
 
 def is_array_leaf(x) -> bool:
@@ -245,8 +270,8 @@ class _Flattener:
 
   def visit(self, x, path, owner=None, okeys=(), osnaps=()):
     tx = type(x)
-    if tx in _STATIC_TYPES and tx not in GRAPH_NODE_TYPES:
-      return ('s', _Static(x))
+    if tx in _STATIC_NODES and tx not in GRAPH_NODE_TYPES:
+      return _static_node(tx, x)
     if isinstance(x, Variable):
       i = self.visited.get(id(x))
       if i is not None:
@@ -264,13 +289,16 @@ class _Flattener:
         return ('r', i)
       i = self._index(x)
       self.versions.append(x)
-      d = vars(x)
       data = x._pytree__m.data
-      attrs = tuple(
-        (k, self._attribute(x, k, v, path + (k,), data))
-        for k, v in _sorted_items(d)
-      )
-      return ('n', type(x), i, attrs, frozenset(data))
+      attrs = []
+      for k, v in _sorted_items(vars(x)):
+        tv = type(v)
+        if tv in _STATIC_NODES and k not in data and tv not in GRAPH_NODE_TYPES:
+          # a static attribute holding a number, string, None or class
+          attrs.append((k, _static_node(tv, v)))
+        else:
+          attrs.append((k, self._attribute(x, k, v, path + (k,), data)))
+      return ('n', type(x), i, tuple(attrs), frozenset(data))
     if isinstance(x, _PLAIN_ARRAY_TYPES) or is_ref(x):
       if is_ref(x):
         # A raw Ref is one leaf however often it is reached: it is indexed
@@ -333,7 +361,7 @@ class _Flattener:
     if x is None or isinstance(x, (str, int, float, bool)):
       return ('s', _Static(x))
     if isinstance(x, type):
-      _STATIC_TYPES.add(tx)  # a metaclass: its instances are classes
+      _STATIC_NODES.setdefault(tx, None)  # a metaclass: x is a class
       return ('s', _Static(x))
     if not jax.tree_util.all_leaves([x]):
       kv, treedef = jax.tree_util.tree_flatten_with_path(

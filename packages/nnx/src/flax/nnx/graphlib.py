@@ -52,7 +52,7 @@ from flax.nnx.flattenlib import (  # noqa: F401 - re-exported
 from flax.nnx.graphnodes import (
   GRAPH_NODE_TYPES,
 )
-from flax.nnx.graphpaths import _PATHS_CACHE as _PATHS_CACHE
+from flax.nnx.graphpaths import cache_paths
 from flax.nnx.graphpaths import _paths_match
 from flax.nnx.graphpaths import _paths_mismatch
 from flax.nnx.graphpaths import graphdef_paths as graphdef_paths
@@ -358,9 +358,7 @@ def _build_view(root, *, weak_root: bool = False) -> _View:
   view.containers = container_snapshot(f.containers)
   view.all_variables = not f.hijax and all(map(_is_variable, f.leaves))
   # Lets merge(graphdef, state-from-split) match paths by identity.
-  if len(_PATHS_CACHE) > 4096:
-    _PATHS_CACHE.clear()
-  _PATHS_CACHE[view.graphdef] = view.paths
+  cache_paths(view.graphdef, view.paths)
   view.tree_ok = None
   view.tree_parts = None
   view.ids = None

@@ -23,11 +23,11 @@ import jax
 from flax.nnx import reprlib, rebuildlib, statelib
 from flax.nnx.deprecations import deprecated
 from flax.nnx.flattenlib import _Flattener, _sorted_items
+from flax.nnx.graphpaths import cache_paths
 from flax.nnx.graphlib import (
   GraphDef,
   _duplicates_message,
   _leaves_for,
-  _PATHS_CACHE,
   _rebuild,
   _tree_graphdef_of,
   check_tree,
@@ -177,7 +177,7 @@ def flatten(
         (i, ref_outer_index[obj]) for i, obj in nodes if obj in ref_outer_index
       )
       graphdef = graphdef._replace(outer=outer or None)
-    _PATHS_CACHE[graphdef] = paths
+    cache_paths(graphdef, paths)
   if with_paths:
     values = [_leaf_value(leaf) for leaf in leaves]
     return graphdef, FlatState.from_sorted_keys_values(paths, values)

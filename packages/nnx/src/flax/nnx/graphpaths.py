@@ -29,12 +29,31 @@ def _path_list(paths) -> str:
   return shown + (f' and {len(paths) - 5} more' if len(paths) > 5 else '')
 
 
+# id(graphdef) -> (graphdef, paths). Looked up by identity: caching the
+# paths of a new GraphDef does not hash it (a hash walks its whole
+# structure, which a first split of a large model would pay for); an
+# equal GraphDef built elsewhere has its paths walked once.
 _PATHS_CACHE: dict = {}
+
+
+def cached_paths(graphdef):
+  """The paths cached for this very ``graphdef``, or None."""
+  entry = _PATHS_CACHE.get(id(graphdef))
+  if entry is not None and entry[0] is graphdef:
+    return entry[1]
+  return None
+
+
+def cache_paths(graphdef, paths) -> None:
+  """Records ``paths`` as the leaf paths of ``graphdef``."""
+  if len(_PATHS_CACHE) > 4096:
+    _PATHS_CACHE.clear()
+  _PATHS_CACHE[id(graphdef)] = (graphdef, paths)
 
 
 def graphdef_paths(graphdef) -> list:
   """The leaf paths of ``graphdef`` (a GraphDef), in leaf order (cached)."""
-  paths = _PATHS_CACHE.get(graphdef)
+  paths = cached_paths(graphdef)
   if paths is None:
     paths = []
 
@@ -59,9 +78,7 @@ def graphdef_paths(graphdef) -> list:
         paths.extend(p for p, _ in node[3])
 
     walk(graphdef.node, ())
-    if len(_PATHS_CACHE) > 4096:
-      _PATHS_CACHE.clear()
-    _PATHS_CACHE[graphdef] = paths
+    cache_paths(graphdef, paths)
   return paths
 
 
@@ -74,7 +91,6 @@ def _tree_keys(treedef):
 
 
 def _paths_match(graphdef, paths) -> bool:
-  cached = _PATHS_CACHE.get(graphdef)
-  if cached is paths:
+  if cached_paths(graphdef) is paths:
     return True
   return list(paths) == graphdef_paths(graphdef)
