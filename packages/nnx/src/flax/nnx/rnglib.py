@@ -84,17 +84,19 @@ def _write(var, value):
   var.set_raw_value(value, _unsafe_bypass_check=True)
 
 
+_TRACER = jax.core.Tracer
 _UINT32 = np.dtype('uint32')
 _ONE_U32 = np.uint32(1)
 
 
 def _next_count(count):
-  """``count + 1``. For a uint32 JAX array (the count Rngs make) it binds
-  ``jax.lax.add`` itself: the same equation ``+`` stages (``add count
-  1:u32[]``) and the same value, without ``jax.numpy``'s dispatch, which
-  costs as much as the ``fold_in`` beside it when a model is built."""
+  """``count + 1``. Traced, for a uint32 count (the count Rngs make), it
+  binds ``jax.lax.add`` itself: the same equation ``+`` stages (``add
+  count 1:u32[]``), without ``jax.numpy``'s tracing of ``+``, which costs
+  as much as the ``fold_in`` beside it when a model is built abstractly.
+  Eagerly ``+`` is the cheaper call (its dispatch is compiled)."""
   if (
-    isinstance(count, jax.Array)
+    isinstance(count, _TRACER)
     and count.dtype == _UINT32
     and not count.weak_type
   ):
