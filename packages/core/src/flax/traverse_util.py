@@ -11,12 +11,19 @@ paths:
 {'a': {'b': 1}, 'c': 2}
 
 A :class:`Traversal` selects parts of an immutable structure to read
-(``iterate``) or to replace (``update``, which returns a changed copy):
+(``iterate``) or to replace (``update``, which returns a changed copy).
+Traversals are to be deprecated: making one warns.
 
+>>> import warnings
 >>> data = [{'foo': 1, 'bar': 2}, {'foo': 3, 'bar': 4}]
->>> list(traverse_util.t_identity.each()['foo'].iterate(data))
+>>> with warnings.catch_warnings(record=True) as caught:
+...   warnings.simplefilter('always')
+...   foos = traverse_util.t_identity.each()['foo']
+>>> caught[0].category.__name__
+'DeprecationWarning'
+>>> list(foos.iterate(data))
 [1, 3]
->>> traverse_util.t_identity.each()['foo'].update(lambda x: -x, data)
+>>> foos.update(lambda x: -x, data)
 [{'foo': -1, 'bar': 2}, {'foo': -3, 'bar': 4}]
 """
 
@@ -348,7 +355,11 @@ class TraverseAttr(Traversal):
   >>> import collections
   >>> from flax.traverse_util import TraverseAttr
   >>> Foo = collections.namedtuple('Foo', 'foo bar')
-  >>> list(TraverseAttr('foo').iterate(Foo(foo=1, bar=2)))
+  >>> import warnings
+  >>> with warnings.catch_warnings():
+  ...   warnings.simplefilter('ignore', DeprecationWarning)
+  ...   foo = TraverseAttr('foo')
+  >>> list(foo.iterate(Foo(foo=1, bar=2)))
   [1]
   """
 
@@ -459,7 +470,10 @@ class ModelParamTraversal(Traversal):
 
   >>> from flax import traverse_util
   >>> params = {'Dense_0': {'kernel': 1.0, 'bias': 0.0}}
-  >>> kernels = traverse_util.ModelParamTraversal(lambda p, _: 'kernel' in p)
+  >>> import warnings
+  >>> with warnings.catch_warnings():
+  ...   warnings.simplefilter('ignore', DeprecationWarning)
+  ...   kernels = traverse_util.ModelParamTraversal(lambda p, _: 'kernel' in p)
   >>> list(kernels.iterate(params))
   [1.0]
   >>> kernels.update(lambda x: x * 10, params)
