@@ -44,9 +44,11 @@ class _Snapshot:
     view = graphlib.flat_view(node)
     if view is self.view:
       return True
-    return view.graphdef == self.graphdef and len(view.leaves) == len(
-      self.leaves
-    ) and all(a is b for a, b in zip(view.leaves, self.leaves))
+    return (
+      view.graphdef == self.graphdef
+      and len(view.leaves) == len(self.leaves)
+      and all(a is b for a, b in zip(view.leaves, self.leaves))
+    )
 
 
 def cached_partial(f, *cached_args, graph=None, graph_updates=None):
