@@ -159,11 +159,7 @@ def has_data(value: tp.Any, /) -> list:
   >>> nnx.has_data([1, 'a', jnp.zeros(2)])
   [Array([0., 0.], dtype=float32)]
   """
-  if (
-    isinstance(value, _SCALARS)
-    or callable(value)
-    and not is_data(value)
-  ):
+  if isinstance(value, _SCALARS) or callable(value) and not is_data(value):
     return []
   leaves = jax.tree_util.tree_leaves(value, is_leaf=is_data)
   return [x for x in leaves if is_data(x)]
