@@ -123,11 +123,12 @@ def test_jit_functions_handed_to_jax():
   p = nnx.jit_partial(step, c, graph=False)
   assert type(p._fn) is compilation.SimpleJitPartialFn
   # a SimpleJitFn in tree mode runs under jax.jit on its own: static
-  # arguments first, then the pytree arguments; Variable values come back
+  # arguments first, then the pytree arguments; the values of the Variables
+  # it set come back (None for the others, which keep their arrays)
   fn = compilation.SimpleJitFn(step, None, None, (), (), False, ())
   out, new = jax.jit(fn, static_argnums=0)(None, c, 2.0)
   np.testing.assert_allclose(out, [2.0, 4.0])
-  assert [int(v) if v.ndim == 0 else v.tolist() for v in new] == [1, [1.0, 2.0]]
+  assert int(new[0]) == 1 and new[1] is None
   # JitFn records the output structure of each call structure it traced
   f(c, 1.0)
   f.lower(c, 1.0)

@@ -315,3 +315,74 @@ def _same(a, b) -> bool:
     return bool(a == b)
   except Exception:  # noqa: BLE001 - incomparable prefixes differ
     return a is b
+
+
+def _argument_variables(args, prefix, graph: bool) -> list:
+  """``(Variable, prefix value)`` for the Variables of ``args`` that
+  ``prefix`` (the transform's ``in_shardings``) gives a value, each
+  once: through graph nodes by path in graph mode, in pytree order in tree
+  mode (node-shaped prefixes)."""
+  from flax.nnx import graphlib
+
+  out, seen = [], set()
+  if isinstance(prefix, (tuple, list)):
+    # the entries cover the leading positional arguments (trailing static
+    # ones are not covered)
+    args, prefix = tuple(args[: len(prefix)]), tuple(prefix)
+
+  def add(var, value):
+    if value is not None and id(var) not in seen:
+      seen.add(id(var))
+      out.append((var, value))
+
+  if not graph:
+    variables = [
+      x
+      for x in jax.tree_util.tree_leaves(
+        args, is_leaf=lambda x: isinstance(x, Variable)
+      )
+      if isinstance(x, Variable)
+    ]
+    for var, value in zip(variables, variable_prefixes(prefix, args)):
+      add(var, value)
+    return out
+
+  def is_node(x):
+    return isinstance(x, (Pytree, Variable))
+
+  leaves = jax.tree_util.tree_leaves(args, is_leaf=is_node)
+  entries = extract.broadcast_prefix(
+    prefix, args, prefix_is_leaf=_is_entry, tree_is_leaf=is_node
+  )
+  for leaf, entry in zip(leaves, entries):
+    if entry is None or not is_node(leaf):
+      continue
+    lookup = entry_of(entry)
+    for path, var in graphlib.iter_graph(leaf):
+      if isinstance(var, Variable):
+        add(var, lookup(tuple(path), var))
+  return out
+
+
+def with_update_shardings(fun, in_shardings, *, graph: bool, every: bool):
+  """``fun`` whose argument Variables leave with the sharding
+  ``in_shardings`` gives them, as ``nnx.jit`` hands them back: with graph
+  updates (``every``) all Variables of the sharded arguments, those added
+  by ``fun`` included; otherwise only those whose value ``fun`` set."""
+
+  @functools.wraps(fun)
+  def sharded(*args, **kwargs):
+    before = None
+    if not every:
+      before = {
+        id(v): v.get_raw_value()
+        for v, _ in _argument_variables(args, in_shardings, graph)
+      }
+    out = fun(*args, **kwargs)
+    for var, sharding in _argument_variables(args, in_shardings, graph):
+      value = var.get_raw_value()
+      if before is None or before.get(id(var)) is not value:
+        var.set_raw_value(_constrain(value, sharding))
+    return out
+
+  return sharded

@@ -27,6 +27,7 @@ from flax.nnx._common import (
 )
 from flax.nnx._common import Missing as Missing
 from flax.nnx.extract import labeled as labeled
+from flax.nnx import graphlib
 from flax.nnx.transforms import (
   common,
   flatcall,
@@ -64,6 +65,13 @@ from flax.nnx.transforms.stages import Traced as Traced
 # Off, every call goes through the general path; the test suite runs the
 # jit tests both ways and the results must agree.
 FAST_PATH = True
+
+
+def _store_written(variables, values) -> None:
+  """Tree mode: writes back the values the function set (None: the
+  Variable keeps its array)."""
+  pairs = [(v, x) for v, x in zip(variables, values) if x is not None]
+  treemode.store_values([v for v, _ in pairs], [x for _, x in pairs])
 
 
 class JitWrapped:
@@ -142,6 +150,15 @@ class JitWrapped:
     # prefixes of what crosses jax.jit (_prefix)
     in_shardings = jitfns.with_static_slots(in_shardings, self.static_argnums)
     self._in_prefix = in_shardings
+    if in_shardings is not None:
+      # the argument Variables leave with their input shardings (all of
+      # them with graph updates, the ones set inside otherwise)
+      fun = _prefix.with_update_shardings(
+        fun,
+        in_shardings,
+        graph=self.graph,
+        every=self.graph and self.graph_updates,
+      )
     self._node_in = self._node_out = None
     self._node_jits: dict = {}
     # tree mode: graph nodes are pytrees, node-shaped prefixes match them
@@ -296,11 +313,15 @@ class JitWrapped:
     """Writes back the updates of a general-path call and returns its
     outputs (``pure``: the arguments it was called with)."""
     out_leaves, values = result.leaves
-    out_static, changed, refs, metas = result.static
+    out_static, changed, refs, metas, written = result.static
     if refs:
       inputs = jax.tree_util.tree_leaves(pure)
       values = refout.give(values, inputs)
-    ga.write_back((changed, values), variables_only=not self.graph_updates)
+    ga.write_back(
+      (changed, values),
+      variables_only=not self.graph_updates,
+      written=written,
+    )
     if metas is not None:
       for k, j, meta in metas:
         varflow.give_metadata(ga.roots[k].slots[j], meta)
@@ -372,7 +393,7 @@ class JitWrapped:
     twice is an error there)."""
     variables = varflow.check_unique((args, kwargs), 'nnx.jit')
     out, new = self._jitted(box, *args, **kwargs)
-    treemode.store_values(variables, new)
+    _store_written(variables, new)
     return out
 
   def __call__(self, *args, **kwargs):
@@ -449,7 +470,7 @@ class JitWrapped:
     if not self.graph:
       variables = varflow.check_unique((args, kwargs), 'nnx.jit')
       out, new = compiled(*args, **kwargs)
-      treemode.store_values(variables, new)
+      _store_written(variables, new)
       return out
     ga = common.GraphArgs((args, kwargs))
     pure_args, pure_kwargs = ga.pure()
@@ -480,7 +501,7 @@ class JitWrapped:
       functools.partial(self._fn, key), *pure[0], **pure[1]
     )
     out_leaves, _ = result.leaves
-    out_static, _, refs, _ = result.static
+    out_static, _, refs, _, _ = result.static
     # outputs that are inputs come back as abstract copies of them
     inputs = common.InnerGraph(
       ga.static, None, jax.eval_shape(lambda t: t, _ref_values(pure))

@@ -147,6 +147,11 @@ class JitFn:
     out, changed, values = varflow.run_inner(
       ig, lambda tree: self.run(tree, box), graph_updates, self.ctxtag
     )
+    # without graph updates only the values set inside leave (the others
+    # keep their arrays outside)
+    written = None
+    if not graph_updates:
+      values, written = ig.written(None, values)
     # Refs among the arguments may be returned or kept, Refs made inside
     # returned when an argument is a graph node or a Ref; without graph
     # updates JAX refuses Refs among the outputs (refout)
@@ -163,7 +168,7 @@ class JitFn:
     # without graph updates, metadata set inside comes back (varflow)
     metas = None if graph_updates else ig.meta_changes
     return common.Result(
-      (out_leaves, values), (out_static, changed, refs, metas)
+      (out_leaves, values), (out_static, changed, refs, metas, written)
     )
 
 
@@ -205,8 +210,14 @@ class SimpleJitFn(JitFn, _fns.PytreeMode):
     # tree mode: the pytree mode of every transform
     box, *args = args
     (args, kwargs), entered = self.enter(join_static(tuple(args), kwargs, box))
+    before = [v._raw_value for v in entered.variables]
     out = self.f(*args, **kwargs)
-    return self.outputs(entered, out), entered.values()
+    # only the values set inside leave (None: the Variable keeps its array)
+    values = [
+      None if value is old else value
+      for value, old in zip(entered.values(), before)
+    ]
+    return self.outputs(entered, out), values
 
 
 class SimpleJitPartialFn(SimpleJitFn):
