@@ -268,10 +268,26 @@ def test_variable_methods_are_module_methods():
 def test_variable_key_order_through_pop_and_unfreeze():
   # init keeps creation order; flax.core.pop of a plain dict (and unfreeze
   # of a FrozenDict) give sorted keys, as Flax 0.12.8.
+  # Small stand-ins named as the layers (flax-layers is not installed here):
+  # the automatic names are Dense_0 and BatchNorm_0.
+  class Dense(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      kernel = self.param('kernel', nn.initializers.ones, (x.shape[-1], 3))
+      return x @ kernel
+
+  class BatchNorm(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      scale = self.param('scale', nn.initializers.ones, (x.shape[-1],))
+      mean = self.variable('batch_stats', 'mean', jnp.zeros, (x.shape[-1],))
+      mean.value = x.mean(axis=0)
+      return x * scale[None, :]
+
   class Model(nn.Module):
     @nn.compact
     def __call__(self, x):
-      return nn.BatchNorm(use_running_average=False)(nn.Dense(3)(x))
+      return BatchNorm()(Dense()(x))
 
   x = jnp.ones((2, 4))
   variables = Model().init(jax.random.key(0), x)
