@@ -32,7 +32,9 @@ for graph, updates in [(True, True), (True, False), (False, False)]:
     m = K()
     w = m.w.get_value()
 
-    @nnx.jit(in_shardings=(sh('a', 'b'), None), graph=graph, graph_updates=updates)
+    @nnx.jit(
+      in_shardings=(sh('a', 'b'), None), graph=graph, graph_updates=updates
+    )
     def f(m, x):
       if kind == 'write':
         m.c[...] = jax.lax.with_sharding_constraint(m.w[...] * x, sh('b', 'a'))
@@ -44,7 +46,12 @@ for graph, updates in [(True, True), (True, False), (False, False)]:
     label = f'{graph}-{updates}-{kind}'
     report.value(
       label,
-      [spec(m.w), spec(m.c), str(y.sharding.spec), hasattr(m, 'extra') and spec(m.extra)],
+      [
+        spec(m.w),
+        spec(m.c),
+        str(y.sharding.spec),
+        hasattr(m, 'extra') and spec(m.extra),
+      ],
     )
     report.value(label + '-w-kept', m.w.get_value() is w)
     report.array(label + '-c', m.c[...])

@@ -27,7 +27,6 @@ from flax.nnx._common import (
 )
 from flax.nnx._common import Missing as Missing
 from flax.nnx.extract import labeled as labeled
-from flax.nnx import graphlib
 from flax.nnx.transforms import (
   common,
   flatcall,
