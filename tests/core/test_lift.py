@@ -147,6 +147,32 @@ def test_inner_scope_debug_path_and_invalidation():
     saved['scope'].variables()
 
 
+@pytest.mark.parametrize('kind', ['vmap', 'jit', 'checkpoint', 'scan', 'bcast'])
+def test_lifted_scopes_do_not_leak_tracers(kind):
+  # The inner scopes hold the traced variables; once a transform's trace
+  # ends they must not be kept alive (jax.check_tracer_leaks passes).
+  def body(scope, c, x):
+    return c, dense(scope, x)
+
+  lifted = {
+    'vmap': lambda: lift.vmap(
+      dense, variable_axes={'params': 0}, split_rngs={'params': True}
+    ),
+    'jit': lambda: lift.jit(dense),
+    'checkpoint': lambda: lift.checkpoint(dense),
+    'scan': lambda: lambda scope, x: lift.scan(
+      body, variable_axes={'params': 0}, split_rngs={'params': True}
+    )(scope, (), x)[1],
+    'bcast': lambda: lambda scope, x: lift.scan(
+      body, variable_broadcast='params', split_rngs={'params': False}
+    )(scope, (), x)[1],
+  }[kind]()
+  x = jnp.ones((3, 2))
+  with jax.check_tracer_leaks(True):
+    y, variables = init(lifted)(jax.random.key(0), x)
+    np.testing.assert_allclose(apply(lifted)(variables, x), y, rtol=1e-6)
+
+
 # -- vmap ---------------------------------------------------------------------
 
 

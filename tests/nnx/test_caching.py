@@ -331,7 +331,7 @@ def test_missing_sentinel_is_flax_typing():
   from flax.nnx import _common
 
   assert _common.MISSING is typing.MISSING
-  with pytest.raises(TypeError, match='missing required argument'):
+  with pytest.raises(TypeError, match='missing 1 required positional argument'):
     nnx.Param(typing.MISSING)
 
 

@@ -115,6 +115,24 @@ def test_dense_general_numerics_and_flat_init():
   np.testing.assert_array_equal(k, np.asarray(flat).reshape(4, 5, 2, 3))
 
 
+def test_dense_general_axes_in_any_order():
+  # the kernel's axes follow the input's order, whatever order ``axis``
+  # names them in
+  x = jnp.arange(120.0).reshape(2, 3, 4, 5)
+  for axis, batch_dims, kernel_shape, einsum in (
+    ((3, -2), (), (4, 5, 2), 'bijk,jkl->bil'),
+    ((-1, 1), (), (3, 5, 2), 'bijk,ikl->bjl'),
+    ((3, 2), (0,), (2, 4, 5, 2), 'bijk,bjkl->bil'),
+  ):
+    layer = nn.DenseGeneral(2, axis=axis, batch_dims=batch_dims)
+    variables = layer.init(jax.random.key(0), x)
+    kernel = variables['params']['kernel']
+    assert kernel.shape == kernel_shape
+    np.testing.assert_allclose(
+      layer.apply(variables, x), np.einsum(einsum, x, kernel), rtol=1e-5
+    )
+
+
 def test_dense_general_errors():
   with pytest.raises(ValueError, match='consecutive leading dimensions'):
     nn.DenseGeneral(3, batch_dims=(1,)).init(KEY, jnp.ones((2, 3, 4)))

@@ -9,6 +9,7 @@ the original scopes. See the design note "Lifted transformations".
 import functools
 import itertools
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Optional
 
@@ -260,7 +261,16 @@ def pack(
     for out_filter in out_variable_filters:
       mutable = union_filters(mutable, out_filter)
 
+    # Weak references: a transform's trace may end while this wrapper still
+    # runs, and the inner scopes hold its traced variables; they must not
+    # keep them alive (jax.check_tracer_leaks).
     inner_scopes = []
+
+    def invalidate_inner_scopes():
+      for ref in inner_scopes:
+        inner_scope = ref()
+        if inner_scope is not None:
+          inner_scope.invalidate()
 
     def scope_fn(
       variable_groups_xs_t,
@@ -269,8 +279,7 @@ def pack(
       rng_counters=None,
     ):
       nonlocal inner_scopes
-      for inner_scope in inner_scopes:
-        inner_scope.invalidate()
+      invalidate_inner_scopes()
       inner_scopes = []
       n = len(scopes)
       variable_groups_xs = _transpose(variable_groups_xs_t) or ((),) * n
@@ -304,7 +313,7 @@ def pack(
         )
         inner_scope.rng_counters = counters
         roots.append(inner_scope)
-      inner_scopes = list(roots)
+      inner_scopes = [weakref.ref(root) for root in roots]
       return jax.tree_util.tree_unflatten(
         treedef, _dup_scopes(scopes, roots, paths)
       )
@@ -325,8 +334,7 @@ def pack(
     try:
       y, out_groups_xs_t = fn(scope_fn, repack_fn, *lifted, *args, **kwargs)
     finally:
-      for inner_scope in inner_scopes:
-        inner_scope.invalidate()
+      invalidate_inner_scopes()
     for scope, groups in zip(scopes, _transpose(out_groups_xs_t)):
       # Transforms like scan also hand back collections they only read.
       for col, collection in itertools.chain.from_iterable(

@@ -27,7 +27,7 @@ def lowered_flops(fn, *args) -> int:
 
 def self_cotangent(y):
   """The cotangent of output ``y`` in a VJP estimate: ``y`` itself (float0
-  zeros for integer outputs)."""
-  if jax.dtypes.issubdtype(y.dtype, np.inexact):
+  zeros for integer outputs; Python and NumPy scalars count as arrays)."""
+  if jax.dtypes.issubdtype(jax.dtypes.result_type(y), np.inexact):
     return y
-  return np.zeros(y.shape, jax.dtypes.float0)
+  return np.zeros(np.shape(y), jax.dtypes.float0)

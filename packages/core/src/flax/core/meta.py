@@ -177,16 +177,51 @@ def _spec_axes(spec):
       yield from (e for e in entry if isinstance(e, str))
 
 
+# What sharding by names asks of a mesh, worked out once per mesh (meshes
+# are interned and immutable; the entry keeps its mesh, so an id is not
+# reused while cached): ``id(mesh) -> MeshAxes``.
+_MESH_AXES: dict = {}
+
+
+class MeshAxes:
+  """The axis kinds of a mesh that sharding by names needs.
+
+  Attributes:
+    mesh: the mesh.
+    explicit: the names of its axes of type ``Explicit``.
+    uniform: whether its axes are all Explicit or all Auto (or untyped).
+  """
+
+  __slots__ = ('mesh', 'explicit', 'uniform')
+
+  def __init__(self, mesh):
+    types = getattr(mesh, 'axis_types', None) or ()
+    kinds = set(types)
+    self.mesh = mesh
+    self.explicit = frozenset(
+      name
+      for name, kind in zip(mesh.axis_names, types)
+      if kind == jax.sharding.AxisType.Explicit
+    ) if types else frozenset()
+    self.uniform = not kinds or kinds in (
+      {jax.sharding.AxisType.Explicit},
+      {jax.sharding.AxisType.Auto},
+    )
+
+
+def mesh_axes(mesh) -> MeshAxes:
+  """The (cached) :class:`MeshAxes` of ``mesh``."""
+  axes = _MESH_AXES.get(id(mesh))
+  if axes is None or axes.mesh is not mesh:
+    if len(_MESH_AXES) >= 64:
+      _MESH_AXES.clear()
+    axes = _MESH_AXES[id(mesh)] = MeshAxes(mesh)
+  return axes
+
+
 def _uses_explicit_axes(mesh, spec) -> bool:
-  axis_types = getattr(mesh, 'axis_types', None)
-  if not axis_types:
-    return False
-  explicit = {
-    name
-    for name, kind in zip(mesh.axis_names, axis_types)
-    if kind == jax.sharding.AxisType.Explicit
-  }
-  return any(axis in explicit for axis in _spec_axes(spec))
+  explicit = mesh_axes(mesh).explicit
+  return bool(explicit) and any(axis in explicit for axis in _spec_axes(spec))
 
 
 def apply_sharding_constraint(value, spec: PartitionSpec, mesh=None):

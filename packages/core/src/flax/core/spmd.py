@@ -19,7 +19,6 @@ from typing import Any
 
 import jax
 from jax.experimental.layout import Format
-from jax.sharding import AxisType
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
 
@@ -189,17 +188,14 @@ def get_mesh(sharding):
 
 def _check_axis_types(mesh) -> None:
   """Eager sharding needs a mesh whose axes are all Explicit or all Auto."""
-  types = getattr(mesh, 'axis_types', None)
-  if not types:
+  if mesh is None or meta.mesh_axes(mesh).uniform:
     return
-  kinds = set(types)
-  if kinds != {AxisType.Explicit} and kinds != {AxisType.Auto}:
-    names = ', '.join(t.name for t in types)
-    raise ValueError(
-      'Mesh must have all axes as Explicit or all axes as Auto. Got mixed '
-      f'axis types: ({names}). Sharding a value by names needs one kind '
-      'of axis; build the mesh with a single axis type.'
-    )
+  names = ', '.join(t.name for t in mesh.axis_types)
+  raise ValueError(
+    'Mesh must have all axes as Explicit or all axes as Auto. Got mixed '
+    f'axis types: ({names}). Sharding a value by names needs one kind '
+    'of axis; build the mesh with a single axis type.'
+  )
 
 
 def shard_value(value, out_sharding, sharding_rules, mesh):
@@ -230,13 +226,14 @@ def shard_value(value, out_sharding, sharding_rules, mesh):
       return jax.lax.with_sharding_constraint(value, out_sharding)
     return jax.device_put(value, out_sharding)
   spec = get_pspec(out_sharding, sharding_rules)
-  if mesh is None and meta.get_global_mesh() is None:
+  target_mesh = meta.get_global_mesh() if mesh is None else mesh
+  if target_mesh is None:
     raise ValueError(
       'An auto mesh context or metadata is required if creating a '
       f'variable with annotation out_sharding={spec}: call it under '
       '`jax.set_mesh(mesh)` or pass a mesh.'
     )
-  _check_axis_types(meta.get_global_mesh() if mesh is None else mesh)
+  _check_axis_types(target_mesh)
   if isinstance(value, jax.core.Tracer):
     return meta.apply_sharding_constraint(value, spec, mesh)
   # Outside tracing: place the array (a bare spec uses the context mesh).

@@ -149,8 +149,10 @@ def _dense_general_spec(input_shape, features, axis, batch_dims):
         f'batch_dims {batch_dims} must be consecutive leading '
         'dimensions starting from 0.'
       )
-  axis = normalize_axes(axis, ndim)
-  batch_dims = normalize_axes(batch_dims, ndim)
+  # Kernel axes follow the input's axis order, whatever order they are
+  # named in.
+  axis = tuple(sorted(normalize_axes(axis, ndim)))
+  batch_dims = tuple(sorted(normalize_axes(batch_dims, ndim)))
   n_batch, n_axis = len(batch_dims), len(axis)
   batch_shape = tuple(input_shape[ax] for ax in batch_dims)
   kernel_shape = batch_shape + tuple(input_shape[ax] for ax in axis) + features

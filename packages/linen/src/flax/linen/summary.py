@@ -19,7 +19,17 @@ from flax.core.frozen_dict import unfreeze as unfreeze  # noqa: F401
 from flax.core.scope import DenyList
 from flax.core.scope import LazyRng as LazyRng  # noqa: F401
 from flax.linen import _functional
+from flax.linen import _summary_values
 from flax.linen import module as module_lib
+
+# The representations of a Row's leaves, under the names Flax 0.12.8 gives
+# them in this module.
+from flax.linen._summary_values import (  # noqa: F401
+  _ArrayRepresentation as _ArrayRepresentation,
+  _ObjectRepresentation as _ObjectRepresentation,
+  _PartitionedArrayRepresentation as _PartitionedArrayRepresentation,
+  _ValueRepresentation as _ValueRepresentation,
+)
 
 
 @dataclasses.dataclass
@@ -89,7 +99,7 @@ class _Call:
 
 def _abstract(tree):
   def leaf(x):
-    if hasattr(x, 'shape') and hasattr(x, 'dtype'):
+    if _has_shape(x):
       return jax.ShapeDtypeStruct(np.shape(x), x.dtype)
     return x
 
@@ -101,8 +111,15 @@ def _record_calls(module, rngs, mutable, args, kwargs):
   calls = []
 
   def interceptor(next_fun, call_args, call_kwargs, context):
+    if context.method_name == 'setup':
+      # ``setup`` has no row: its Module's rows are its method calls.
+      return next_fun(*call_args, **call_kwargs)
     mdl = context.module
-    record = _Call(tuple(mdl.scope.path), mdl, context.method_name)
+    # The record keeps an unbound copy: the bound Module's scope holds the
+    # traced variables, which must not outlive the trace.
+    record = _Call(
+      tuple(mdl.scope.path), mdl.clone(parent=None), context.method_name
+    )
     record.inputs = _abstract((call_args, call_kwargs))
     calls.append(record)
     out = next_fun(*call_args, **call_kwargs)
@@ -135,7 +152,15 @@ def _record_calls(module, rngs, mutable, args, kwargs):
 
 
 def _is_array(x) -> bool:
-  return isinstance(x, (jax.Array, np.ndarray, jax.ShapeDtypeStruct))
+  """Whether input ``x`` is traced (shown as ``dtype[shape]``, its dtype
+  canonicalized by JAX): arrays, NumPy scalars and complex numbers, but not
+  Python bools, ints and floats (``np.float64`` is a ``float``: shown as
+  its value)."""
+  if isinstance(x, complex):
+    return True
+  return isinstance(
+    x, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
+  ) and not isinstance(x, (bool, int, float))
 
 
 def _unique_calls(calls, show_repeated):
@@ -250,78 +275,28 @@ def _size_repr(leaves, bold: bool = True) -> str:
   return f'[bold]{text}[/bold]' if bold else text
 
 
-def _has_shape(x) -> bool:
-  return hasattr(x, 'shape') and hasattr(x, 'dtype')
+_has_shape = _summary_values.is_array_like
 
 
-def _array_markup(x) -> str:
-  shape = ','.join(str(d) for d in x.shape)
-  return f'[dim]{np.dtype(x.dtype).name}[/dim][{shape}]'
-
-
-def _scalar_markup(x) -> str:
-  import rich.markup
-
-  if _has_shape(x):
-    return _array_markup(x)
-  if isinstance(x, (Mapping, FrozenDict)):
-    return '{}'
-  if isinstance(x, (list, tuple)):
-    return '[]'
-  return rich.markup.escape(str(x))
-
-
-def _is_block(x) -> bool:
-  """Non-empty containers are written as YAML-like blocks."""
-  if _has_shape(x):
-    return False
-  return isinstance(x, (Mapping, FrozenDict, list, tuple)) and len(x) > 0
-
-
-def _block_lines(x) -> list:
-  """YAML block style: ``key: value`` / ``- item`` lines (lists inside a
-  mapping are not indented, nested mappings are, by two spaces)."""
-  lines = []
-  if isinstance(x, (Mapping, FrozenDict)):
-    for k, v in x.items():
-      key = _scalar_markup(k)
-      if not _is_block(v):
-        lines.append(f'{key}: {_scalar_markup(v)}')
-      elif isinstance(v, (Mapping, FrozenDict)):
-        lines.append(f'{key}:')
-        lines.extend('  ' + line for line in _block_lines(v))
-      else:
-        lines.append(f'{key}:')
-        lines.extend(_block_lines(v))
-    return lines
-  for item in x:
-    if not _is_block(item):
-      lines.append(f'- {_scalar_markup(item)}')
-      continue
-    sub = _block_lines(item)
-    lines.append('- ' + sub[0])
-    lines.extend('  ' + line for line in sub[1:])
-  return lines
-
-
-def _structure_repr(x) -> str:
-  """The text of an input or output value; ``''`` for an empty one."""
-  if _is_block(x):
-    return '\n'.join(_block_lines(x))
-  if isinstance(x, (Mapping, FrozenDict, list, tuple)) and not _has_shape(x):
-    return ''
-  return _scalar_markup(x)
+def _call_inputs(inputs):
+  """A call's inputs as a Row holds them: the only positional argument,
+  the positional arguments (a tuple), the keyword arguments (a dict), or
+  the positional arguments followed by the dict of keyword ones."""
+  args, kwargs = inputs
+  if not kwargs:
+    return args[0] if len(args) == 1 else tuple(args)
+  if not args:
+    return dict(kwargs)
+  return (*args, dict(kwargs))
 
 
 def _inputs_repr(inputs) -> str:
-  args, kwargs = inputs
-  if not kwargs:
-    value = args[0] if len(args) == 1 else list(args)
-  elif not args:
-    value = dict(kwargs)
-  else:
-    value = list(args) + [dict(kwargs)]
-  return _structure_repr(value)
+  return _summary_values.cell_text(_call_inputs(inputs))
+
+
+def _structure_repr(x) -> str:
+  """The text of an output value; ``''`` for an empty one."""
+  return _summary_values.cell_text(x)
 
 
 def _flatten(tree, prefix=()):
@@ -351,36 +326,16 @@ def _subtree(tree, path):
   return tree if isinstance(tree, (dict, FrozenDict)) else {}
 
 
-def _variable_markup(value) -> str:
-  """``float32[3,2]``, followed by ``P(None, model)`` for partitioned ones."""
-  names = getattr(value, 'names', None)
-  leaves = jax.tree_util.tree_leaves(value)
-  text = ', '.join(_array_markup(x) for x in leaves if _has_shape(x))
-  if not text:
-    text = _scalar_markup(value)
-  if names is not None and hasattr(value, 'get_partition_spec'):
-    import rich.markup
-
-    spec = ', '.join(str(n) for n in names)
-    text += f' [dim]P[/dim]({rich.markup.escape(spec)})'
-  return text
-
-
-def _is_box(x) -> bool:
-  return hasattr(x, 'unbox') and hasattr(x, 'replace_boxed')
-
-
-def _nested_lines(tree, indent, lines, all_leaves) -> None:
-  """``name: float32[2]`` per variable, nested dicts indented under
-  ``name:``."""
+def _without_empty_dicts(tree):
+  """``tree`` without its nested dicts that hold no variable."""
+  out = {}
   for k, v in tree.items():
     if isinstance(v, (dict, FrozenDict)):
       if _flatten(v):
-        lines.append(f'{indent}{k}:')
-        _nested_lines(v, indent + '  ', lines, all_leaves)
+        out[k] = _without_empty_dicts(v)
     else:
-      all_leaves.extend(jax.tree_util.tree_leaves(v))
-      lines.append(f'{indent}{k}: {_variable_markup(v)}')
+      out[k] = v
+  return out
 
 
 def _collection_cell(variables, col, call, whole_subtree) -> str:
@@ -391,12 +346,8 @@ def _collection_cell(variables, col, call, whole_subtree) -> str:
   own = {k: v for k, v in tree.items() if k not in call.row_children}
   if not _flatten(own):
     return ''
-  lines = []
-  all_leaves = []
-  _nested_lines(own, '', lines, all_leaves)
-  lines.append('')
-  lines.append(_size_repr(all_leaves))
-  return '\n'.join(lines)
+  text = _summary_values.cell_text(_without_empty_dicts(own))
+  return f'{text}\n\n{_size_repr(jax.tree_util.tree_leaves(own))}'
 
 
 def _render(
@@ -512,7 +463,8 @@ def _get_module_table(
   """Returns ``fn(rngs, *args, mutable=..., **kwargs) -> Table``.
 
   The :class:`Table` holds one :class:`Row` per Module call shown (as in
-  :func:`tabulate`), with the abstract inputs and outputs, the Module's own
+  :func:`tabulate`), with the inputs and outputs (their leaves as
+  ``_ArrayRepresentation`` / ``_ObjectRepresentation``), the Module's own
   variables and the counted ones (its whole subtree at the ``depth``
   cut-off), and the FLOPs (``-1`` when not computed).
   """
@@ -544,19 +496,14 @@ def _get_module_table(
         own[col] = {k: v for k, v in tree.items() if k not in call.row_children}
         cut = depth is not None and len(call.path) == depth
         counted[col] = dict(tree) if cut else own[col]
-      call_args, call_kwargs = call.inputs
-      if call_kwargs:
-        inputs = (*call_args, call_kwargs)
-      else:
-        inputs = call_args[0] if len(call_args) == 1 else tuple(call_args)
       flop, vjp_flop = flops[index] if flops else (-1, -1)
       rows.append(
         Row(
           path=call.path,
           module_copy=call.module.clone(parent=None),
           method=call.method,
-          inputs=inputs,
-          outputs=call.outputs,
+          inputs=_summary_values.represent_tree(_call_inputs(call.inputs)),
+          outputs=_summary_values.represent_tree(call.outputs),
           module_variables=own,
           counted_variables=counted,
           flops=flop,

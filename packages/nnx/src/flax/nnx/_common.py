@@ -2,6 +2,9 @@
 
 import threading
 
+from jax._src import core as _jax_core
+from jax.extend import core as _jax_extend_core
+
 # The "argument not given" sentinel is flax.typing's, so that
 # ``flax.typing.MISSING`` means "not given" to NNX functions too.
 from flax.typing import MISSING as MISSING
@@ -20,16 +23,24 @@ class GraphNodeBase:
 is_graph_node_leaf = GraphNodeBase.__instancecheck__
 
 
-_TRACE_STATE = []
+_TRACE_CTX = _jax_core.trace_ctx
 
 
-def trace_state():
-  """An opaque token of the current JAX trace level (compared with ``==``)."""
-  if not _TRACE_STATE:
-    from jax.extend.core import get_opaque_trace_state
+def _trace_state_token():
+  """An opaque token of the current JAX trace level (compared with ``==``).
 
-    _TRACE_STATE.append(get_opaque_trace_state)
-  return _TRACE_STATE[0]()
+  Every NNX object records one when it is created (by its constructor, a
+  copy, ``jax.tree.unflatten`` or NNX's rebuilding), so this is read often:
+  it is the trace's own weak reference (what
+  ``jax.extend.core.get_opaque_trace_state`` wraps), not a new object.
+  """
+  return _TRACE_CTX.trace._weakref
+
+
+if hasattr(_TRACE_CTX.trace, '_weakref'):
+  trace_state = _trace_state_token
+else:  # another JAX layout: its public (slower) token
+  trace_state = _jax_extend_core.get_opaque_trace_state
 
 
 def trace_context_error(what: str, *, node: bool = False):

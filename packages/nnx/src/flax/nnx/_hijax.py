@@ -672,18 +672,15 @@ class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
     return self.get_metadata()
 
   def __getattr__(self, name):
-    if name in _OWN or name.startswith('__'):
+    # As a plain Variable's: metadata, then the value's attributes (NumPy's
+    # protocols included), the value's own AttributeError otherwise.
+    if name in _OWN or name in variablelib._NOT_FORWARDED:
       raise AttributeError(name)
     plain = _read(self)
     meta = plain._var_metadata
     if name in meta:
       return meta[name]
-    try:
-      return getattr(plain.get_value(), name)
-    except AttributeError:
-      raise AttributeError(
-        f'hijax {type(self)._var_type.__name__!r} has no attribute {name!r}'
-      ) from None
+    return getattr(plain.get_value(), name)
 
   def __setattr__(self, name, value):
     if name in _OWN:

@@ -11,8 +11,7 @@ forwards a tracer's operators to ``aval._<name>`` and its methods to
 ([1.0, 2.0, 3.0], 6.0)
 """
 
-import operator
-
+import numpy as np
 from jax._src import core
 
 from flax.nnx import _variable_ops
@@ -29,12 +28,6 @@ def install(HijaxVariable, AbstractVariable, _read, _values_of) -> None:
 
     return method
 
-  def _reflected_op(fn):
-    def method(hijax_var, other):
-      return fn(*_values_of(other, hijax_var))
-
-    return method
-
   def _array_method(name):
     def method(hijax_var, *args, **kwargs):
       return getattr(_read(hijax_var).get_value(), name)(*args, **kwargs)
@@ -45,27 +38,33 @@ def install(HijaxVariable, AbstractVariable, _read, _values_of) -> None:
     return lambda hijax_var: getattr(_read(hijax_var).get_value(), name)
 
   unary = dict(_variable_ops._UNARY)
+  # Besides the plain Variable's operators, a hijax one has ``divmod``
+  # (no ordering comparisons, as the plain one).
   binary = dict(_variable_ops._BINARY)
-  compare = {
-    'lt': operator.lt,
-    'le': operator.le,
-    'gt': operator.gt,
-    'ge': operator.ge,
-  }
+  reflected = dict(_variable_ops._REFLECTED)
+  binary['divmod'] = _variable_ops._dunder('__divmod__')
+  reflected['divmod'] = _variable_ops._dunder('__rdivmod__')
 
   def array(hv, dtype=None, copy=None):
-    import numpy as np
-
     return np.asarray(_read(hv).get_value(), dtype=dtype)
+
+  def binary_op(fn):
+    def method(hijax_var, other):
+      return fn(*_values_of(hijax_var, other))
+
+    return method
+
+  def round_(hv, ndigits=0):
+    return _variable_ops._ROUND(_read(hv).get_value(), ndigits)
 
   for name, fn in unary.items():
     if name not in ('__len__', '__iter__'):  # HijaxVariable has its own
       setattr(HijaxVariable, name, _value_op(fn))
-  for stem, fn in {**binary, **compare}.items():
-    setattr(HijaxVariable, f'__{stem}__', _value_op(fn))
-    if stem in binary:
-      setattr(HijaxVariable, f'__r{stem}__', _reflected_op(fn))
+  for stem in binary:
+    setattr(HijaxVariable, f'__{stem}__', binary_op(binary[stem]))
+    setattr(HijaxVariable, f'__r{stem}__', binary_op(reflected[stem]))
   HijaxVariable.__array__ = array
+  HijaxVariable.__round__ = round_
 
   # The same behaviour on tracers: JAX forwards a tracer's operators to
   # ``aval._<name>`` and its methods to ``aval.<name>`` (aval_method).
@@ -78,12 +77,10 @@ def install(HijaxVariable, AbstractVariable, _read, _values_of) -> None:
   for name, fn in unary.items():
     if name in ('__neg__', '__pos__', '__abs__', '__invert__'):
       setattr(av, f'_{name[2:-2]}', staticmethod(_value_op(fn)))
-  for stem, fn in {**binary, **compare}.items():
-    setattr(av, f'_{stem}', staticmethod(_value_op(fn)))
-    if stem in binary:
-      setattr(av, f'_r{stem}', staticmethod(_reflected_op(fn)))
-  av._eq = staticmethod(_value_op(operator.eq))
-  av._ne = staticmethod(_value_op(operator.ne))
+  for stem in binary:
+    setattr(av, f'_{stem}', staticmethod(binary_op(binary[stem])))
+    setattr(av, f'_r{stem}', staticmethod(binary_op(reflected[stem])))
+  av._round = staticmethod(round_)
   av.__jax_array__ = core.aval_method(_value_op(lambda v: v))
   for name in (
     'get_value',

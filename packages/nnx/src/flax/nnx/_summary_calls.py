@@ -8,6 +8,7 @@ when asked, XLA's flop estimates of the call).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 import types
@@ -20,6 +21,7 @@ import numpy as np
 from flax.core.flops import lowered_flops, self_cotangent
 from jax.extend.core import jaxpr_as_fun
 from flax.nnx import graphlib
+from flax.nnx._common import trace_state
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
 
@@ -343,7 +345,8 @@ class _Recorder:
     def call(*flat):
       graphlib.update(obj, jax.tree.unflatten(state_def, flat[:n_state]))
       a, k = _inputs(leaves, treedef, dyn, flat[n_state:])
-      out = fn(obj, *a, **k)
+      with _adopted(obj):
+        out = fn(obj, *a, **k)
       out_leaves, box['out_def'] = jax.tree.flatten(out)
       box['out_static'] = [None if _is_array(v) else v for v in out_leaves]
       new_leaves, box['new_def'] = jax.tree.flatten(graphlib.state(obj))
@@ -544,6 +547,27 @@ def _with_vjp(call):
     return out, pullback(jax.tree.map(self_cotangent, out))
 
   return fn
+
+
+@contextlib.contextmanager
+def _adopted(obj):
+  """Lets the objects of ``obj``'s graph be mutated from the current JAX
+  trace (the method traced into a jaxpr is run on the traced copy itself),
+  restoring the trace level each belongs to afterwards."""
+  now = trace_state()
+  saved = []
+  for _, node in graphlib.iter_graph(obj):
+    if isinstance(node, Variable):
+      saved.append((node, '_trace_state', getattr(node, '_trace_state', None)))
+      object.__setattr__(node, '_trace_state', now)
+    elif isinstance(node, Pytree):
+      saved.append((node._pytree__m, 'trace', node._pytree__m.trace))
+      node._pytree__m.trace = now
+  try:
+    yield
+  finally:
+    for owner, slot, value in saved:
+      object.__setattr__(owner, slot, value)
 
 
 def record(obj, method, args, kwargs, forward, backward, object_infos):

@@ -15,6 +15,7 @@ import functools
 import threading
 import typing as tp
 
+from flax import config as _flax_config
 from flax.typing import BaseConfigContext
 
 F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
@@ -38,10 +39,8 @@ VARIABLE_CONTEXT = VariableContext()
 
 
 def _config_flag(name: str, default: bool) -> bool:
-  import flax
-
   try:
-    return bool(getattr(flax.config, name))
+    return bool(getattr(_flax_config, name))
   except AttributeError:
     return default
 

@@ -9,26 +9,44 @@ and refuses in-place operators (write through ``variable[...]`` instead).
 ([2.0, 3.0], [2.0, 4.0], [-1.0, -2.0], 2)
 """
 
-import operator
+# Every operator calls the value's own method (``value.__add__(other)``,
+# ``value.__radd__(other)``), an operand Variable standing for its value,
+# so Python's operator protocol does the rest: a ``NotImplemented`` from
+# the value lets the other operand try. NumPy's ``__array__`` and
+# ``__array_priority__`` come from the value (``Variable.__getattr__``):
+# NumPy arrays and scalars defer to a Variable holding a JAX array, whose
+# reflected method makes the result a JAX array.
 
-# Binary operators: dunder stem -> operator function. Each gets a forward
-# (``__add__``) and a reflected (``__radd__``) method; a Variable operand
-# on either side stands for its value.
-_BINARY = {
-  'add': operator.add,
-  'sub': operator.sub,
-  'mul': operator.mul,
-  'matmul': operator.matmul,
-  'truediv': operator.truediv,
-  'floordiv': operator.floordiv,
-  'mod': operator.mod,
-  'pow': operator.pow,
-  'lshift': operator.lshift,
-  'rshift': operator.rshift,
-  'and': operator.and_,
-  'or': operator.or_,
-  'xor': operator.xor,
-}
+
+def _dunder(name):
+  """``fn(value, *args)`` calling ``value.<name>(*args)``."""
+
+  def call(value, *args):
+    return getattr(value, name)(*args)
+
+  call.__name__ = name
+  return call
+
+
+# Binary operators by dunder stem; each gets a forward (``__add__``), a
+# reflected (``__radd__``) and a refused in-place (``__iadd__``) method.
+_STEMS = (
+  'add',
+  'sub',
+  'mul',
+  'matmul',
+  'truediv',
+  'floordiv',
+  'mod',
+  'pow',
+  'lshift',
+  'rshift',
+  'and',
+  'or',
+  'xor',
+)
+_BINARY = {stem: _dunder(f'__{stem}__') for stem in _STEMS}
+_REFLECTED = {stem: _dunder(f'__r{stem}__') for stem in _STEMS}
 # The in-place spelling of each binary operator, for the refusal message.
 _SYMBOL = {
   'add': '+',
@@ -45,19 +63,36 @@ _SYMBOL = {
   'or': '|',
   'xor': '^',
 }
-# Methods applying a function to the value alone.
+# Methods applying a method of the value (``__round__`` takes ``ndigits``,
+# 0 by default: ``round(variable)`` keeps the value's type).
 _UNARY = {
   '__jax_array__': lambda v: v,
-  '__len__': len,
-  '__iter__': iter,
-  '__int__': int,
-  '__float__': float,
-  '__index__': lambda v: v.__index__(),
-  '__neg__': operator.neg,
-  '__pos__': operator.pos,
-  '__abs__': abs,
-  '__invert__': operator.invert,
+  **{
+    name: _dunder(name)
+    for name in (
+      '__len__',
+      '__iter__',
+      '__int__',
+      '__float__',
+      '__complex__',
+      '__index__',
+      '__neg__',
+      '__pos__',
+      '__abs__',
+      '__invert__',
+    )
+  },
 }
+_ROUND = _dunder('__round__')
+
+
+def inplace_error(symbol: str) -> NotImplementedError:
+  """The error of ``variable <symbol>= x`` (Variables refuse in-place
+  operators)."""
+  return NotImplementedError(
+    'In-place operations are no longer supported for Variable.\n'
+    f'Use `variable[...] {symbol}= x` instead.'
+  )
 
 
 def install_array_behaviour(cls) -> None:
@@ -70,35 +105,27 @@ def install_array_behaviour(cls) -> None:
   def unary(fn):
     return lambda self: fn(self.get_value())
 
-  def forward(fn):
+  def binary(fn):
     return lambda self, other: fn(self.get_value(), value_of(other))
-
-  def reflected(fn):
-    return lambda self, other: fn(value_of(other), self.get_value())
 
   def refuse(symbol):
     def method(self, other):
-      raise NotImplementedError(
-        'In-place operations on a Variable are not supported; use '
-        f'`variable[...] {symbol}= x` instead.'
-      )
+      raise inplace_error(symbol)
 
     return method
 
-  def __array__(self, dtype=None, copy=None):
-    import numpy as np
-
-    return np.asarray(self.get_value(), dtype=dtype)
-
-  def __eq__(self, other):
-    return self.get_value() == value_of(other)
+  def __round__(self, ndigits=0):
+    return _ROUND(self.get_value(), ndigits)
 
   methods = {name: unary(fn) for name, fn in _UNARY.items()}
-  for stem, fn in _BINARY.items():
-    methods[f'__{stem}__'] = forward(fn)
-    methods[f'__r{stem}__'] = reflected(fn)
+  for stem in _STEMS:
+    methods[f'__{stem}__'] = binary(_BINARY[stem])
+    methods[f'__r{stem}__'] = binary(_REFLECTED[stem])
     methods[f'__i{stem}__'] = refuse(_SYMBOL[stem])
-  methods.update(__array__=__array__, __eq__=__eq__)
+  methods.update(
+    __round__=__round__,
+    __eq__=binary(_dunder('__eq__')),
+  )
   # Like arrays: ``==`` compares values, and Variables are unhashable.
   methods['__hash__'] = None
   for name, method in methods.items():

@@ -18,6 +18,8 @@ import itertools
 
 import jax
 
+from flax.nnx._common import trace_state
+
 REF_TYPE = jax.Ref
 
 
@@ -122,14 +124,17 @@ _new = object.__new__
 # Slot setters of Variable, bound by ``bind_slots`` once the class exists;
 # they skip ``Variable.__setattr__`` and the attribute lookup of
 # ``object.__setattr__``.
-_set_raw = _set_meta = None
+_set_raw = _set_meta = _set_trace = None
 
 
 def _var_unflatten(aux, children):
+  # A Variable rebuilt by ``jax.tree.unflatten`` (e.g. an argument of
+  # ``jax.jit``) belongs to the trace it is rebuilt in.
   var = _new(aux.type)
   _set_raw(var, children[0])
   meta = aux.metadata
   _set_meta(var, dict(meta) if meta else {})
+  _set_trace(var, trace_state())
   return var
 
 
@@ -143,9 +148,17 @@ def register(cls) -> None:
 
 def bind_slots(variable_cls) -> None:
   """Binds the slot setters of the base Variable class (called once)."""
-  global _set_raw, _set_meta
+  global _set_raw, _set_meta, _set_trace
   _set_raw = variable_cls.__dict__['_raw_value'].__set__
   _set_meta = variable_cls.__dict__['_var_metadata'].__set__
+  _set_trace = variable_cls.__dict__['_trace_state'].__set__
+
+
+def record_trace(var) -> None:
+  """Makes ``var`` (a Variable NNX just created without its constructor)
+  belong to the current JAX trace: mutating it from another trace is a
+  TraceContextError."""
+  _set_trace(var, trace_state())
 
 
 def store_raw_value(var, value) -> None:

@@ -440,14 +440,17 @@ class _Flattener:
 
   def _attribute(self, owner, key, value, path, data):
     """One attribute of a Pytree: a value of a data attribute that is
-    neither a node, a container nor None (a number, a string, any other
-    object marked ``nnx.data``) is a leaf of the state, as an array is."""
+    neither a node, a pytree nor None (a number, a string, any other
+    object marked ``nnx.data``) is a leaf of the state, as an array is.
+    The leaves of a pytree without arrays (a registered dataclass of
+    flags, numbers and functions) stay static."""
     node = self.visit(value, path, owner, (key,))
     if (
       node[0] == 's'
       and key in data
       and value is not None
       and not isinstance(value, type)
+      and jax.tree_util.all_leaves((value,))
     ):
       self.leaves.append(_ArraySlot(owner, (key,)))
       self.paths.append(path)

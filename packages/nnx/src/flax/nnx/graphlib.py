@@ -60,7 +60,7 @@ from flax.nnx.graphtree import is_leaf_root as _is_tree_leaf_root
 from flax.nnx.graphtree import tree_parts as tree_parts
 from flax.nnx.graphtree import tree_states as tree_states
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.statelib import State, node_state
+from flax.nnx.statelib import FlatState, State, node_state
 from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_values
 
@@ -605,7 +605,7 @@ def _leaves_for(graphdef: GraphDef, states) -> list:
       flats.append((None, list(s)))
       continue
     if isinstance(s, Variable) or (
-      not isinstance(s, State) and _is_leaf_root(graphdef.node)
+      not isinstance(s, (State, FlatState)) and _is_leaf_root(graphdef.node)
     ):
       # the state of a Variable root or of a leaf root (see split)
       flats.append(([()], [s]))

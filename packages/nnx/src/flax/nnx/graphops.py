@@ -42,6 +42,7 @@ from flax.nnx.pytreelib import Pytree, PytreeRecord
 from flax.nnx.statelib import FlatState
 from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_value
+from flax.nnx._variable_tree import record_trace
 
 A = tp.TypeVar('A')
 
@@ -311,6 +312,7 @@ def recursive_map(f, node, /, *, graph=None):
         var = object.__new__(type(x))
         store_raw_value(var, out._raw_value)
         object.__setattr__(var, '_var_metadata', dict(out._var_metadata))
+        record_trace(var)
         out = var
       done[id(x)] = (x, out)
       return out

@@ -24,9 +24,10 @@ import jax
 
 from flax.nnx.flattenlib import _EMPTY_META, _Meta
 from flax.nnx.graphnodes import jax_to_nnx_path
-from flax.nnx.graphwalk import check_tree
+from flax.nnx.graphwalk import check_tree, tree_mode_options
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable, store_raw_value
+from flax.nnx._variable_tree import record_trace
 
 _is_variable = Variable.__instancecheck__
 _flatten_with_path = jax.tree_util.tree_flatten_with_path
@@ -76,9 +77,7 @@ def _duplicate_error(first, again, leaf) -> ValueError:
   return ValueError(
     f'Duplicate {leaf!r}\nfound at paths:\n\n  - {_keystr(first)}\n  - '
     f'{_keystr(again)}\n\nTree mode (graph=False) does not support shared '
-    'references. Either remove the duplicates so that the object is a '
-    'tree, or use graph mode: pass graph=True to split (or use '
-    'nnx.compat.split).'
+    'references. ' + tree_mode_options('split')
   )
 
 
@@ -129,7 +128,7 @@ def _watched(treedef) -> bool:
 
 
 def _flatten(node) -> TreeParts:
-  check_tree(node, 'flatten')
+  check_tree(node, 'flatten', keystr=True)
   kv, treedef = _flatten_with_path(node, is_leaf=_is_variable)
   leaves = [v for _, v in kv]
   seen: dict = {}
@@ -202,6 +201,7 @@ def tree_unflatten(record, leaves, *, raw: bool = False):
         var = object.__new__(cls)
         store_raw_value(var, leaf)
         object.__setattr__(var, '_var_metadata', dict(meta.items))
+        record_trace(var)
       leaves[k] = var
   ordered = [None] * len(path_index)
   for (_, i), leaf in zip(path_index, leaves):

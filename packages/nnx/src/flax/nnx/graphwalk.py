@@ -21,6 +21,18 @@ from flax.nnx.pytreelib import Pytree, _sort_key, data_names
 from flax.nnx.variablelib import Variable
 
 
+def tree_mode_options(fn_name: str) -> str:
+  """How to get past a tree-mode (``graph=False``) error of ``fn_name``."""
+  return (
+    'Consider the following options:\n\n'
+    '1. Remove the duplicates and guarantee a tree structure.\n'
+    f'2. Enable graph mode by passing graph=True to {fn_name} e.g.\n\n'
+    f'  nnx.{fn_name}(..., graph=True)\n\n'
+    f'3. Use nnx.compat.{fn_name} instead e.g.\n\n'
+    f'  nnx.compat.{fn_name}(...)'
+  )
+
+
 def _duplicates_message(node, fn_name) -> str:
   groups = find_duplicates(node)
   lines = []
@@ -28,12 +40,11 @@ def _duplicates_message(node, fn_name) -> str:
     obj = node
     for key in paths[0]:
       obj = get_child(obj, key)
-    where = '\n'.join('  - ' + _path_str(p) for p in paths)
+    where = '\n'.join('  - ' + _slash_path(p) for p in paths)
     lines.append(f'Duplicate {obj!r}\nfound at paths:\n\n{where}')
   return (
     '\n\n'.join(lines) + '\n\nTree mode (graph=False) does not support '
-    'shared references. Either remove the duplicates so that the object is '
-    f'a tree, or use graph mode: pass graph=True to {fn_name}.'
+    'shared references. ' + tree_mode_options(fn_name)
   )
 
 
@@ -53,37 +64,58 @@ def _child_items(x):
   return None
 
 
-def check_tree(node, fn_name: str) -> None:
+def check_tree(node, fn_name: str, *, keystr: bool = False) -> None:
   """Tree-mode (``graph=False``) checks of ``node`` for ``fn_name``: no
   reference cycles and no Pytree declared with ``pytree=False`` (which JAX
-  cannot flatten); a ValueError otherwise."""
-  stack: set = set()
+  cannot flatten); a ValueError otherwise. Paths are written as JAX key
+  paths (``.a[0]['k']``) with ``keystr``, else as ``a/0/k``."""
+  seen: dict = {}  # id -> path, for the nodes on the current branch
+
+  def where(path):
+    if keystr:
+      return ''.join(
+        f'.{k}' if kind == 'attr' else f'[{k!r}]' for k, kind in path
+      )
+    return '/'.join(str(k) for k, _ in path)
 
   def walk(x, path):
     if isinstance(x, Pytree):
       if not type(x)._pytree__is_pytree:
-        where = f' Found at path: {_path_str(path)}.' if path else ''
-        raise ValueError(
-          f"Cannot use '{fn_name}' with graph=False on a "
-          f"'{type(x).__name__}' instance that has pytree=False.{where} "
-          'Pytree subclasses with pytree=False are not JAX pytrees; use '
-          'graph mode (graph=True) for them.'
-        )
+        raise _not_a_pytree_error(x, fn_name, where(path) if path else None)
+      kind = 'attr'
+    elif type(x) in (list, tuple):
+      kind = 'index'
+    else:
+      kind = 'key'
     items = _child_items(x)
     if items is None:
       return
-    if id(x) in stack:
+    if id(x) in seen:
       raise ValueError(
-        f'Cycle detected for {type(x).__name__} at path '
-        f'{_path_str(path) or "(root)"}: tree mode (graph=False) needs a '
-        'tree; use graph mode for graphs with reference cycles.'
+        f'Cycle detected for {type(x).__name__}\nfound at paths:\n\n'
+        f'  - {where(seen[id(x)])}\n  - {where(path)}\n\nCycles are not '
+        'supported with graph=False. ' + tree_mode_options(fn_name)
       )
-    stack.add(id(x))
+    seen[id(x)] = path
     for k, v in items:
-      walk(v, path + (k,))
-    stack.discard(id(x))
+      walk(v, path + ((k, kind),))
+    del seen[id(x)]
 
   walk(node, ())
+
+
+def _not_a_pytree_error(x, fn_name, path) -> ValueError:
+  found = f' Found at path: {path}.' if path is not None else ''
+  return ValueError(
+    f"Cannot use '{fn_name}' with graph=False on a '{type(x).__name__}' "
+    f'instance that has pytree=False.{found} Pytree subclasses with '
+    'pytree=False are not registered as JAX pytrees and cannot be used in '
+    'tree-mode. ' + tree_mode_options(fn_name)
+  )
+
+
+def _slash_path(path) -> str:
+  return '/'.join(str(k) for k in path)
 
 
 def _path_str(path) -> str:
@@ -149,7 +181,9 @@ def iter_children(node, /, *, graph=None):
   if isinstance(node, Pytree):
     d = vars(node)
     if not graph:
-      check_tree(node, 'iter_children')
+      # (only the node itself is checked: its children are not walked)
+      if not type(node)._pytree__is_pytree:
+        raise _not_a_pytree_error(node, 'iter_children', None)
       d = {k: d[k] for k in data_names(node)}
     items = sorted(d.items(), key=lambda kv: _sort_key(kv[0]))
   elif isinstance(node, dict):

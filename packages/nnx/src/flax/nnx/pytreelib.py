@@ -107,6 +107,35 @@ def _marker(value):
   return None
 
 
+def _is_marker(value) -> bool:
+  return type(value) is dataclasses.Field and 'nnx_value' in value.metadata
+
+
+def _tag(marker) -> str:
+  return 'static' if marker.metadata['static'] else 'data'
+
+
+def _nested_tags(value) -> set:
+  """The tags (``'data'``, ``'static'``) of the ``nnx.data``/``nnx.static``
+  markers in the pytree ``value`` (graph nodes are not looked into)."""
+  if _is_marker(value):
+    return {_tag(value)}
+  if isinstance(value, _SCALARS) or is_data(value) or callable(value):
+    return set()
+  leaves = jax.tree_util.tree_leaves(value, is_leaf=is_data)
+  return {_tag(x) for x in leaves if _is_marker(x)}
+
+
+def _unexpected_tags_error(obj, name, value, tags):
+  return ValueError(
+    f"Found unexpected tags {tags} on attribute '{type(obj).__name__}."
+    f"{name}'. Values from nnx.data(...) and\nnnx.static(...) should be "
+    'assigned to nnx.Pytree attributes directly, they should not be inside '
+    f"other structures. Got value of type '{type(value)}' on Pytree of type "
+    f"'{type(obj)}'."
+  )
+
+
 # -- what counts as data --------------------------------------------------------
 
 _DATA_TYPES: list = [jax.Array, np.ndarray, jax.Ref, GraphNodeBase]
@@ -168,36 +197,53 @@ def has_data(value: tp.Any, /) -> list:
 # -- errors ---------------------------------------------------------------------
 
 
-def _fixes(cls, name, value) -> str:
-  tname = type(value).__name__
+def _annotate_option(cls, name, value) -> str:
+  base = cls.__bases__[0].__name__
   return (
-    'To fix it, either:\n'
-    f'  - wrap the value with nnx.data on assignment: _.{name} = '
-    'nnx.data(...)\n'
-    f'  - annotate the class attribute: {name}: {tname} = nnx.data()\n'
-    '  - use nnx.List(...) or nnx.Dict(...) instead of a list or dict\n'
-    '  - remove the data values if the attribute is meant to be static\n'
-    f'  - or disable pytree for the class: class {cls.__name__}(..., '
-    'pytree=False)'
+    f'  class {cls.__name__}({base}):\n'
+    f'    {name}: {type(value).__name__} = nnx.data()\n\n'
   )
 
 
+def _no_pytree_option(cls) -> str:
+  base = cls.__bases__[0].__name__
+  return f'  class {cls.__name__}({base}, pytree=False):\n\n'
+
+
 def _data_on_static_error(obj, name, value, found):
+  cls = type(obj)
   kinds = ', '.join(dict.fromkeys(type(x).__name__ for x in found))
   return ValueError(
     f"Found data on value of type '{type(value)}' assigned to static "
-    f"attribute '{name}' of Pytree type '{type(obj)}' (data of type(s): "
-    f'{kinds}). Static attributes may not hold data values.\n'
-    + _fixes(type(obj), name, value)
+    f"attribute '{name}' of Pytree type '{cls}'. Static attributes should "
+    'not contain data values. Consider one of the following options:\n\n'
+    '1. If the attribute is meant to be static, remove the data values of '
+    f'type(s):\n\n  {kinds}\n\n'
+    '2. If the attribute is meant to be data, wrap the value with nnx.data '
+    f' on assignment:\n\n  _.{name} = nnx.data(...)\n\n'
+    '3. Alternatively, annotate the class attribute with nnx.data:\n\n'
+    + _annotate_option(cls, name, value)
+    + '4. If the container is a list or dict, try using nnx.List(...) or '
+    'nnx.Dict(...) instead.\n\n'
+    '5. Disable pytree for this class:\n\n' + _no_pytree_option(cls)
   )
 
 
 def _unexpected_data_error(obj, name, value):
+  cls = type(obj)
   return ValueError(
     f'Found unexpected data on value of type {type(value)} in static '
-    f"attribute '{name}' of Pytree type '{type(obj)}'; since Flax 0.12.0 "
-    'static attributes may not hold data values.\n'
-    + _fixes(type(obj), name, value)
+    f"attribute '{name}' of Pytree type '{cls}'. This is an error starting "
+    'from Flax version 0.12.0.\nConsider one of the following options:\n\n'
+    '1. If the attribute is meant to be static, either remove the data '
+    'value or wrap it in a static container.\n'
+    f'2. Wrap the value with nnx.data on assignment:\n\n'
+    f'  _.{name} = nnx.data(...)\n\n'
+    '3. Annotate the class attribute with nnx.data:\n\n'
+    + _annotate_option(cls, name, value)
+    + '4. If the container is a list or dict, try using nnx.List(...) or '
+    'nnx.Dict(...) instead.\n'
+    '5. Disable pytree for this class:\n\n' + _no_pytree_option(cls)
   )
 
 
@@ -404,9 +450,7 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
       )
 
   def __new__(cls, *args, **kwargs):
-    obj = _new_object(cls)
-    obj._pytree__m.trace = trace_state()
-    return obj
+    return _new_object(cls)
 
   def __setattr__(self, name, value):
     _set_attribute(self, name, value)
@@ -417,7 +461,8 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
       # a property deleter, ``__class__`` (TypeError) or a missing name
       object.__delattr__(self, name)
       return
-    _check_trace(self)
+    # (deleting an attribute is not checked against the trace level, as in
+    # Flax 0.12.8)
     del d[name]
     m = self._pytree__m
     m.drop_data(name)
@@ -469,12 +514,6 @@ class Object(Pytree, pytree=False):
   leaf, and its attributes may mix data and static values freely."""
 
 
-def _check_trace(obj):
-  m = obj._pytree__m
-  if m.trace is not None and m.trace != trace_state():
-    raise trace_context_error(f'{type(obj).__name__!r}', node=True)
-
-
 def _set_attribute(obj, name, value):
   """Sets attribute ``name`` of Pytree ``obj``, tracking its data/static
   status (see the module docstring)."""
@@ -487,13 +526,18 @@ def _set_attribute(obj, name, value):
   check = obj._pytree__is_pytree
   if marker is not None:
     is_static, value = marker
+  if check and not isinstance(value, _SCALARS):
+    # markers belong on the attribute itself, not inside its value
+    tags = _nested_tags(value)
+    if tags:
+      raise _unexpected_tags_error(obj, name, value, tags)
+  if marker is not None:
     if is_static:
       if check and (is_data(value) or has_data(value)):
         raise ValueError(
-          f'Found data in value of type {type(value)!r} annotated with '
+          f"Found data in value of type '{type(value)}' annotated with "
           f"nnx.static(...) when setting attribute '{name}' of Pytree type "
-          f"'{type(obj)}'; a static value may not hold arrays, Variables or "
-          'Pytrees.'
+          f"'{type(obj)}'."
         )
       m.drop_data(name)
     else:
@@ -506,9 +550,9 @@ def _set_attribute(obj, name, value):
       if is_data(value):
         raise ValueError(
           f"Cannot assign data value of type '{type(value)}' to static "
-          f"attribute '{name}' of Pytree type '{type(obj)}'. To make it "
-          'data, wrap the value with nnx.data on assignment:\n\n'
-          f'  _.{name} = nnx.data(...)\n'
+          f"attribute '{name}' of Pytree type '{type(obj)}'. To override "
+          'the status explicitly wrap the value with nnx.data on '
+          f'assignment:\n\n  _.{name} = nnx.data(...)\n\n'
         )
       found = has_data(value)
       if found:
@@ -547,8 +591,9 @@ class PytreeRecord:
     version: bumped on every attribute set or delete.
     view: the cached flat view of the object's graph (graph mode).
     aux: the cached pytree aux data (tree mode).
-    trace: the trace level the object was constructed at (None for objects
-      NNX rebuilt, which are unchecked).
+    trace: the trace level the object was created at (by its constructor,
+      a copy or NNX's rebuilding); setting an attribute from another trace
+      level is a TraceContextError.
   """
 
   __slots__ = ('data', 'version', 'view', 'aux', 'trace')
@@ -561,7 +606,7 @@ class PytreeRecord:
     self.version = 0
     self.view = None
     self.aux = None
-    self.trace = None
+    self.trace = trace_state()
 
   def add_data(self, name):
     data = self.data

@@ -17,6 +17,7 @@ from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.graphtree import tree_unflatten
 from flax.nnx.pytreelib import PytreeRecord, _new_object
 from flax.nnx.variablelib import Variable, store_raw_value
+from flax.nnx._variable_tree import record_trace
 
 # (after variablelib, which loads it at its end)
 from flax.nnx._hijax_graph import HIJAX_CLASSES
@@ -69,6 +70,7 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
       var = _new(node[1])
       store_raw_value(var, leaf)
       _set(var, '_var_metadata', dict(node[3].items))
+      record_trace(var)
     index[i] = var
     return var
   if kind == 'n':
@@ -328,6 +330,7 @@ class Plan:
             var = _new(cls)
             store_raw_value(var, leaf)
             _set(var, '_var_metadata', dict(meta))
+            record_trace(var)
           leaf = var
         variables.append(leaf)
       var_leaves = variables

@@ -438,13 +438,18 @@ def to_pure_dict(state, extract_fn=None) -> dict:
 
 def _default_replace(leaf, value):
   if isinstance(leaf, Variable):
-    leaf.set_value(value)
-    return leaf
+    # A new Variable of the same type and metadata: the Variables a State
+    # shares with a Module (after ``nnx.split``) keep their values.
+    return leaf.replace(value)
   return value
 
 
 def replace_by_pure_dict(state, pure_dict, replace_fn=None) -> None:
-  """Writes the values of ``pure_dict`` into ``state`` in place.
+  """Puts the values of ``pure_dict`` into ``state`` in place.
+
+  Each Variable leaf is replaced by a new Variable of its type and metadata
+  holding the new value (``replace_fn(leaf, value)`` when given), so the
+  Module ``state`` was split from is unchanged until ``nnx.update``.
 
   Keys made of digits match integer keys of the state. A key of the pure
   dict that the state lacks is a ValueError naming its path.
@@ -457,29 +462,45 @@ def replace_by_pure_dict(state, pure_dict, replace_fn=None) -> None:
   """
   replace = replace_fn or _default_replace
   root = state.raw_mapping if isinstance(state, State) else state
+  for path, value in _flatten_pure(pure_dict, ()):
+    key_path = path
+    parent = _leaf_parent(root, key_path)
+    if parent is None:
+      key_path = _int_path(path)
+      parent = _leaf_parent(root, key_path)
+    if parent is None:
+      raise ValueError(f'key in pure_dict not available in state: {path}')
+    parent[key_path[-1]] = replace(parent[key_path[-1]], value)
 
-  def visit(mapping, pure, prefix):
-    for key, value in pure.items():
-      key_in = key
-      if key_in not in mapping and isinstance(key, str) and key.isdigit():
-        key_in = int(key)
-      path = prefix + (key_in,)
-      if key_in not in mapping:
-        raise ValueError(f'key in pure_dict not available in state: {path}')
-      current = mapping[key_in]
-      if isinstance(current, State):
-        current = current._mapping
-      if isinstance(current, dict):
-        if not isinstance(value, tp.Mapping):
-          raise ValueError(
-            f'pure_dict holds a leaf at {path}, where the state has a '
-            'nested mapping'
-          )
-        visit(current, value, path)
-      else:
-        mapping[key_in] = replace(current, value)
 
-  visit(root, pure_dict, ())
+def _flatten_pure(pure, prefix):
+  """``(path, value)`` of the leaves of a nested pure dict (empty mappings
+  hold no leaves)."""
+  for key, value in pure.items():
+    if isinstance(value, tp.Mapping):
+      yield from _flatten_pure(value, prefix + (key,))
+    else:
+      yield prefix + (key,), value
+
+
+def _int_path(path):
+  return tuple(
+    int(k) if isinstance(k, str) and k.isdigit() else k for k in path
+  )
+
+
+def _leaf_parent(mapping, path):
+  """The dict holding the state leaf at ``path``, or None when ``path``
+  does not lead to a leaf."""
+  for key in path:
+    if isinstance(mapping, State):
+      mapping = mapping._mapping
+    if not isinstance(mapping, dict) or key not in mapping:
+      return None
+    parent, mapping = mapping, mapping[key]
+  if isinstance(mapping, (dict, State)):
+    return None
+  return parent
 
 
 def restore_int_paths(pure_dict: dict) -> dict:

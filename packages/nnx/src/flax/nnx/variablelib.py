@@ -9,6 +9,7 @@
 """
 
 import dataclasses
+import importlib
 import typing as tp
 import warnings
 
@@ -55,6 +56,7 @@ _HOOK_NAMES = (
   'on_add_axis',
   'on_remove_axis',
 )
+_HOOK_NAME_SET = frozenset(_HOOK_NAMES)
 # Metadata every Variable reports (``get_metadata``), with its default;
 # only non-default values are stored.
 _REQUIRED = ('hijax', 'ref', 'eager_sharding')
@@ -66,6 +68,21 @@ _HOOKS_DEPRECATED = (
   'override `get_value` and `set_value` instead.'
 )
 _INTERNAL = frozenset({'_raw_value', '_var_metadata', '_trace_state'})
+# Object protocols Python probes on instances, never taken from the value.
+_NOT_FORWARDED = frozenset(
+  {
+    '__dict__',
+    '__getstate__',
+    '__setstate__',
+    '__getnewargs__',
+    '__getnewargs_ex__',
+    '__reduce__',
+    '__reduce_ex__',
+    '__copy__',
+    '__deepcopy__',
+    '__orig_class__',
+  }
+)
 # ``.value`` / ``.raw_value`` are deprecated (as in Flax 0.12.8). Reads warn
 # at the caller's line; writes warn from this module (like Flax, so the
 # default filters, which show DeprecationWarnings of ``__main__`` only,
@@ -161,6 +178,17 @@ def _check_trace(var):
     raise trace_context_error(type(var).__name__)
 
 
+_CORE_SPMD: list = []
+
+
+def _core_spmd():
+  """``flax.core.spmd``, loaded on first use (``from flax import nnx``
+  does not import it)."""
+  if not _CORE_SPMD:
+    _CORE_SPMD.append(importlib.import_module('flax.core.spmd'))
+  return _CORE_SPMD[0]
+
+
 def _shard_eagerly(value, meta):
   """Places ``value`` by its ``out_sharding`` names (eager sharding).
 
@@ -171,9 +199,7 @@ def _shard_eagerly(value, meta):
   """
   if not hasattr(value, 'shape') or isinstance(value, jax.ShapeDtypeStruct):
     return value
-  from flax.core import spmd as core_spmd
-
-  return core_spmd.shard_value(
+  return _core_spmd().shard_value(
     value, meta['out_sharding'], meta.get('sharding_rules'), meta.get('mesh')
   )
 
@@ -241,8 +267,9 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   (1, 'steps')
   """
 
-  # ``_trace_state`` is set only for Variables built by their constructor
-  # (user code); it guards against mutation from another JAX trace level.
+  # ``_trace_state`` is the JAX trace a Variable was created in (by its
+  # constructor, a copy, ``jax.tree.unflatten`` or NNX's rebuilding); it
+  # guards against mutation from another trace level.
   __slots__ = ('_raw_value', '_var_metadata', '_trace_state', '__weakref__')
   _has_get_hook = False
   _has_set_hook = False
@@ -259,7 +286,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   ):
     if value is MISSING:
       raise TypeError(
-        f'{type(self).__name__}() missing required argument: the value'
+        "Variable.__init__() missing 1 required positional argument: 'value'"
       )
     meta = {}
     if isinstance(value, VariableMetadata):
@@ -279,7 +306,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
       ref = meta.pop('ref')
     if eager_sharding is None and 'eager_sharding' in meta:
       eager_sharding = meta.pop('eager_sharding')
-    if self._has_hook_methods or any(name in meta for name in _HOOK_NAMES):
+    if self._has_hook_methods or not _HOOK_NAME_SET.isdisjoint(meta):
       warnings.warn(_HOOKS_DEPRECATED, UserWarning, stacklevel=2)
     if hijax:
       # ``VariableMeta.__call__`` takes ``hijax`` out of the call; it only
@@ -376,9 +403,9 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
 
   def set_raw_value(self, value: A, *, _unsafe_bypass_check: bool = False):
     """Stores ``value`` as is, without set-value hooks."""
-    if not _unsafe_bypass_check:
-      _check_trace(self)
     current = self._raw_value
+    if not _unsafe_bypass_check and not _is_ref(current):
+      _check_trace(self)
     if _is_ref(current) and not _is_ref(value):
       current[...] = value
     else:
@@ -409,11 +436,6 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     value is updated out of place (``value.at[index].set(x)``, which
     broadcasts ``x`` and keeps the dtype), other values in place.
     """
-    if isinstance(value, Variable):
-      raise ValueError(
-        'Cannot set the value of a Variable to another Variable; use '
-        '`var[...] = other[...]`.'
-      )
     current = self._raw_value
     if index is not MISSING:
       if _is_ref(current):
@@ -432,7 +454,8 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
         current[index] = value
         value = current
       current = self._raw_value
-    _check_trace(self)
+    if not _is_ref(current):  # a Ref may be written from any trace
+      _check_trace(self)
     if self._has_set_hook:
       value = self.on_set_value(value)
     hooks = self._var_metadata.get('on_set_value')
@@ -527,6 +550,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
   def set_metadata(self, *args, **kwargs) -> None:
     """Sets metadata: ``(dict)`` replaces all, ``(name, value)`` sets one,
     keyword arguments update several entries."""
+    _check_trace(self)
     META_EPOCH.value += 1
     if args and kwargs:
       raise TypeError(
@@ -554,6 +578,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
 
   def del_metadata(self, name: str) -> None:
     """Deletes the metadata entry ``name``."""
+    _check_trace(self)
     META_EPOCH.value += 1
     del self._var_metadata[name]
 
@@ -567,20 +592,16 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     return type(self)
 
   def __getattr__(self, name):
-    if name in _INTERNAL or name.startswith('__'):
+    # Metadata, then the stored value's attributes, NumPy's protocols
+    # included (``__array__``, ``__array_priority__``, ... exist when the
+    # value has them, as NumPy looks them up on the instance); the value's
+    # own AttributeError otherwise.
+    if name in _INTERNAL or name in _NOT_FORWARDED:
       raise AttributeError(name)
     meta = object.__getattribute__(self, '_var_metadata')
     if name in meta:
       return meta[name]
-    value = object.__getattribute__(self, '_raw_value')
-    if name in ('shape', 'dtype', 'ndim', 'size', 'T', 'at', 'sharding'):
-      return getattr(value, name)
-    try:
-      return getattr(value, name)
-    except AttributeError:
-      raise AttributeError(
-        f'{type(self).__name__!r} object has no attribute {name!r}'
-      ) from None
+    return getattr(object.__getattribute__(self, '_raw_value'), name)
 
   def __setattr__(self, name, value):
     if name in _INTERNAL or name[:2] == '__' == name[-2:]:
@@ -597,11 +618,13 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     ):
       object.__setattr__(self, name, value)
     else:
+      _check_trace(self)
       META_EPOCH.value += 1
       self._var_metadata[name] = value
 
   def __delattr__(self, name):
     if name in self._var_metadata:
+      _check_trace(self)
       META_EPOCH.value += 1
       del self._var_metadata[name]
     else:
@@ -617,12 +640,23 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     False."""
     new = object.__new__(type(self))
     raw = self._raw_value if value is MISSING else value
-    if _is_ref(raw) and _copy_ref:
-      raw = _new_ref(raw[...])
-    object.__setattr__(new, '_raw_value', raw)
     meta = dict(self._var_metadata)
     meta.update(updates)
+    # The copy keeps its value in a (new) Ref when this Variable does, or
+    # when ``ref=True`` is asked for; ``ref=False`` reads a Ref out.
+    # ``_copy_ref=False`` stores the value as given.
+    want_ref = meta.pop('ref', False) if 'ref' in updates else self.ref
+    if want_ref:
+      meta['ref'] = True
+      if _copy_ref:
+        raw = _new_ref(raw[...] if _is_ref(raw) else raw)
+    else:
+      meta.pop('ref', None)
+      if _is_ref(raw):
+        raw = raw[...]
+    object.__setattr__(new, '_raw_value', raw)
     object.__setattr__(new, '_var_metadata', meta)
+    object.__setattr__(new, '_trace_state', trace_state())
     if meta.get('hijax') and not self.hijax:
       # ``copy(hijax=True)``: a hijax Variable (another object).
       return _as_hijax(new)
@@ -664,6 +698,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     new = object.__new__(cls)
     object.__setattr__(new, '_raw_value', value)
     object.__setattr__(new, '_var_metadata', _stored_metadata(attributes))
+    object.__setattr__(new, '_trace_state', trace_state())
     if attributes.get('hijax'):
       return _as_hijax(new)
     return new
@@ -680,6 +715,7 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     object.__setattr__(
       new, '_var_metadata', _copy.deepcopy(self._var_metadata, memo)
     )
+    object.__setattr__(new, '_trace_state', trace_state())
     return new
 
   def __getstate__(self):

@@ -108,13 +108,9 @@ def with_vars(
     if ref is None:
       return var.copy(_copy_ref=False)
     if ref and not is_array_ref(raw):
-      import jax
-
-      return var.copy(jax.new_ref(raw), ref=True)
+      return var.copy(ref=True)
     if not ref and is_array_ref(raw):
-      new = var.copy(raw[...])
-      new.del_metadata('ref') if 'ref' in new._var_metadata else None
-      return new
+      return var.copy(ref=False)
     return var.copy(_copy_ref=False)
 
   return _copy_graph(node, {}, convert)
@@ -135,12 +131,9 @@ def _convert_hijax(var, hijax, ref, mutable, path):
   plain = _hijax.to_variable(var) if was_hijax else var.copy(_copy_ref=False)
   raw = plain.get_raw_value()
   if ref and not is_array_ref(raw):
-    import jax
-
-    plain = plain.copy(jax.new_ref(raw), ref=True)
+    plain = plain.copy(ref=True)
   elif ref is False and is_array_ref(raw):
-    plain = plain.copy(raw[...])
-    plain._var_metadata.pop('ref', None)
+    plain = plain.copy(ref=False)
   if hijax is False:
     return plain
   if mutable is None and was_hijax:

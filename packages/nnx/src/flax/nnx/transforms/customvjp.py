@@ -398,22 +398,27 @@ class SimpleCustomVjpFn(_fns.PytreeMode):
     )
 
   def run(self, f, args):
-    """``f`` on the rebuilt ``args``: ``(f's result, the differentiated
-    arguments after the call)`` (their Variable updates leave as outputs
-    of the primal, whose cotangents ``bwd`` may take)."""
+    """``f`` on the rebuilt ``args``: ``(f's result, the updates of the
+    differentiated arguments)``: each argument in pytree form holding the
+    Variables whose value ``f`` set, None in place of the other Variables
+    and arrays. They leave as outputs of the primal, whose cotangents
+    (same structure) ``bwd`` may take."""
     args = self.rebuilt(args)
+    diff = [a for i, a in enumerate(args) if i not in self.keep]
+    before = {id(v): v._raw_value for v in _variables_of(diff)}
     result = f(*args)
     primal = jax.custom_derivatives.CustomVJPPrimal
+
+    def updated(x):
+      if isinstance(x, primal):
+        x = x.value
+      if isinstance(x, Variable) and before.get(id(x), x) is not x._raw_value:
+        return x
+      return None
+
     updates = tuple(
-      self.pure(
-        jax.tree.map(
-          lambda x: x.value if isinstance(x, primal) else x,
-          a,
-          is_leaf=lambda x: isinstance(x, primal),
-        )
-      )
-      for i, a in enumerate(args)
-      if i not in self.keep
+      jax.tree.map(updated, self.pure(a), is_leaf=_is_update_leaf)
+      for a in diff
     )
     return result, updates
 
@@ -463,8 +468,35 @@ class SimpleBwdFn(_fns.PytreeMode):
     front = self.rebuilt(tuple(front))
     res, g = self.fresh((res, g))
     if _positional_count(self.bwd) - len(front) >= 3:
-      return self.pure(self.bwd(*front, res, g, self.fresh(updates_g)))
+      # a Variable the function did not set is None (graph nodes rebuild
+      # it holding None)
+      updates_g = jax.tree.map(
+        lambda x: None if _holds_none(x) else x,
+        self.fresh(updates_g),
+        is_leaf=lambda x: isinstance(x, Variable),
+      )
+      return self.pure(self.bwd(*front, res, g, updates_g))
     return self.pure(self.bwd(*front, res, g))
+
+
+def _is_update_leaf(x) -> bool:
+  return isinstance(x, (Variable, jax.custom_derivatives.CustomVJPPrimal))
+
+
+def _variables_of(tree) -> list:
+  """The Variables of ``tree`` (a pytree of rebuilt arguments; graph nodes
+  walked as graphs)."""
+  out = []
+  for leaf in jax.tree.leaves(tree, is_leaf=common.is_node_leaf):
+    if isinstance(leaf, Variable):
+      out.append(leaf)
+    elif common.is_node_leaf(leaf):
+      out.extend(v for _, v in graphlib.iter_graph(leaf) if isinstance(v, Variable))
+  return out
+
+
+def _holds_none(x) -> bool:
+  return isinstance(x, Variable) and x._raw_value is None
 
 
 def _positional_count(fn) -> int:
@@ -510,7 +542,7 @@ class SimpleCustomVjp:
     )
 
   def __call__(self, *args, **kwargs):
-    args = given = _positional(self.fun, args, kwargs)
+    args = _positional(self.fun, args, kwargs)
     # a Variable reachable twice is refused in both modes, as in Flax
     treemode.tree_variables(args, 'arguments', 'nnx.custom_vjp')
     if self.fwd is None:
@@ -527,14 +559,27 @@ class SimpleCustomVjp:
       args = tuple(
         a if i in nondiff else p for i, (a, p) in enumerate(zip(args, pure))
       )
-    mode = self._jax.fun
-    diff_args = tuple(
-      a for i, a in enumerate(given) if i not in self.nondiff_argnums
-    )
-    variables = mode.variables(diff_args, 'arguments')
     out, updates = self._jax(*args)
-    # the Variable updates of the differentiated arguments reach them
-    treemode.store_values(
-      variables, mode.values(mode.result(updates), 'arguments')
+    # the Variables the function set reach the differentiated arguments
+    # (``updates`` holds them where the arguments, in pytree form, hold
+    # Variables; None elsewhere)
+    pure_diff = tuple(
+      a for i, a in enumerate(args) if i not in self.nondiff_argnums
     )
+    is_var = lambda x: isinstance(x, Variable)  # noqa: E731
+    new = {
+      path: x
+      for path, x in jax.tree_util.tree_leaves_with_path(
+        updates, is_leaf=is_var
+      )
+      if is_var(x)
+    }
+    pairs = [
+      (var, treemode.with_metadata(new[path]))
+      for path, var in jax.tree_util.tree_leaves_with_path(
+        pure_diff, is_leaf=is_var
+      )
+      if is_var(var) and path in new
+    ]
+    treemode.store_values([v for v, _ in pairs], [x for _, x in pairs])
     return out
