@@ -160,12 +160,16 @@ def test_lifted_scopes_do_not_leak_tracers(kind):
     ),
     'jit': lambda: lift.jit(dense),
     'checkpoint': lambda: lift.checkpoint(dense),
-    'scan': lambda: lambda scope, x: lift.scan(
-      body, variable_axes={'params': 0}, split_rngs={'params': True}
-    )(scope, (), x)[1],
-    'bcast': lambda: lambda scope, x: lift.scan(
-      body, variable_broadcast='params', split_rngs={'params': False}
-    )(scope, (), x)[1],
+    'scan': lambda: (
+      lambda scope, x: lift.scan(
+        body, variable_axes={'params': 0}, split_rngs={'params': True}
+      )(scope, (), x)[1]
+    ),
+    'bcast': lambda: (
+      lambda scope, x: lift.scan(
+        body, variable_broadcast='params', split_rngs={'params': False}
+      )(scope, (), x)[1]
+    ),
   }[kind]()
   x = jnp.ones((3, 2))
   with jax.check_tracer_leaks(True):

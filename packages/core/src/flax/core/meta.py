@@ -198,11 +198,15 @@ class MeshAxes:
     types = getattr(mesh, 'axis_types', None) or ()
     kinds = set(types)
     self.mesh = mesh
-    self.explicit = frozenset(
-      name
-      for name, kind in zip(mesh.axis_names, types)
-      if kind == jax.sharding.AxisType.Explicit
-    ) if types else frozenset()
+    self.explicit = (
+      frozenset(
+        name
+        for name, kind in zip(mesh.axis_names, types)
+        if kind == jax.sharding.AxisType.Explicit
+      )
+      if types
+      else frozenset()
+    )
     self.uniform = not kinds or kinds in (
       {jax.sharding.AxisType.Explicit},
       {jax.sharding.AxisType.Auto},

@@ -417,8 +417,7 @@ class SimpleCustomVjpFn(_fns.PytreeMode):
       return None
 
     updates = tuple(
-      jax.tree.map(updated, self.pure(a), is_leaf=_is_update_leaf)
-      for a in diff
+      jax.tree.map(updated, self.pure(a), is_leaf=_is_update_leaf) for a in diff
     )
     return result, updates
 
@@ -491,7 +490,9 @@ def _variables_of(tree) -> list:
     if isinstance(leaf, Variable):
       out.append(leaf)
     elif common.is_node_leaf(leaf):
-      out.extend(v for _, v in graphlib.iter_graph(leaf) if isinstance(v, Variable))
+      out.extend(
+        v for _, v in graphlib.iter_graph(leaf) if isinstance(v, Variable)
+      )
   return out
 
 
