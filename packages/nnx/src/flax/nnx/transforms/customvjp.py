@@ -171,6 +171,42 @@ class _CustomVjpCall:
     return tuple(out)
 
 
+  def output(self, ig, out):
+    """``out`` as it leaves the primal: each graph node (or Variable) in it
+    as a State of the Variables it adds (an empty State for an input's
+    node: its cotangent reaches the input's updates), recorded so that
+    :meth:`rebuild_output` puts the objects back."""
+    out_static, leaves = ig.flatten_out(out)
+    treedef, _, positions = out_static
+    paths = []
+    for pos, (node_paths, slots) in zip(positions, ig.out_slots):
+      node_paths = [tuple(p) for p in node_paths]
+      paths.append(node_paths)
+      leaves[pos] = State._from_flat(
+        list(node_paths),
+        [s.copy(s._raw_value) if isinstance(s, Variable) else s for s in slots],
+      )
+    self.out_static, self.out_paths = out_static, paths
+    return treedef.unflatten(leaves)
+
+  def rebuild_output(self, out):
+    """The outputs of the call: the graph nodes of the primal's output
+    rebuilt, those of the inputs being the input objects."""
+    treedef, nodes, positions = self.out_static
+    if not positions:
+      return out
+    leaves = treedef.flatten_up_to(out)
+    for pos, node_paths in zip(positions, self.out_paths):
+      flat = dict(zip(*leaves[pos]._flat_items()))
+      leaves[pos] = [
+        x._raw_value if isinstance(x, Variable) else x
+        for x in (flat[tuple(p)] for p in node_paths)
+      ]
+    return common.rebuild_out(
+      treedef, nodes, positions, leaves, self.graph_args.all_nodes
+    )
+
+
 class CustomVjpFnWrapper:
   """The primal function of :class:`CustomVjp` handed to
   ``jax.custom_vjp``: called with the differentiated and the other
@@ -197,7 +233,8 @@ class CustomVjpFnWrapper:
   def __call__(self, *pure_args):
     ig = self._rebuild(pure_args)
     out = self.f(*ig.args[0])
-    return self.nodedefs.input_updates(ig, self.jax_nondiff_argnums), out
+    updates = self.nodedefs.input_updates(ig, self.jax_nondiff_argnums)
+    return updates, self.nodedefs.output(ig, out)
 
 
 class FwdFn(CustomVjpFnWrapper):
@@ -222,7 +259,7 @@ class FwdFn(CustomVjpFnWrapper):
       )
     out, res = result
     updates = self.nodedefs.input_updates(ig, self.jax_nondiff_argnums)
-    return (updates, out), (res, pure_args[1])
+    return (updates, self.nodedefs.output(ig, out)), (res, pure_args[1])
 
 
 class CustomVjp:
@@ -314,13 +351,13 @@ class CustomVjp:
     if call.changed is not None and _write_changed(
       ga, diff_args, updates, call
     ):
-      return out
+      return call.rebuild_output(out)
     for a, st in zip(diff_args, updates):
       if st is None:
         continue
       paths, leaves = st._flat_items()
       graphlib.update(a, State._from_flat(paths, leaves))
-    return out
+    return call.rebuild_output(out)
 
 
 def _write_changed(ga, diff_args, updates, call) -> bool:
