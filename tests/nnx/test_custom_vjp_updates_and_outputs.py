@@ -33,7 +33,13 @@ def test_without_graph_updates_bwd_sees_only_the_variables_set(graph):
   def bwd(res, g, updates_g):
     m_up, a_up = updates_g
     seen.append(
-      [m_up.x, m_up.y, type(m_up.z).__name__, a_up, len(jax.tree.leaves(updates_g))]
+      [
+        m_up.x,
+        m_up.y,
+        type(m_up.z).__name__,
+        a_up,
+        len(jax.tree.leaves(updates_g)),
+      ]
     )
     m, a = res
     m_g = jax.tree.map(jnp.zeros_like, m)
@@ -75,7 +81,9 @@ def test_graph_updates_output_nodes_of_the_inputs_are_references(returned):
   def loss(m):
     y, o = f(m)
     same = o is {'module': m, 'submodule': m.sub, 'variable': m.y}[returned]
-    y_var = o if returned == 'variable' else o.y if returned == 'module' else m.y
+    y_var = (
+      o if returned == 'variable' else o.y if returned == 'module' else m.y
+    )
     return y + 3 * y_var[...], same
 
   grads, same = nnx.grad(loss, has_aux=True)(m)

@@ -42,8 +42,11 @@ for graph in (True, False):
     def bwd(res, g, updates_g):
       m_up, a_up = updates_g
       seen.append(
-        [[m_up.x is None, m_up.y is None, type(m_up.z).__name__], a_up is None,
-         len(jax.tree.leaves(updates_g))]
+        [
+          [m_up.x is None, m_up.y is None, type(m_up.z).__name__],
+          a_up is None,
+          len(jax.tree.leaves(updates_g)),
+        ]
       )
       m, a = res
       m_g = nnx.clone(m)

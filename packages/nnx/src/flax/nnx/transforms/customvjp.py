@@ -170,7 +170,6 @@ class _CustomVjpCall:
       out.append(State._from_flat(list(r.paths), leaves))
     return tuple(out)
 
-
   def output(self, ig, out):
     """``out`` as it leaves the primal: each graph node (or Variable) in it
     as a State of the Variables it adds (an empty State for an input's
