@@ -248,3 +248,41 @@ def test_shard_map_without_updates_writes_back_changed_values_only(graph):
   assert m.w[...] is w0 and not w0.committed
   assert m.c[...] is not c0 and m.c[...].sharding.spec == P()
   np.testing.assert_allclose(m.c[...], np.ones(8))
+
+
+@pytest.mark.parametrize(
+  'axes, message',
+  [
+    (
+      {nnx.Param: 0, ...: None},
+      'Cannot broadcast output state. Got '
+      'StateAxes({Ellipsis: None}) at: out_axes[1]',
+    ),
+    (
+      {nnx.Param: nnx.Carry, ...: None},
+      'Cannot carry output state. Got '
+      "StateAxes({<class 'flax.nnx.variablelib.Param'>: Carry}) at: "
+      'out_axes[1]',
+    ),
+    ({...: 0}, None),
+  ],
+)
+def test_scan_out_state_axes_stack_every_substate(axes, message):
+  def make():
+    return nnx.scan(
+      lambda c, x: (c, x),
+      in_axes=(nnx.Carry, 0),
+      out_axes=(nnx.Carry, nnx.StateAxes(axes)),
+      graph=True,
+      graph_updates=True,
+    )
+
+  if message is None:
+    make()
+    return
+  with pytest.raises(ValueError) as e:
+    make()
+  assert str(e.value).startswith(message)
+  # refused before the Carry pairing is checked
+  with pytest.raises(ValueError, match='output state'):
+    nnx.scan(lambda x: x, in_axes=(nnx.Carry, 0), out_axes=nnx.StateAxes(axes))

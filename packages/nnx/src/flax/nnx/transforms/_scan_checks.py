@@ -51,21 +51,44 @@ def check_axes(in_axes, out_axes):
             f'axes={axes!r}: mark a whole argument or output as the carry.'
           )
 
-  # a None anywhere in out_axes (prefix trees of graph nodes included)
+  # a None anywhere in out_axes (prefix trees of graph nodes included), or
+  # a StateAxes entry that broadcasts (None) or carries a substate
   for path, a in jax.tree_util.tree_flatten_with_path(
-    out_axes, is_leaf=lambda x: x is None
+    out_axes, is_leaf=lambda x: x is None or isinstance(x, StateAxes)
   )[0]:
+    where = f'out_axes{jax.tree_util.keystr(path)}'
     if a is None:
       raise ValueError(
-        'Cannot broadcast output state. Got out_axes=None at: '
-        f'out_axes{jax.tree_util.keystr(path)}; scan stacks its outputs '
-        '(give an int axis, or return the value through the carry).'
+        f'Cannot broadcast output state. Got out_axes=None at: {where}; '
+        'scan stacks its outputs (give an int axis, or return the value '
+        'through the carry).'
       )
+    if isinstance(a, StateAxes):
+      _check_out_state_axes(a, where)
   if bool(in_carry) != bool(out_carry):
     raise ValueError(
       'If one of in_axes or out_axes has Carry, the other must also have '
       f'Carry. Got in_axes={in_axes!r} and out_axes={out_axes!r}.'
     )
+
+
+def _check_out_state_axes(axes: StateAxes, where: str) -> None:
+  """An output StateAxes of scan stacks every substate: an entry that
+  broadcasts (None) or carries (``nnx.Carry``) one is refused (the first
+  such entry is named)."""
+  for filt, axis in zip(axes.filters, axes.axes):
+    if axis is None:
+      raise ValueError(
+        f'Cannot broadcast output state. Got StateAxes({{{filt}: None}}) '
+        f'at: {where}; scan stacks its outputs (give the substate an int '
+        'axis, or return it through the carry).'
+      )
+    if axis is Carry:
+      raise ValueError(
+        f'Cannot carry output state. Got StateAxes({{{filt}: Carry}}) at: '
+        f'{where}; an output StateAxes stacks its substates (carry the '
+        'graph node whole in the carry output instead).'
+      )
 
 
 def check_carry_refs(c_in, c_out):
