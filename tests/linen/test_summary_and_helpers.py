@@ -456,7 +456,7 @@ def test_private_get_module_table():
   assert shapes(table[0].module_variables) == {'params': {}, 'stats': {'n': ()}}
   assert shapes(table[1].counted_variables) == {'params': {'kernel': (4, 2)}}
   assert table[0].inputs[0].shape == (1, 4)
-  assert table[0].inputs[1] == {'training': True}
+  assert table[0].inputs[1] == {'training': summary._ObjectRepresentation(True)}
   assert table[1].outputs.shape == (1, 2)
   cut = summary._get_module_table(M(), 0, False, False, False)(
     jax.random.key(0), jnp.ones((1, 4))

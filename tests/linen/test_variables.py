@@ -273,13 +273,13 @@ def test_variable_key_order_through_pop_and_unfreeze():
   class Dense(nn.Module):
     @nn.compact
     def __call__(self, x):
-      kernel = self.param('kernel', nn.initializers.ones, (x.shape[-1], 3))
+      kernel = self.param('kernel', jax.nn.initializers.ones, (x.shape[-1], 3))
       return x @ kernel
 
   class BatchNorm(nn.Module):
     @nn.compact
     def __call__(self, x):
-      scale = self.param('scale', nn.initializers.ones, (x.shape[-1],))
+      scale = self.param('scale', jax.nn.initializers.ones, (x.shape[-1],))
       mean = self.variable('batch_stats', 'mean', jnp.zeros, (x.shape[-1],))
       mean.value = x.mean(axis=0)
       return x * scale[None, :]

@@ -2,12 +2,17 @@
 carry their input shardings (every Variable with graph updates, the ones
 set inside otherwise; the others keep their arrays)."""
 
+import pathlib
+import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec as P
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import stand_in_layers  # noqa: E402
 
 MESH = jax.make_mesh(
   (2, 2), ('a', 'b'), axis_types=(jax.sharding.AxisType.Auto,) * 2
@@ -44,7 +49,7 @@ def test_graph_updates_hand_back_every_variable_with_its_input_sharding():
 
 
 def test_state_sharding_entries_and_static_arguments():
-  m = nnx.Linear(4, 4, rngs=nnx.Rngs(0))
+  m = stand_in_layers.Linear(4, 4, rngs=nnx.Rngs(0))
   shardings = nnx.StateSharding(
     {nnx.PathContains('kernel'): sh('a', 'b'), nnx.PathContains('bias'): sh()}
   )
@@ -64,7 +69,7 @@ def test_state_sharding_entries_and_static_arguments():
     m.extra = nnx.Param(jnp.ones(2))
 
   with pytest.raises(ValueError, match='No axis found'):
-    add(nnx.Linear(4, 4, rngs=nnx.Rngs(0)))
+    add(stand_in_layers.Linear(4, 4, rngs=nnx.Rngs(0)))
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,8 @@
 the State was split from keeps its values until nnx.update (values settled
 against Flax 0.12.8)."""
 
+import pathlib
+import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,9 +11,12 @@ import pytest
 from flax import nnx
 from flax.nnx.variablelib import is_array_ref
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import stand_in_layers  # noqa: E402
+
 
 def _linear():
-  return nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+  return stand_in_layers.Linear(2, 3, rngs=nnx.Rngs(0))
 
 
 def test_state_gets_new_variables_and_module_keeps_its_values():
