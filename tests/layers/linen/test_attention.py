@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from flax import errors
 from flax import linen as nn
 
 KEY = jax.random.key(0)
@@ -326,3 +327,28 @@ def test_inputs_kv_and_self_attention_deprecation():
     layer.apply(v, x, x, mask=jnp.ones((1, 1, 3, 3), bool))
   with pytest.warns(DeprecationWarning, match='SelfAttention will be'):
     nn.SelfAttention(num_heads=2, qkv_features=4).init(KEY, x)
+
+
+def test_value_with_square_trailing_axes_warns_it_may_be_a_mask():
+  # The third positional argument was the mask before 0.7.4: Flax 0.12.8
+  # warns whenever inputs_v's last two axes have the same length (a
+  # mask's q_length x kv_length), then goes on with it as the values.
+  layer = nn.MultiHeadDotProductAttention(num_heads=1, deterministic=True)
+  x = jnp.ones((1, 4, 2))
+  v = layer.init(KEY, x)
+  mask = nn.make_causal_mask(jnp.ones((1, 4)))
+  with pytest.warns(
+    DeprecationWarning, match=r'shape \(1, 1, 4, 4\) to the `inputs_v`'
+  ):
+    with pytest.raises(errors.ScopeParamShapeError):
+      layer.apply(v, x, x, mask)
+  with warnings.catch_warnings():
+    warnings.simplefilter('error')
+    layer.apply(v, x, x, x)
+    layer.apply(v, x, x, mask=mask)
+  square = jnp.ones((1, 4, 4))
+  v = layer.init(KEY, square)  # self-attention: no values given, no warning
+  with pytest.warns(
+    DeprecationWarning, match='intended to pass it to the `mask` arg'
+  ):
+    layer.apply(v, square, square, square)  # taken as the values

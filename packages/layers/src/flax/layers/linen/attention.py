@@ -68,13 +68,29 @@ def _call_attention(fn, query, key, value, options, module):
 
 _DISCUSSION = 'https://github.com/google/flax/discussions/3389'
 _INPUTS_KV_DEPRECATED = (
-  'The inputs_kv arg will be deprecated soon: give the keys and values as '
-  f'inputs_k and inputs_v instead (see {_DISCUSSION}).'
+  'The inputs_kv arg will be deprecated soon. Use inputs_k and inputs_v '
+  f'instead. See {_DISCUSSION} for more information.'
+)
+_V_LOOKS_LIKE_MASK = (
+  'You are passing an array of shape {shape} to the `inputs_v` arg, when '
+  'you may have intended to pass it to the `mask` arg. As of Flax version '
+  "0.7.4, the function signature of MultiHeadDotProductAttention's "
+  '`__call__` method has changed to `__call__(inputs_q, inputs_k=None, '
+  'inputs_v=None, *, inputs_kv=None, mask=None, deterministic=None)`. Use '
+  f'the kwarg `mask` instead. See {_DISCUSSION} and read the docstring for '
+  'more information.'
 )
 _SELF_ATTENTION_DEPRECATED = (
-  'SelfAttention will be deprecated soon: call MultiHeadDotProductAttention '
-  f'with inputs_q alone instead (see {_DISCUSSION}).'
+  'SelfAttention will be deprecated soon. Use '
+  '`MultiHeadDotProductAttention.__call__(inputs_q)` instead. See '
+  f'{_DISCUSSION} for more information.'
 )
+
+
+def _looks_like_mask(inputs_v) -> bool:
+  shape = getattr(inputs_v, 'shape', ())
+  return len(shape) >= 2 and shape[-1] == shape[-2]
+
 
 _OptInt = int | None
 _OptInit = Initializer | None
@@ -187,11 +203,18 @@ class MultiHeadDotProductAttention(Module):
     the weights into ``intermediates``. Returns ``[batch..., length,
     out_features]``.
     """
+    value_given = inputs_v
     inputs_k, inputs_v = attn_math.attention_inputs(
       inputs_q, inputs_k, inputs_v, inputs_kv
     )
     if inputs_kv is not None:
       warnings.warn(_INPUTS_KV_DEPRECATED, DeprecationWarning)
+    elif _looks_like_mask(value_given):
+      # The third positional argument was the mask before the keys and
+      # values were split; a square trailing pair of axes suggests one.
+      warnings.warn(
+        _V_LOOKS_LIKE_MASK.format(shape=inputs_v.shape), DeprecationWarning
+      )
     width = inputs_q.shape[-1]
     qkv_features = self.qkv_features or width
     if qkv_features % self.num_heads:
