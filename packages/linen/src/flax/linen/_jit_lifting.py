@@ -13,7 +13,9 @@ call state (the automatic-name cursor) are recorded when the body is
 traced and replayed on later calls with the same fingerprint.
 """
 
+import dataclasses
 import functools
+import weakref
 
 from flax.core import lift
 from flax.core.frozen_dict import FrozenDict
@@ -79,6 +81,36 @@ def _fingerprint(x):
     return _Identity(x)
   # The type keeps 1, 1.0 and True apart (they trace differently).
   return (type(x), x)
+
+
+@dataclasses.dataclass(frozen=True)
+class _HashableProxy:
+  """A weak handle on a Module that hashes and compares by its
+  configuration (the fingerprint above), so it can be a static argument
+  of ``jax.jit``: equally configured Modules share one compilation.
+
+  >>> import jax
+  >>> from flax import linen as nn
+  >>> from flax.linen.transforms import _HashableProxy
+  >>> dense = nn.Dense(10)
+  >>> proxy = _HashableProxy.from_module(dense)
+  >>> proxy == _HashableProxy.from_module(nn.Dense(10)), proxy.module is dense
+  (True, True)
+  >>> proxy == _HashableProxy.from_module(nn.Dense(20))
+  False
+  """
+
+  module_ref: weakref.ReferenceType = dataclasses.field(compare=False)
+  hash_key: int
+
+  @classmethod
+  def from_module(cls, module: Module) -> '_HashableProxy':
+    return cls(weakref.ref(module), hash(_fingerprint(module)))
+
+  @property
+  def module(self):
+    """The Module (None once it is garbage collected)."""
+    return self.module_ref()
 
 
 def _cache_key(module, arg_objects) -> tuple:

@@ -30,6 +30,7 @@ from flax.core import meta
 from flax.core.frozen_dict import FrozenDict
 from flax import errors
 from flax.linen import _jit_lifting
+from flax.linen._jit_lifting import _HashableProxy as _HashableProxy  # noqa: F401
 from flax.linen import _lifting
 from flax.linen.module import Module
 from flax.linen._lifting import decorator_lift_transform
