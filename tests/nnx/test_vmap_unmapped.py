@@ -79,3 +79,25 @@ def test_state_axes_in_and_out():
   assert out.w[...].shape == (3,)
   np.testing.assert_array_equal(out.c[...], X)
   np.testing.assert_array_equal(m.c[...], X)
+
+
+def test_error_names_the_place_of_the_batched_element():
+  # Flax 0.12.8 names the output leaf, or the Variable of an argument.
+  class M(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(3))
+
+  @nnx.vmap(in_axes=(None, 0), out_axes=0)
+  def scale(m, x):
+    m.w[...] = m.w[...] * x
+    return x
+
+  with pytest.raises(
+    ValueError,
+    match=r"^at vmap out_axes\[0\]\[0\]\.states\[0\]\['w'\]\.value, " + BATCHED,
+  ):
+    scale(M(), jnp.ones(4))
+  with pytest.raises(
+    ValueError, match=r'^at vmap out_axes\[0\]\[0\], ' + BATCHED
+  ):
+    nnx.vmap(lambda x: x, in_axes=0, out_axes=None)(jnp.ones(4))

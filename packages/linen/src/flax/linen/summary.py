@@ -95,6 +95,9 @@ class _Call:
   submodules: frozenset = frozenset()
   # Children with a row of their own (a call recorded under them).
   row_children: frozenset = frozenset()
+  # A later call of a Module already shown (``show_repeated``): its row
+  # shows no variables.
+  repeated: bool = False
 
 
 def _abstract(tree):
@@ -164,8 +167,8 @@ def _is_array(x) -> bool:
 
 
 def _unique_calls(calls, show_repeated):
-  """The calls to show: the first one of each Module (of each path), or
-  all of them with ``show_repeated``. Each call's ``submodules`` become
+  """The calls to show: the first method call of each Module (of each
+  path), or all calls with ``show_repeated``. Each call's ``submodules`` become
   those its Module has by the end, so that a row's own variables leave out
   submodules created by later calls (another method) too."""
   children = {}
@@ -182,12 +185,15 @@ def _unique_calls(calls, show_repeated):
   for call in calls:
     call.submodules = children[call.path]
     call.row_children = with_rows.get(call.path, frozenset())
-  if show_repeated:
-    return calls
   seen = set()
   out = []
   for call in calls:
-    if call.path not in seen:
+    # A function lifted over the Module (``nn.remat(fn)(module, x)``: not
+    # a method of its class) has a row with ``show_repeated`` only, and
+    # no variables; the Module's next call is then a repeated one.
+    lifted_fn = not hasattr(type(call.module), call.method)
+    call.repeated = lifted_fn or call.path in seen
+    if show_repeated or not call.repeated:
       seen.add(call.path)
       out.append(call)
   return out
@@ -405,6 +411,9 @@ def _render(
     ]
     row += [str(flops[index][i]) for i in flop_columns]
     for col in collections:
+      if call.repeated:
+        row.append('')
+        continue
       row.append(_collection_cell(variables, col, call, cut))
     table.add_row(*row)
   totals = [
@@ -489,7 +498,7 @@ def _get_module_table(
       if depth is not None and len(call.path) > depth:
         continue
       own, counted = {}, {}
-      for col in collections:
+      for col in () if call.repeated else collections:
         if not _has_path(variables.get(col, {}), call.path):
           continue
         tree = _subtree(variables.get(col, {}), call.path)

@@ -12,6 +12,7 @@ from flax.nnx._common import Missing as Missing
 from flax.nnx import spmd as _spmd
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
+from flax.nnx.variablelib import Variable
 from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common, treemode
 from flax.nnx.transforms import varflow
 from flax.nnx.extract import labeled as labeled
@@ -56,6 +57,42 @@ def _split_unmapped(elements, flags):
   mapped = [e for e, f in zip(elements, flags) if f]
   unmapped = [e for e, f in zip(elements, flags) if not f]
   return mapped, unmapped
+
+
+@dataclasses.dataclass(frozen=True)
+class _Label:
+  """A pytree key printed as the text it holds (the place of an element
+  in JAX's out_axes errors)."""
+
+  text: str
+
+  def __str__(self):
+    return self.text
+
+
+class _Unmapped:
+  """The unmapped elements leaving the function of a graph-mode
+  :func:`vmap` / :func:`pmap`, keyed (for JAX's "got axis spec None but
+  output was batched" error) by where each comes from: ``[i]`` for the
+  output leaf ``i``, ``[arg].states[group]['path'].value`` for a Variable
+  of an argument."""
+
+  __slots__ = ('elements', 'labels')
+
+  def __init__(self, elements, labels):
+    self.elements = list(elements)
+    self.labels = labels
+
+
+jax.tree_util.register_pytree_with_keys(
+  _Unmapped,
+  lambda u: (
+    [(_Label(t), e) for t, e in zip(u.labels, u.elements)],
+    u.labels,
+  ),
+  lambda labels, elements: _Unmapped(elements, labels),
+  lambda u: (u.elements, u.labels),
+)
 
 
 def _join_unmapped(mapped, unmapped, flags):
@@ -119,16 +156,43 @@ class VmapFn(_fns.InnerFn):
           for pos in out_static[2]
         ]
       )
-    elements, flags, rebuild = _routing(
+    elements, flags, rebuild, origins = _routing(
       self, out_leaves, values, self.value_axes
     )
     self.route = (flags, rebuild)
-    return _split_unmapped(elements, flags)
+    mapped, unmapped = _split_unmapped(elements, flags)
+    unmapped_origins = [o for o, f in zip(origins, flags) if not f]
+    paths = {
+      k: [tuple(p) for p in ig.update_slots[k][0]]
+      for k in range(len(values))
+      if self.changed is not None
+      and self.changed[k] is not None
+      and ig.update_slots
+    }
+    labels = tuple(self._label(o, paths) for o in unmapped_origins)
+    return _Unmapped(unmapped, labels), mapped
 
-  def joined(self, mapped, unmapped):
+  def _label(self, origin, changed_paths) -> str:
+    """Where an unmapped element comes from (see :class:`_Unmapped`)."""
+    if origin[0] == 'out':
+      return f'[{origin[1]}]'
+    _, k, j = origin
+    ga = self.graph_args
+    root = ga.roots[k]
+    if k in changed_paths:
+      path, group, is_var = changed_paths[k][j], 0, True
+    else:
+      path = tuple(root.paths[j])
+      group = 0 if root.mask is None else root.mask[j]
+      is_var = isinstance(root.slots[j], Variable)
+    arg = _arg_of_root(ga, k)
+    keys = ''.join(f'[{p!r}]' for p in path)
+    return f'[{arg}].states[{group}]{keys}' + ('.value' if is_var else '')
+
+  def joined(self, unmapped, mapped):
     """``(output leaves, values)`` from what the mapped call returned."""
     flags, rebuild = self.route
-    return rebuild(_join_unmapped(mapped, unmapped, flags))
+    return rebuild(_join_unmapped(mapped, unmapped.elements, flags))
 
 
 @dataclasses.dataclass(eq=False)
@@ -201,10 +265,10 @@ def _vmap_call(
   fn = fn_cls(f, transform_metadata, in_axes, out_axes, graph_args=ga)
   fn.value_axes = pos_axes
   fn.root_axes = root_axes
-  mapped, unmapped = jax_map(
-    fn, in_axes=prefix, out_axes=(0, None), **map_kwargs
+  unmapped, mapped = jax_map(
+    fn, in_axes=prefix, out_axes=(None, 0), **map_kwargs
   )(*pure_args)
-  out_leaves, values = fn.joined(mapped, unmapped)
+  out_leaves, values = fn.joined(unmapped, mapped)
   out_static = fn.out_static
   changed = fn.changed
   new_values = [
@@ -314,11 +378,22 @@ def _value_axes(prefix, pure_args, ga):
   return pos_axes
 
 
+def _arg_of_root(ga, k) -> int:
+  """The index of the positional argument the root ``k`` of ``ga`` is in."""
+  args, _ = ga.treedef.unflatten(range(len(ga.leaves)))
+  pos = ga.positions[k]
+  for i, a in enumerate(args):
+    if pos in jax.tree_util.tree_leaves(a):
+      return i
+  return k
+
+
 def _routing(fn, out_leaves, values, pos_axes):
   """Inside the mapped function: the output leaves and input values as one
   list of elements, whether each is mapped (False: its axis spec is None),
-  and how to put the list back into ``(out_leaves, values)``."""
-  elements, flags, layout = [], [], []
+  how to put the list back into ``(out_leaves, values)``, and where each
+  element comes from (``('out', i)`` or ``('value', root, slot)``)."""
+  elements, flags, layout, origins = [], [], [], []
   leaf_axes = fn.out_leaf_axes
   if leaf_axes is None:  # an int out_axes: every output leaf is mapped
     leaf_axes = [0] * len(out_leaves)
@@ -330,14 +405,17 @@ def _routing(fn, out_leaves, values, pos_axes):
       mask = node_masks[i]
       layout.append(('node', x.key, len(group_values)))
       elements.extend(group_values)
+      origins.extend([('out', i)] * len(group_values))
       flags.extend(g == len(ax.axes) or ax.axes[g] is not None for g in mask)
     else:
       layout.append(('leaf',))
       elements.append(x)
+      origins.append(('out', i))
       flags.append(ax is not None)
   for k, vals in enumerate(values):
     layout.append(('values', len(vals)))
     elements.extend(vals)
+    origins.extend(('value', k, j) for j in range(len(vals)))
     if fn.changed is None or fn.changed[k] is None:
       flags.extend(ax is not None for ax in pos_axes[k])
     elif fn.changed_axes and fn.changed_axes.get(k) is not None:
@@ -363,7 +441,7 @@ def _routing(fn, out_leaves, values, pos_axes):
         vals.append([next(it) for _ in range(entry[1])])
     return out, vals
 
-  return elements, flags, rebuild
+  return elements, flags, rebuild, origins
 
 
 def _changed_axes(changed, root_axes, ig) -> dict:
