@@ -58,6 +58,7 @@ if hasattr(nox.options, 'parallel'):  # nox releases with --parallel
 # shared XLA cache the layer programs conformance has compiled by then (its
 # lowest-versions twin, the longest of those, beside it).
 nox.options.sessions = [
+  'upstream',
   'conformance',
   'integration',
   'multihost',
@@ -528,6 +529,28 @@ def conformance(session):
     env={**JAX_CACHE_ENV, 'XLA_FLAGS': QUICK_XLA_FLAGS},
   )
   session.run('python', str(CONFORMANCE / 'api_ratchet.py'))
+
+
+# What Flax 0.12.8's own test suite imports besides our packages and their
+# test extras; pip downloads the suite's source distribution.
+UPSTREAM_TOOLS = ('pip', 'pytest-xdist', 'absl-py', 'cloudpickle')
+
+
+@nox.session(tags=['tests'])
+def upstream(session):
+  """Flax 0.12.8's own test suite (tests/ of its sdist) against the project.
+
+  Compared with the tests that pass on Flax 0.12.8 itself
+  (tests/upstream/baseline.txt) less the known failures; see
+  tools/upstream.py. ``nox -s upstream -- tests/nnx/ema_test.py -k ema``
+  runs a subset; ``nox -s upstream -- --prune`` removes the tests that pass
+  now from tests/upstream/known_failures.txt.
+  """
+  _install_all(session)
+  session.install(*UPSTREAM_TOOLS)
+  session.run(
+    'python', str(ROOT / 'tools' / 'upstream.py'), 'run', *session.posargs
+  )
 
 
 FIXTURES = ROOT / 'tests' / 'plugins' / 'fixtures'
