@@ -140,3 +140,50 @@ def test_kw_only_fields_need_a_default():
 
 def test_linen_paths():
   assert nn.batch_apply is ba and nn.kw_only_dataclasses is kd
+
+
+def test_redeclared_kw_only_field_stays_kw_only():
+  @kd.dataclass
+  class Base:
+    x: int = kd.field(default=1, kw_only=True)
+    w: int = kd.field(default=5, kw_only=True)
+
+  # Redeclared in a subclass without kw_only, `x` keeps its place among the
+  # inherited keyword-only fields; without a value it keeps the base default.
+  @kd.dataclass
+  class Sub(Base):
+    size: float
+    y: int = kd.field(default=3, kw_only=True)
+    x: int = 2
+
+  @kd.dataclass
+  class Plain(Base):
+    s: int
+    x: int
+
+  assert str(inspect.signature(Sub)) == (
+    '(size: float, x: int = 2, w: int = 5, y: int = 3) -> None'
+  )
+  assert str(inspect.signature(Plain)) == (
+    '(s: int, x: int = 1, w: int = 5) -> None'
+  )
+  assert dict(dataclasses.fields(Sub)[1].metadata) == {}
+
+  # Further down, the redeclared field still moves behind new fields.
+  @kd.dataclass
+  class Leaf(Sub):
+    name: str
+
+  assert str(inspect.signature(Leaf)) == (
+    '(size: float, name: str, x: int = 2, w: int = 5, y: int = 3) -> None'
+  )
+  assert dataclasses.asdict(Leaf(4, 'n')) == dict(
+    size=4, name='n', x=2, w=5, y=3
+  )
+
+
+def test_kw_only_false_records_nothing():
+  assert dict(kd.field(default=4, kw_only=False).metadata) == {}
+  assert dict(kd.field(default=4, kw_only=1).metadata) == {kd.KW_ONLY: True}
+  with pytest.raises(ValueError, match='Keyword-only fields with no default'):
+    kd.field(kw_only=1)

@@ -60,10 +60,11 @@ def field(*, metadata=None, kw_only=dataclasses.MISSING, **kwargs):
   >>> kd.field(kw_only=True, default=1).metadata[kd.KW_ONLY]
   True
   """
-  if kw_only is True and not {'default', 'default_factory'} & set(kwargs):
+  kw_only = kw_only is not dataclasses.MISSING and bool(kw_only)
+  if kw_only and not {'default', 'default_factory'} & set(kwargs):
     raise ValueError(_NO_DEFAULT)
-  if kw_only is not dataclasses.MISSING:
-    metadata = {**(metadata or {}), KW_ONLY: kw_only}
+  if kw_only:
+    metadata = {**(metadata or {}), KW_ONLY: True}
   return dataclasses.field(metadata=metadata, **kwargs)
 
 
@@ -109,6 +110,24 @@ def dataclass(cls=None, extra_fields=None, **kwargs):
   if cls is None:
     return functools.partial(dataclass, extra_fields=extra_fields, **kwargs)
   own = dict(cls.__dict__.get('__annotations__', {}))
+  bases = [
+    b.__dict__['__dataclass_fields__']
+    for b in reversed(cls.__mro__[1:])
+    if b.__dict__.get('__dataclass_fields__')
+  ]
+  # A field that some base made keyword-only stays so in every subclass,
+  # even where a subclass redeclares it; it keeps its place among the
+  # inherited keyword-only fields.
+  inherited = {}
+  for fields in bases:
+    for name, f in fields.items():
+      if _is_kw_only(f):
+        inherited.setdefault(name, None)
+  for fields in bases:
+    for name in inherited:
+      if name in fields:
+        f = fields[name]
+        inherited[name] = (name, f.type, _copy_field(f))
   positional, moved = {}, []
   after_marker = False
   for name, tp in own.items():
@@ -118,27 +137,23 @@ def dataclass(cls=None, extra_fields=None, **kwargs):
         delattr(cls, name)
       continue
     value = cls.__dict__.get(name, dataclasses.MISSING)
-    if after_marker or _is_kw_only(value):
+    if name in inherited:
+      inherited[name] = (name, tp, _redeclared(value, inherited[name][2]))
+    elif after_marker or _is_kw_only(value):
       moved.append((name, tp, _as_kw_only_field(value)))
     else:
       positional[name] = tp
   # Keyword-only fields of the bases move behind this class's fields too.
   hidden = []
-  inherited = {}
-  for base in reversed(cls.__mro__[1:]):
+  for base in cls.__mro__[1:]:
     fields = base.__dict__.get('__dataclass_fields__')
-    if not fields:
-      continue
-    kw = {k: f for k, f in fields.items() if _is_kw_only(f) and k not in own}
-    if kw:
+    if fields and inherited.keys() & fields.keys():
       hidden.append((base, fields))
       type.__setattr__(
         base,
         '__dataclass_fields__',
-        {k: f for k, f in fields.items() if k not in kw},
+        {k: f for k, f in fields.items() if k not in inherited},
       )
-      for name, f in kw.items():
-        inherited[name] = (name, f.type, _copy_field(f))
   trailing = list(inherited.values()) + moved + list(extra_fields or ())
   annotations = dict(positional)
   for name, tp, f in trailing:
@@ -150,6 +165,17 @@ def dataclass(cls=None, extra_fields=None, **kwargs):
   finally:
     for base, fields in hidden:
       type.__setattr__(base, '__dataclass_fields__', fields)
+
+
+def _redeclared(value, base: dataclasses.Field) -> dataclasses.Field:
+  """The field a subclass redeclares over a base's keyword-only field."""
+  if isinstance(value, dataclasses.Field):
+    return value
+  if value is not dataclasses.MISSING:
+    return dataclasses.field(default=value)
+  return dataclasses.field(
+    default=base.default, default_factory=base.default_factory
+  )
 
 
 def _copy_field(f: dataclasses.Field) -> dataclasses.Field:
