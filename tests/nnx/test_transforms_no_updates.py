@@ -247,3 +247,35 @@ def test_jit_general_path_agrees_with_fast_path(kw):
       assert nnx.jit(lambda m: m, **extra)(m2) is m2
   assert results[0] == results[1]
   assert results[0] == ([0.0, 2.0, 4.0], 1, kw == {})
+
+
+@pytest.mark.parametrize('kw', NO_UPDATES)
+@pytest.mark.parametrize('loop', ['while_loop', 'fori_loop'])
+def test_loops_keep_variable_identity(kw, loop):
+  def run(body, carry):
+    if loop == 'while_loop':
+      return nnx.while_loop(lambda c: c[-1] > 0, body, carry, **kw)
+    return nnx.fori_loop(0, 2, lambda i, c: body(c), carry, **kw)
+
+  def replace(c):
+    m, n = c
+    m.count = nnx.BatchStat(m.count[...] + 1)
+    return m, n - 1
+
+  def swap(c):
+    (a, b), n = c
+    return (b, a), n - 1
+
+  def in_place(c):
+    m, n = c
+    m.count[...] += 1
+    return m, n - 1
+
+  with pytest.raises(ValueError, match=f'{loop} Variable identity must be'):
+    run(replace, (Counter(), 2))
+  pair = (nnx.Param(jnp.ones(2)), nnx.Param(jnp.zeros(2)))
+  with pytest.raises(ValueError, match=f'{loop} Variable identity must be'):
+    run(swap, (pair, 2))
+  m = Counter()
+  out, _ = run(in_place, (m, 2))
+  assert int(m.count[...]) == 2 and int(out.count[...]) == 2

@@ -321,12 +321,15 @@ class ForiLoopBodyFn(_LoopFn):
 class _SimpleLoopFn(_fns.SimpleFn):
   name: tp.ClassVar[str] = 'while_loop'
 
-  def check(self, val, out):
+  def check(self, val, out, before):
     """The carry's graph nodes must keep their pytree metadata (a carry
-    that differs outside them is left to JAX's loop, its TypeError);
-    returns the carry as it crosses the loop."""
+    that differs outside them is left to JAX's loop, its TypeError) and
+    the body must return the Variables of its input (``before``, read
+    before it ran) in the same places; returns the carry as it crosses the
+    loop."""
     from flax.nnx.transforms import _scan_checks
 
+    after = [v for _, v in varflow.variable_paths(out, '')]
     out = self.pure(out)
     _scan_checks.check_carry_metadata(
       _scan_checks.carry_metadata(val),
@@ -334,6 +337,16 @@ class _SimpleLoopFn(_fns.SimpleFn):
       f'nnx.{self.name} ({mode_text(self.graph)})',
       variables_to_jax=not self.graph,
     )
+    if len(before) != len(after) or any(
+      a is not b for a, b in zip(before, after)
+    ):
+      raise ValueError(
+        f'{self.name} Variable identity must be preserved across '
+        'iterations. The body function returned a Variable other than the '
+        'one it received at the same place of the carry (a new or '
+        'reordered Variable): update Variables in place (v[...] = ...) '
+        'instead.'
+      )
     return out
 
 
@@ -352,7 +365,9 @@ class SimpleWhileLoopBodyFn(_SimpleLoopFn):
   (the carry keeps its structure)."""
 
   def __call__(self, val):
-    return self.check(val, self.f(self.fresh(val)))
+    carry = self.fresh(val)
+    before = [v for _, v in varflow.variable_paths(carry, '')]
+    return self.check(val, self.f(carry), before)
 
 
 @dataclasses.dataclass(eq=False)
@@ -363,7 +378,9 @@ class SimpleForiLoopBodyFn(_SimpleLoopFn):
   name: tp.ClassVar[str] = 'fori_loop'
 
   def __call__(self, i, val):
-    return self.check(val, self.f(i, self.fresh(val)))
+    carry = self.fresh(val)
+    before = [v for _, v in varflow.variable_paths(carry, '')]
+    return self.check(val, self.f(i, carry), before)
 
 
 def _finish_loop(ga, pure_out):
