@@ -129,3 +129,69 @@ def test_one_fallback_and_real_constraint(mesh):
   np.testing.assert_array_equal(
     linen_spmd._with_sharding_constraint(X, P('a')), X
   )
+
+
+def test_unconstrained_logical_names():
+  unc = P.UNCONSTRAINED
+
+  def run():
+    with nn.logical_axis_rules([('batch', 'a')]):
+      partitioning.with_sharding_constraint(X, ('batch', unc))
+      partitioning.with_sharding_constraint({'p': X}, {'p': (unc, 'batch')})
+
+  assert calls(run) == [
+    ((P('a', unc),), {'mesh': None}),
+    ((P(unc, 'a'),), {'mesh': None}),
+  ]
+
+
+def test_axes_helpers_constrain_params_and_initial_values():
+  assert partitioning._with_sharding_constraint is (
+    linen_spmd._with_sharding_constraint
+  )
+
+  class Model(nn.Module):
+    fallback: partitioning.RulesFallback = (
+      partitioning.RulesFallback.AXIS_IS_UNSHARDED
+    )
+
+    @nn.compact
+    def __call__(self, x):
+      partitioning.variable_with_axes(
+        'stats',
+        'v',
+        jnp.zeros,
+        (2, 2),
+        axes=('foo', 'batch'),
+        fallback=self.fallback,
+      )
+      return partitioning.param_with_axes(
+        'w', jax.nn.initializers.ones, (2, 2), axes=('batch', None)
+      )
+
+  rules = [('batch', 'a')]
+
+  def init(fallback):
+    def run():
+      with nn.logical_axis_rules(rules):
+        Model(fallback).init(jax.random.key(0), X)
+
+    return run
+
+  def apply():
+    with nn.logical_axis_rules(rules):
+      variables = Model().init(jax.random.key(0), X)
+    with nn.logical_axis_rules(rules):
+      Model().apply(variables, X)
+
+  fallback = partitioning.RulesFallback
+  # The variable's initial value (only when created), then the parameter's
+  # value (at every call).
+  assert calls(init(fallback.AXIS_IS_UNSHARDED)) == [
+    ((P(None, 'a'),), {'mesh': None}),
+    ((P('a', None),), {'mesh': None}),
+  ]
+  assert calls(init(fallback.NO_CONSTRAINT)) == [
+    ((P('a', None),), {'mesh': None}),
+  ]
+  assert len(calls(apply)) == 3

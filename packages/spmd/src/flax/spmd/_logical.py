@@ -48,7 +48,8 @@ def _is_logical_spec(x) -> bool:
   if x is None or isinstance(x, PartitionSpec):
     return True
   return isinstance(x, tuple) and all(
-    e is None or isinstance(e, (str, tuple)) for e in x
+    e is None or e is PartitionSpec.UNCONSTRAINED or isinstance(e, (str, tuple))
+    for e in x
   )
 
 

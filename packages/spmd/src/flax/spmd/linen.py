@@ -44,6 +44,7 @@ from flax.core.scope import Variable
 from flax.linen import module as linen_module
 from flax.linen import transforms as linen_transforms
 from flax.spmd import RulesFallback
+from flax.spmd import _with_sharding_constraint as _with_sharding_constraint
 from flax.spmd import logical_to_mesh
 from flax.spmd import logical_to_mesh_axes
 from flax.spmd import with_logical_constraint
@@ -144,6 +145,7 @@ def param_with_axes(
   value = module.param(name, init_fn, *init_args, **init_kwargs)
   if axes is not None:
     _record_axes(module, 'params', name, axes)
+    value = with_sharding_constraint(value, axes)
   return value
 
 
@@ -184,6 +186,18 @@ class PartitionedVariable(Variable):
     Variable.value.fset(self, self._constrain(value))
 
 
+def _constrained_init(init_fn, axes, fallback):
+  """``init_fn`` whose value is constrained to the logical ``axes``."""
+
+  @functools.wraps(init_fn)
+  def init(*args, **kwargs):
+    return with_sharding_constraint(
+      init_fn(*args, **kwargs), axes, fallback=fallback
+    )
+
+  return init
+
+
 def variable_with_axes(
   collection: str,
   name: str,
@@ -203,6 +217,8 @@ def variable_with_axes(
     A :class:`PartitionedVariable` for it.
   """
   module = _current_module(module)
+  if axes is not None:
+    init_fn = _constrained_init(init_fn, axes, fallback)
   module.variable(collection, name, init_fn, *init_args, **init_kwargs)
   if axes is not None:
     _record_axes(module, collection, name, axes)
