@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import nnx
+from flax import nnx, struct
 from flax.nnx import graph, graphlib
 
 
@@ -199,3 +199,32 @@ def test_jit_takes_a_registered_node_as_an_argument():
   np.testing.assert_allclose(box.items['w'][...], [6.0, 6.0])
   np.testing.assert_allclose(box.items['c'][...], [2.0])
   assert sorted(box.items) == ['c', 'w']
+
+
+def test_flatten_pytree_one_level_by_key():
+  @struct.dataclass
+  class Pair:
+    a: tuple
+    name: str = struct.field(pytree_node=False)
+
+  items, indexes = graphlib._flatten_pytree(Pair((1, 2), 'p'))
+  assert items == [('a', (1, 2))]  # one level; static fields left out
+  assert isinstance(indexes, graphlib.IndexesPytreeDef)
+  assert dict(indexes.key_index) == {'a': 0}
+  assert graphlib._unflatten_pytree([('a', 3)], indexes) == Pair(3, 'p')
+  # children are placed by key, whatever their order
+  items, indexes = graphlib._flatten_pytree({'x': 1, 'y': [2]})
+  assert graphlib._unflatten_pytree([('y', 5), ('x', 4)], indexes) == {
+    'x': 4,
+    'y': 5,
+  }
+  with pytest.raises(KeyError):
+    graphlib._unflatten_pytree([('z', 1), ('x', 2)], indexes)
+  with pytest.raises(ValueError, match='Too few leaves'):
+    graphlib._unflatten_pytree([('x', 1)], indexes)
+  assert graphlib._flatten_pytree(None) == (
+    [],
+    graphlib.IndexesPytreeDef(
+      graphlib.HashableMapping({}), jax.tree.structure(None)
+    ),
+  )

@@ -36,6 +36,7 @@ import typing as tp
 
 from flax.nnx import filterlib
 from flax.nnx._common import _CONTEXT
+from flax.nnx.graphnodes import IndexesPytreeDef as IndexesPytreeDef
 from flax.nnx.graphops import IndexMap, RefMap, flatten, unflatten
 from flax.nnx.statelib import FlatState, State, node_state
 
@@ -433,21 +434,3 @@ def static_cache(static_cache: tp.MutableMapping[tp.Any, StaticCache]):
       'it: enter an update context (nnx.update_context or a transform that '
       'uses one) inside `static_cache`.'
     )
-
-
-class IndexesPytreeDef(tp.NamedTuple):
-  """Where the leaves of a pytree sit: ``key_index`` maps keys to leaf
-  positions under ``treedef``. A tuple, hence a pytree of its two fields.
-
-  >>> import jax
-  >>> from flax.nnx import graph
-  >>> d = graph.IndexesPytreeDef(
-  ...   graph.HashableMapping({'a': 0, 'b': 1}),
-  ...   jax.tree.structure({'a': 1, 'b': 2}),
-  ... )
-  >>> d.key_index['b'], d.treedef.num_leaves
-  (1, 2)
-  """
-
-  key_index: tp.Any
-  treedef: tp.Any

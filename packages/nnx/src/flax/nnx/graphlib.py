@@ -761,13 +761,12 @@ _ELSEWHERE = {
       'PytreeNodeImpl REPEATED Repeated Static StaticElem get_node_impl '
       'get_node_impl_for_type is_node_leaf is_node_module is_node_type '
       'is_pytree_node jax_to_nnx_path register_pytree_node_type '
-      'register_graph_node_type'
+      'register_graph_node_type IndexesPytreeDef _flatten_pytree '
+      '_unflatten_pytree'
     ).split(),
     'flax.nnx.graphnodes',
   ),
-  **dict.fromkeys(
-    'IndexesPytreeDef StaticCache static_cache'.split(), 'flax.nnx.graphctx'
-  ),
+  **dict.fromkeys('StaticCache static_cache'.split(), 'flax.nnx.graphctx'),
   **dict.fromkeys(
     'ApplyCaller CallableProxy DelayedAccessor'.split(),
     'flax.nnx.proxy_caller',

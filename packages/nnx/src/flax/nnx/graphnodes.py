@@ -19,6 +19,7 @@ import numpy as np
 
 from flax.nnx.pytreelib import Pytree, PytreeRecord
 from flax.nnx.variablelib import Variable
+from flax.typing import HashableMapping
 
 Node = tp.TypeVar('Node')
 
@@ -172,6 +173,51 @@ def _jax_flatten(node):
 
 def _jax_unflatten(items, treedef):
   return treedef.unflatten([c for _, c in items])
+
+
+class IndexesPytreeDef(tp.NamedTuple):
+  """Where the leaves of a pytree sit: ``key_index`` maps keys to leaf
+  positions under ``treedef``. A tuple, hence a pytree of its two fields.
+
+  >>> import jax
+  >>> from flax.nnx import graph
+  >>> d = graph.IndexesPytreeDef(
+  ...   graph.HashableMapping({'a': 0, 'b': 1}),
+  ...   jax.tree.structure({'a': 1, 'b': 2}),
+  ... )
+  >>> d.key_index['b'], d.treedef.num_leaves
+  (1, 2)
+  """
+
+  key_index: tp.Any
+  treedef: tp.Any
+
+
+def _flatten_pytree(pytree) -> tuple[list, IndexesPytreeDef]:
+  """The children of the pytree node ``pytree`` (one level) as ``(key,
+  child)`` pairs, and an :class:`IndexesPytreeDef` to rebuild it with
+  :func:`_unflatten_pytree`.
+
+  >>> from flax.nnx import graphlib
+  >>> graphlib._flatten_pytree({'b': 1, 'a': [2]})[0]
+  [('a', [2]), ('b', 1)]
+  """
+  children, treedef = jax.tree_util.tree_flatten_with_path(
+    pytree, is_leaf=lambda y: y is not pytree
+  )
+  # (a leaf has no children: its empty path has no first key)
+  items = [(jax_to_nnx_path(path)[0], child) for path, child in children]
+  key_index = HashableMapping({key: i for i, (key, _) in enumerate(items)})
+  return items, IndexesPytreeDef(key_index, treedef)
+
+
+def _unflatten_pytree(items, indexes: IndexesPytreeDef):
+  """The pytree of ``(key, child)`` pairs ``items`` (in any order),
+  placed by the ``key_index`` of ``indexes`` (from :func:`_flatten_pytree`).
+  """
+  key_index = indexes.key_index
+  ordered = sorted(items, key=lambda item: key_index[item[0]])
+  return indexes.treedef.unflatten([child for _, child in ordered])
 
 
 PYTREE_NODE_IMPL = PytreeNodeImpl(
