@@ -505,3 +505,44 @@ def test_iter_children_yields_every_graph_node_child():
       self.b = self.a
 
   assert [k for k, _ in nnx.iter_children(Shared(), graph=False)] == ['a', 'b']
+
+
+def test_pytree_state_and_nodes():
+  class Model(nnx.Module):
+    def __init__(self):
+      self.w = nnx.Param(jnp.ones(2))
+      self.name = 'm'
+
+    def __call__(self, x):
+      self.sow(nnx.Intermediate, 'h', x)
+      return x * self.w
+
+  m = Model()
+  state = m._pytree__state
+  assert state is m._pytree__state
+  assert not state.initializing and not state.is_setup
+  assert state.trace_state.is_valid()
+  assert repr(state).startswith('PytreeState(\n  trace_state=TraceState(')
+  assert dict(m._pytree__nodes) == {'w': True, 'name': False}
+  nnx.capture(m, nnx.Intermediate)(jnp.ones(2))
+  assert 'h' not in m._pytree__nodes  # the capture left the Module as is
+  m.extra = nnx.data(3)
+  del m.name
+  assert dict(m._pytree__nodes) == {'w': True, 'extra': True}
+  with pytest.warns(DeprecationWarning, match="'_object__state' is dep"):
+    assert m._object__state is state
+  with pytest.warns(DeprecationWarning, match="'_object__nodes' is dep"):
+    assert m._object__nodes == m._pytree__nodes
+
+  made = []
+
+  @jax.jit
+  def inner(x):
+    made.append(Model())
+    assert made[0]._pytree__state.trace_state.is_valid()
+    return x
+
+  inner(1.0)
+  # an object built inside a trace records that trace
+  assert not made[0]._pytree__state.trace_state.is_valid()
+  assert nnx.merge(*nnx.split(m))._pytree__state is not state

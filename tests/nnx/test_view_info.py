@@ -1,6 +1,7 @@
 """nnx.view_info as Flax 0.12.8 prints it: blocks named by the qualified
 class name (local classes included), annotations and defaults as ``str``
-shows them, ``**kwargs`` listed, every keyword documented."""
+shows them, ``**extra`` listed but parameters named ``args`` / ``kwargs``
+left out, every keyword documented."""
 
 import typing as tp
 
@@ -106,3 +107,32 @@ def test_undocumented_set_view_shows_its_signature():
     'test_undocumented_set_view_shows_its_signature.<locals>.Bare:\n'
     '  set_view(self, flag: bool = False)'
   )
+
+
+def test_parameters_named_args_and_kwargs_are_left_out():
+  class Named(nnx.Module):
+    def set_view(self, args=1, flag: bool = False, **kwargs):
+      """Sets.
+
+      Args:
+        flag: a flag.
+        kwargs: documented, still left out.
+      """
+
+  assert nnx.view_info(Named()) == (
+    'test_parameters_named_args_and_kwargs_are_left_out.<locals>.Named:\n'
+    "  flag: <class 'bool'> = False\n"
+    '    a flag.'
+  )
+
+  class Rest(nnx.Module):
+    def set_view(self, *rest, flag: bool = False):
+      """Sets.
+
+      Args:
+        flag: a flag.
+      """
+
+  # skipped by name, not by kind: ``*rest`` is a keyword to document
+  with pytest.raises(KeyError, match='rest'):
+    nnx.view_info(Rest())

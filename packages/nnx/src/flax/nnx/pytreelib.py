@@ -27,15 +27,17 @@ import dataclasses
 import operator
 import threading
 import typing as tp
+import warnings
 
 import jax
 import numpy as np
 
-from flax.nnx import reprlib
+from flax.nnx import reprlib, tracers
 from flax.nnx._common import EPOCH, MISSING, GraphNodeBase, Missing
 from flax.nnx._common import trace_context_error, trace_state
 from flax.nnx._variable_tree import is_ref
 from flax.nnx.variablelib import Variable as Variable
+from flax.typing import HashableMapping
 from flax.typing import SizeBytes as SizeBytes
 from flax import config as flax_config
 
@@ -403,8 +405,6 @@ class PytreeState(reprlib.Representable):
   __slots__ = ('_initializing', '_is_setup', '_trace_state')
 
   def __init__(self, initializing: bool = False, is_setup: bool = False):
-    from flax.nnx import tracers
-
     self._initializing, self._is_setup = initializing, is_setup
     self._trace_state = tracers.TraceState()
 
@@ -414,7 +414,7 @@ class PytreeState(reprlib.Representable):
   trace_state = property(operator.attrgetter('_trace_state'))
 
   def __nnx_repr__(self):
-    yield reprlib.Object(type=self)
+    yield reprlib.Object(type=type(self))
     yield reprlib.Attr('trace_state', self._trace_state)
 
 
@@ -468,6 +468,40 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     m.drop_data(name)
     m.version += 1
     EPOCH.value += 1
+
+  @property
+  def _pytree__state(self) -> PytreeState:
+    """The construction state of this object (the trace it was created at)."""
+    m = self._pytree__m
+    state = m.state
+    if state is None or state._trace_state._jax_trace != m.trace:
+      state = m.state = PytreeState()
+      state._trace_state = tracers.TraceState.at(m.trace)
+    return state
+
+  @property
+  def _pytree__nodes(self) -> HashableMapping[str, bool]:
+    """Each attribute's name mapped to whether it is data (a node)."""
+    data = self._pytree__m.data
+    return HashableMapping({name: name in data for name in vars(self)})
+
+  @property
+  def _object__state(self) -> PytreeState:
+    warnings.warn(
+      "'_object__state' is deprecated, use '_pytree__state' instead.",
+      DeprecationWarning,
+      stacklevel=2,
+    )
+    return self._pytree__state
+
+  @property
+  def _object__nodes(self) -> HashableMapping[str, bool]:
+    warnings.warn(
+      "'_object__nodes' is deprecated, use '_pytree__nodes' instead.",
+      DeprecationWarning,
+      stacklevel=2,
+    )
+    return self._pytree__nodes
 
   def __getstate__(self):
     return {
@@ -594,9 +628,10 @@ class PytreeRecord:
     trace: the trace level the object was created at (by its constructor,
       a copy or NNX's rebuilding); setting an attribute from another trace
       level is a TraceContextError.
+    state: the object's ``PytreeState``, built on first access.
   """
 
-  __slots__ = ('data', 'version', 'view', 'aux', 'trace')
+  __slots__ = ('data', 'version', 'view', 'aux', 'trace', 'state')
 
   def __init__(self, data=frozenset()):
     # Copy on write: a record starts with a frozenset that may be shared
@@ -607,6 +642,7 @@ class PytreeRecord:
     self.view = None
     self.aux = None
     self.trace = trace_state()
+    self.state = None
 
   def add_data(self, name):
     data = self.data

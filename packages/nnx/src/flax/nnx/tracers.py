@@ -26,6 +26,14 @@ class TraceState(reprlib.Representable):
   def __init__(self):
     self._jax_trace = current_jax_trace()
 
+  @classmethod
+  def at(cls, jax_trace) -> 'TraceState':
+    """A TraceState recording ``jax_trace`` (a token of
+    :func:`current_jax_trace`) rather than the current trace."""
+    state = object.__new__(cls)
+    state._jax_trace = jax_trace
+    return state
+
   jax_trace = property(
     lambda self: self._jax_trace, doc='The trace recorded at construction.'
   )
@@ -35,7 +43,7 @@ class TraceState(reprlib.Representable):
     return current_jax_trace() == self._jax_trace
 
   def __nnx_repr__(self):
-    yield reprlib.Object(type=self)
+    yield reprlib.Object(type=type(self))
     yield reprlib.Attr('jax_trace', self._jax_trace)
 
   def __eq__(self, other):

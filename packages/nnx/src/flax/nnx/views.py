@@ -184,6 +184,10 @@ def _arg_docs(doc: str) -> dict:
   return out
 
 
+# ``set_view`` parameters view_info leaves out.
+_UNLISTED_PARAMETERS = frozenset({'self', 'args', 'kwargs'})
+
+
 def view_info(
   node: Module, /, *, only: filterlib.Filter = ..., graph: bool | None = None
 ) -> str:
@@ -192,7 +196,8 @@ def view_info(
   qualified class name (``make.<locals>.Block`` for a class defined in a
   function). Each keyword shows its annotation and default as ``str``
   does and the lines of its ``Args:`` entry; an undocumented ``set_view``
-  shows its signature.
+  shows its signature. Parameters named ``self``, ``args`` or ``kwargs``
+  are left out.
 
   Raises:
     KeyError: (the keyword) when a documented ``set_view`` leaves a
@@ -215,7 +220,9 @@ def view_info(
       continue
     docs = _arg_docs(set_view.__doc__)
     for pname, p in inspect.signature(set_view).parameters.items():
-      if pname == 'self' or p.kind == p.VAR_POSITIONAL:
+      # Parameters are skipped by name, whatever their kind (as Flax
+      # 0.12.8): ``*rest`` is a keyword to document, ``args=1`` is not.
+      if pname in _UNLISTED_PARAMETERS:
         continue
       if pname not in docs:
         # A documented set_view documents every keyword it takes.
