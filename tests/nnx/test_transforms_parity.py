@@ -2,6 +2,7 @@
 StateAxes out_axes, StateAxes / StateSharding / DiffState members
 (behaviour settled against Flax 0.12.8)."""
 
+import functools
 import pathlib
 import sys
 import jax
@@ -211,8 +212,50 @@ def test_split_merge_inputs():
 
   assert split_inputs(jax.jit(merge_inputs(add)))(m) == 1
   assert hasattr(m, 'extra')
-  with pytest.raises(ValueError, match='merge_inputs'):
+  with pytest.raises(ValueError, match='No update context found'):
     merge_inputs(add)(M())
+
+
+def test_split_merge_inputs_around_cond_and_vmap():
+  from flax.nnx.transforms.general import merge_inputs, split_inputs
+
+  m = M()
+
+  @merge_inputs
+  def bump(m):
+    m.c[...] += 1
+
+  @merge_inputs
+  def keep(m):
+    pass
+
+  # the pure arguments travel as positional operands (jax.lax.cond takes
+  # no keywords) and the branches return (arguments, output) pairs
+  split_inputs(jax.lax.cond)(True, bump, keep, m)
+  split_inputs(jax.lax.cond)(False, bump, keep, m)
+  assert float(m.c[...]) == 1.0
+
+  class Steps(nnx.Pytree):
+    def __init__(self):
+      self.i = nnx.Variable(jnp.arange(4))
+      self.n = nnx.Variable(jnp.zeros(4))
+
+  s = Steps()
+
+  # vmap's out_axes apply to the (arguments, output) pair
+  @split_inputs
+  @functools.partial(jax.vmap, in_axes=(0,), out_axes=((0,), None))
+  @merge_inputs
+  def step(s):
+    split_inputs(jax.lax.cond)(s.i[...] % 2 == 0, merge_inputs(inc), keep, s)
+
+  def inc(s):
+    s.n[...] += 1
+
+  step(s)
+  np.testing.assert_array_equal(s.n[...], [1.0, 0.0, 1.0, 0.0])
+  with pytest.raises(TypeError, match='unexpected keyword'):
+    split_inputs(jax.jit(bump))(m=m)
 
 
 def test_pmap_static_and_donated_arguments():

@@ -9,6 +9,7 @@ import jax
 
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
+from flax.nnx import extract, graphctx
 from flax.nnx.transforms import _fns, common, refout, treemode, varflow
 from flax.nnx.transforms._fns import mode_text
 
@@ -451,31 +452,17 @@ def fori_loop(
   return _finish_loop(ga, pure_out)
 
 
-class _Carrier:
-  """A pytree without leaves carrying hashable structure through a JAX
-  transform (as auxiliary data)."""
-
-  __slots__ = ('static',)
-
-  def __init__(self, static):
-    self.static = static
-
-
-jax.tree_util.register_pytree_node(
-  _Carrier, lambda c: ((), c.static), lambda static, _: _Carrier(static)
-)
-
-
-_Result = common.Result
-
-
 @common.options_first
 def split_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
-  """Outer half of a manual lift: replaces the graph nodes of the
-  arguments by pytrees of their Variable values before calling ``f`` (a
-  JAX-transformed function wrapped by :func:`merge_inputs` with the same
-  ``ctxtag``), then applies the Variable and structure updates it reports
-  and rebuilds graph nodes in its outputs.
+  """Outer half of a manual lift: in an update context named ``ctxtag``,
+  replaces the graph nodes of the positional arguments by their
+  ``NodeStates`` before calling ``f`` (a JAX-transformed function wrapped
+  by :func:`merge_inputs` with the same ``ctxtag``), which returns the
+  pair ``(arguments, output)`` with graph nodes as ``NodeStates``; merging
+  it applies the Variable and structure updates made inside to the
+  arguments and rebuilds the graph nodes of the output, which is returned.
+  With a JAX transform of its own axes (``jax.vmap``) the axes of ``f``'s
+  output apply to that pair.
 
   >>> import jax
   >>> import jax.numpy as jnp
@@ -496,22 +483,14 @@ def split_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
   """
 
   @functools.wraps(f)
-  def wrapper(*args, **kwargs):
-    if ctxtag in kwargs:
-      raise TypeError(f'split_inputs: keyword {ctxtag!r} is reserved.')
-    ga = common.GraphArgs((args, kwargs))
-    pure_args, pure_kwargs = ga.pure()
-    result = f(*pure_args, **pure_kwargs, **{ctxtag: _Carrier(ga.static)})
-    if not isinstance(result, _Result):
-      raise ValueError(
-        f'split_inputs: the function did not return the result of a '
-        f'merge_inputs function with ctxtag={ctxtag!r}; wrap the inner '
-        'function with merge_inputs (same ctxtag).'
+  def wrapper(*args):
+    with graphctx.update_context(ctxtag):
+      pure_args = extract.to_tree(args, ctxtag=ctxtag)
+      pure_args_out, pure_out = f(*pure_args)
+      _, out = extract.from_tree(
+        (pure_args_out, pure_out), ctxtag=ctxtag, is_inner=False
       )
-    out_static, changed = result.static
-    out_leaves, values = result.leaves
-    ga.write_back((changed, values))
-    return common.unflatten_out(out_static, out_leaves, ga)
+    return out
 
   return wrapper
 
@@ -519,23 +498,16 @@ def split_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
 @common.options_first
 def merge_inputs(f=MISSING, *, ctxtag='split_merge_inputs'):
   """Inner half of a manual lift (see :func:`split_inputs`): rebuilds the
-  graph nodes of the arguments, calls ``f`` and returns its outputs with
-  the updates of the inputs."""
+  graph nodes of the positional arguments (in the update context
+  ``ctxtag`` that :func:`split_inputs` entered), calls ``f`` and returns
+  ``(arguments, output)`` with graph nodes as ``NodeStates`` (the other
+  leaves of the arguments as None)."""
 
   @functools.wraps(f)
-  def wrapper(*args, **kwargs):
-    carrier = kwargs.pop(ctxtag, None)
-    if not isinstance(carrier, _Carrier):
-      raise ValueError(
-        f'merge_inputs: called without the structure that split_inputs '
-        f'passes (ctxtag={ctxtag!r}); call it through a split_inputs '
-        'function with the same ctxtag.'
-      )
-    ig = common.InnerGraph(carrier.static, None, (args, kwargs))
-    a, kw = ig.args
-    out = f(*a, **kw)
-    changed, values = ig.updates()
-    out_static, out_leaves = ig.flatten_out(out)
-    return _Result((out_leaves, values), (out_static, changed))
+  def wrapper(*pure_args):
+    args = extract.from_tree(pure_args, ctxtag=ctxtag, is_inner=True)
+    out = f(*args)
+    args_out = extract.clear_non_graph_nodes(args)
+    return extract.to_tree((args_out, out), ctxtag=ctxtag)
 
   return wrapper
