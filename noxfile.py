@@ -841,8 +841,8 @@ RUFF = 'ruff==0.17.6'
 @nox.session
 def lint(session):
   """ruff (lint rules, 2-space indent, single quotes), the import scan, the
-  floors of flax-nnx (docs/architecture.md), and that versions, inter-package ranges and changelogs agree
-  (``tools/release.py check``)."""
+  floors of flax-nnx (docs/architecture.md), and that versions,
+  inter-package ranges and changelogs agree (``tools/release.py check``)."""
   session.install(RUFF, 'packaging')
   session.run('ruff', 'check', '.')
   session.run('ruff', 'format', '--check', '.')
