@@ -214,3 +214,36 @@ def test_weight_norm_conv_and_grad():
   y = nnx.jit(lambda m, x: m(x))(wn, jnp.ones((1, 3)))
   assert_close(y, [[0.82723, -1.00127, -0.78499, -1.31859]], atol=1e-5)
   assert isinstance(jax.tree.leaves(nnx.state(wn))[0], jax.Array)
+
+
+def test_weight_norm_scales_before_casting_to_dtype():
+  # The normalized float32 kernel is multiplied by its float32 scale and
+  # only then cast to ``dtype`` (float16): one rounding, not two.
+  lin = nnx.Linear(8, 4, dtype=jnp.float16, rngs=nnx.Rngs(0))
+  w0 = lin.kernel[...]
+  wn = nnx.WeightNorm(
+    lin,
+    scale_init=nnx.initializers.constant(10.0),
+    dtype=jnp.float16,
+    rngs=nnx.Rngs(1),
+  )
+  wn(jnp.ones((1, 8)))
+  normalized = w0 * jax.lax.rsqrt(jnp.sum(w0 * w0, axis=0, keepdims=True))
+  expected = (normalized * 10.0).astype(jnp.float16)
+  np.testing.assert_array_equal(lin.kernel[...], expected)
+  twice_rounded = normalized.astype(jnp.float16) * jnp.float16(10.0)
+  assert not np.array_equal(lin.kernel[...], twice_rounded)
+
+  seen = []
+
+  def promote(args, dtype=None):
+    seen.append((len(args), str(args[0].dtype), dtype))
+    return tuple(jnp.asarray(a, jnp.bfloat16) for a in args)
+
+  lin = nnx.Linear(8, 4, rngs=nnx.Rngs(0))
+  wn = nnx.WeightNorm(
+    lin, dtype=jnp.float16, promote_dtype=promote, rngs=nnx.Rngs(1)
+  )
+  wn(jnp.ones((1, 8)))
+  assert seen == [(1, 'float32', jnp.float16)]
+  assert lin.kernel[...].dtype == jnp.bfloat16

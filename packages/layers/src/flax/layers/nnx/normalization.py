@@ -597,8 +597,8 @@ class WeightNorm(nnx.Module):
     param_dtype: the dtype of parameters (kept as an attribute).
     variable_filter: selects the Variables to normalize (default: those
       named ``kernel``).
-    promote_dtype: dtype promotion function, given ``(value, scale)`` and
-      ``dtype``.
+    promote_dtype: dtype promotion function, given the 1-tuple of the
+      normalized (and scaled) value and ``dtype``: casts it to ``dtype``.
     rngs: rng container (see ``scale_init``).
   """
 
@@ -655,14 +655,15 @@ class WeightNorm(nnx.Module):
     reduced = tuple(a for a in range(jnp.ndim(value)) if a not in kept)
     squares = jnp.sum(value * value, axis=reduced, keepdims=True)
     value = value * jax.lax.rsqrt(squares + self.epsilon)
-    # The normalized value (and the scale) then take ``dtype``.
-    scale = self.scales[path] if self.use_scale else None
-    value, scale = self.promote_dtype((value, scale), dtype=self.dtype)
-    if scale is not None:
+    if self.use_scale:
+      # Scaled in the promoted dtype of the value and the scale (as Flax
+      # 0.12.8), and only then cast to ``dtype``.
+      scale = self.scales[path]
       shape = [1] * value.ndim
       for a, size in zip(kept, jnp.shape(scale)):
         shape[a] = size
       value = value * jnp.reshape(scale, shape)
+    (value,) = self.promote_dtype((value,), dtype=self.dtype)
     return value
 
 
