@@ -343,3 +343,38 @@ def test_sow_inside_to_linen_warns():
   model = bridge.to_linen(Net)
   with pytest.warns(DeprecationWarning, match="outside of 'nnx.capture"):
     model.init({'params': jax.random.key(0), 'dropout': jax.random.key(1)}, X)
+
+
+def test_nnx_methods_as_attributes_of_the_wrapper():
+  class Holder(nn.Module):
+    def setup(self):
+      self.lin = bridge.to_linen(NLinear, 3, 2)
+
+    def __call__(self, x):
+      return self.lin(x)
+
+    def doubled(self, x):
+      return self.lin.double(x)
+
+  variables = Holder().init(jax.random.key(0), X)
+  y = Holder().apply(variables, X)
+  close(Holder().apply(variables, X, method='doubled'), 2 * y)
+  lin = bridge.to_linen(NLinear, 3, 2)
+  assert lin.double.keywords == {'nnx_method': NLinear.double}
+  # not a method of the NNX class (an instance attribute, a hook name)
+  for name in ('kernel', 'missing', '__deepcopy__'):
+    with pytest.raises(
+      AttributeError, match=f"'ToLinen' object has no attribute '{name}'"
+    ):
+      getattr(lin, name)
+
+  class WithSetup(bridge.ToLinen):
+    def setup(self):
+      self.offset = 1.0
+
+    def shifted(self, x):
+      return self(x) + self.offset
+
+  inner = {'params': variables['params']['lin']}
+  shifted = WithSetup(NLinear, (3, 2)).apply(inner, X, method='shifted')
+  close(shifted, y + 1.0)

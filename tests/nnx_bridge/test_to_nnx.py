@@ -1,5 +1,7 @@
 """bridge.ToNNX: Linen Modules run as NNX Modules (Flax 0.12.8 values)."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -279,3 +281,33 @@ def test_lazy_init_accepts_modules_and_their_methods_only():
     bridge.lazy_init(lambda x: x, X)
   with pytest.raises(TypeError, match='__call__'):
     bridge.lazy_init(outer, X)
+
+
+def test_linen_methods_as_attributes_lazy_init_alone():
+  class TwoParts(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      return self.project(x) + self.param('b', nn.zeros_init(), (1, 2))
+
+    @nn.compact
+    def project(self, x):
+      return x @ self.param('w', nn.initializers.ones, (3, 2))
+
+  model = bridge.ToNNX(TwoParts(), rngs=nnx.Rngs(0))
+  project = model.project
+  assert project.__self__ is model
+  assert project.keywords == {'method': TwoParts.project}
+  # lazy_init takes it (its __self__ is the Module) and creates only the
+  # variables that method declares
+  assert bridge.lazy_init(project, X) is project
+  assert sorted(k for k, _ in nnx.state(model, nnx.Param).items()) == ['w']
+  close(model.project(X), X @ jnp.ones((3, 2)))
+  with pytest.raises(errors.ScopeParamNotFoundError):
+    model(X)
+  # a partial that does not name its Module is refused
+  with pytest.raises(
+    ValueError, match=r'needs to be a method of an NNX Module\.$'
+  ):
+    bridge.lazy_init(functools.partial(model.__call__, method='project'), X)
+  with pytest.raises(AttributeError, match="no attribute 'missing'"):
+    model.missing

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import inspect
 import threading
 import typing as tp
 from collections.abc import Mapping
@@ -102,7 +101,8 @@ def lazy_init(fn: Module | tp.Callable[..., tp.Any], *args, **kwargs):
 
   Args:
     fn: an NNX Module (the wrapper itself, or a Module that contains
-      wrappers) or a method of one.
+      wrappers) or a method of one: a bound method, or a callable whose
+      ``__self__`` is the Module (like ``to_nnx.method_name``).
     *args: sample inputs.
     **kwargs: sample keyword inputs.
 
@@ -115,11 +115,10 @@ def lazy_init(fn: Module | tp.Callable[..., tp.Any], *args, **kwargs):
         f'{type(fn).__name__} has no __call__; pass the method to run, '
         'e.g. lazy_init(module.method, ...).'
       )
-  elif not (inspect.ismethod(fn) and isinstance(fn.__self__, Module)):
-    raise ValueError(
-      f'fn = {fn!r} needs to be a method of an NNX Module (or the Module '
-      'itself).'
-    )
+  elif not isinstance(getattr(fn, '__self__', None), Module):
+    # a bound method, or a callable naming its Module in ``__self__`` (as
+    # the Linen methods a ToNNX gives)
+    raise ValueError(f'fn = {fn!r} needs to be a method of an NNX Module.')
   with _initializing():
     fn(*args, **kwargs)
   return fn
@@ -191,12 +190,16 @@ class ToNNX(Module):
     return lazy_init(self, *args, **kwargs)
 
   def __getattr__(self, name: str):
-    # Other methods of the wrapped Linen Module run like __call__ does.
+    # Other methods of the wrapped Linen Module run like __call__ does: a
+    # partial of __call__ with the Linen method, bound to this Module
+    # (``__self__``) so that lazy_init takes it.
     module = vars(self).get('to_nnx__module')
     if not name.startswith('_') and module is not None:
       attr = getattr(type(module), name, None)
       if callable(attr) and not isinstance(attr, type):
-        return functools.partial(self.__call__, method=name)
+        method = functools.partial(self.__call__, method=attr)
+        method.__self__ = self
+        return method
     raise AttributeError(
       f'{type(self).__name__!r} object has no attribute {name!r}'
     )
@@ -371,6 +374,8 @@ class ToLinen(linen.Module):
   built with keys from the Linen RNG streams and its Variables are stored
   in Linen collections (``Param`` in ``'params'``, ``BatchStat`` in
   ``'batch_stats'``, ...; see :func:`flax.nnx.register_variable_name`).
+  Other methods of the NNX class are reached as attributes:
+  ``to_linen(nnx.Embed, 2, 3).attend(x)`` runs ``Embed.attend``.
   At ``apply`` the Module is rebuilt, takes the values of the Linen
   variables, runs, and its new values are written back to the collections
   that are mutable.
@@ -391,6 +396,24 @@ class ToLinen(linen.Module):
   kwargs: tp.Mapping[str, tp.Any] = FrozenDict({})
   skip_rng: bool = False
   metadata_fn: tp.Callable[[Variable], tp.Any] | None = bv.to_linen_var
+
+  def __getattr__(self, name: str):
+    # Attributes of the Linen Module first (fields set in setup), then the
+    # methods of the NNX class: ``to_linen(nnx.Embed, ...).attend`` runs
+    # __call__ with ``nnx_method=Embed.attend``. Hook-like names
+    # (``__deepcopy__``, ``_repr_pretty_``) are not forwarded.
+    try:
+      return super().__getattr__(name)
+    except AttributeError:
+      pass
+    nnx_class = vars(self).get('nnx_class')
+    if not (name.startswith('_') and name.endswith('_')):
+      method = getattr(nnx_class, name, None)
+      if callable(method):
+        return functools.partial(self.__call__, nnx_method=method)
+    raise AttributeError(
+      f'{type(self).__name__!r} object has no attribute {name!r}'
+    )
 
   @linen.compact
   def __call__(
