@@ -286,3 +286,53 @@ def test_scan_out_state_axes_stack_every_substate(axes, message):
   # refused before the Carry pairing is checked
   with pytest.raises(ValueError, match='output state'):
     nnx.scan(lambda x: x, in_axes=(nnx.Carry, 0), out_axes=nnx.StateAxes(axes))
+
+
+def test_graph_mode_prefix_of_a_shared_node_is_a_reference():
+  m = M()
+  first, again = nnx.prefix((m, m), W_AXIS, graph=True)
+  assert dict(first.state) == {'b': None, 'w': 0}
+  assert len(again.state) == 0  # reached again: no Variables of its own
+
+  # the shared node crosses vmap once, under the first prefix
+  f = nnx.vmap(
+    lambda a, b, x: a(x) + b(x),
+    in_axes=(first, again, None),
+    graph=True,
+    graph_updates=False,
+  )
+  np.testing.assert_allclose(f(m, m, 1.0), 2 * (m.w[...] + m.b[...][None]))
+
+  @nnx.vmap(
+    out_axes=(first, again), axis_size=3, graph=True, graph_updates=False
+  )
+  def make():
+    new = M()
+    return new, new
+
+  a, b = make()
+  assert a is b and a.w.shape == (3, 4, 2)
+
+
+def test_vmap_without_updates_checks_shared_variables_by_their_paths():
+  v = nnx.Param(jnp.ones((2, 2)))
+  pair = nnx.Dict(x=v, y=nnx.Param(jnp.ones((2, 2))))
+  other = nnx.Dict(z=v)
+  # a prefix function gives the shared Variable 0 in `pair` and 1 in
+  # `other` (where the prefix itself lists only what it reaches first)
+  p1, p2 = nnx.prefix(
+    (pair, other), lambda path, x: 1 if path[-1] == 'z' else 0, graph=True
+  )
+  assert len(p2.state) == 0
+  f = nnx.vmap(
+    lambda a, b: a['x'] + b['z'], in_axes=(p1, p2), graph_updates=False
+  )
+  with pytest.raises(
+    ValueError,
+    match=r'Inconsistent aliasing detected(.|\n)*0/0/x: 0\n  0/1/z: 1',
+  ):
+    f(pair, other)
+  with pytest.raises(ValueError, match=r'0/1/x: 0\n  0/2/z: 1'):
+    nnx.vmap(lambda n, a, b: a['x'], in_axes=(None, 0, 1), graph_updates=False)(
+      jnp.ones(2), pair, other
+    )

@@ -59,7 +59,7 @@ from flax.nnx._extract_updates import (
 )
 from flax.nnx._extract_updates import variable_changed as variable_changed
 from flax.nnx.graphctx import merge_context, split_context
-from flax.nnx.graphlib import GraphDef, split
+from flax.nnx.graphlib import GraphDef
 from flax.nnx.pytreelib import Pytree as Pytree
 from flax.nnx.statelib import State as State
 from flax.nnx.variablelib import Variable
@@ -346,20 +346,23 @@ def prefix(node, filter_map, /, *, graph=None):
     node, is_leaf=_is_graph_node
   )
   out = []
-  for path, leaf in leaves_with_paths:
-    nnx_path = tuple(_key(k) for k in path)
-    if _is_graph_node(leaf):
-      graphdef, state = split(leaf, graph=graph)
-      if isinstance(state, Variable):  # a Variable root: its own prefix
-        mapped = prefix_fn(nnx_path, state)
+  # one split context: a graph node reached again (shared) gets the
+  # TreeState of a reference, with an empty state
+  with split_context() as ctx:
+    for path, leaf in leaves_with_paths:
+      nnx_path = tuple(_key(k) for k in path)
+      if _is_graph_node(leaf):
+        graphdef, state = ctx.split(leaf)
+        if isinstance(state, Variable):  # a Variable root: its own prefix
+          mapped = prefix_fn(nnx_path, state)
+        else:
+          mapped = state.map(
+            lambda p, v, base=nnx_path: prefix_fn(base + tuple(p), v)
+          )
+        leaf = TreeState(graphdef, mapped, Opaque(prefix_fn))
       else:
-        mapped = state.map(
-          lambda p, v, base=nnx_path: prefix_fn(base + tuple(p), v)
-        )
-      leaf = TreeState(graphdef, mapped, Opaque(prefix_fn))
-    else:
-      leaf = prefix_fn(nnx_path, leaf)
-    out.append(leaf)
+        leaf = prefix_fn(nnx_path, leaf)
+      out.append(leaf)
   return treedef.unflatten(out)
 
 

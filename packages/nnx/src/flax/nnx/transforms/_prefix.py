@@ -265,33 +265,47 @@ def graph_prefix(prefix, tree, ga):
   return jax.tree_util.tree_structure(tree, is_leaf=is_node).unflatten(leaves)
 
 
-def check_aliasing(tree, prefix) -> None:
+def check_aliasing(tree, prefix, *, arg_paths: bool = False) -> None:
   """Raises the 'Inconsistent aliasing' ValueError if a Variable of the
   graph nodes of ``tree`` is reached under two different prefixes of
   ``prefix`` (graph mode: shared objects stay shared, so they need one
-  prefix). Only graph nodes with different prefix entries are walked."""
+  prefix). Only graph nodes with different prefix entries are walked.
+
+  An :func:`nnx.prefix` entry made with filters or a function gives each
+  Variable of its node the prefix of its path in the node (a node reached
+  again has an empty state there). ``arg_paths``: the error names each
+  Variable by the path of its node in ``tree`` too (``0/<argument>/...``,
+  the transforms without graph updates)."""
   from flax.nnx import graphlib
 
   def is_node(x):
     return isinstance(x, (Pytree, Variable))
 
-  leaves = jax.tree_util.tree_leaves(tree, is_leaf=is_node)
+  leaves_with_paths = jax.tree_util.tree_flatten_with_path(
+    tree, is_leaf=is_node
+  )[0]
+  leaves = [leaf for _, leaf in leaves_with_paths]
   if sum(map(is_node, leaves)) < 2:
     return
   entries = extract.broadcast_prefix(
     prefix, tree, prefix_is_leaf=_is_entry, tree_is_leaf=is_node
   )
-  nodes = [(x, e) for x, e in zip(leaves, entries) if is_node(x)]
+  nodes = [
+    (x, e, tuple(extract._key(k) for k in keypath))
+    for (keypath, x), e in zip(leaves_with_paths, entries)
+    if is_node(x)
+  ]
   first = nodes[0][1]
-  if all(e is first or _same(e, first) for _, e in nodes[1:]):
+  if all(e is first or _same(e, first) for _, e, _ in nodes[1:]):
     return
   seen: dict = {}
-  for node, entry in nodes:
-    lookup = entry_of(entry)
+  for node, entry, node_path in nodes:
+    lookup = _aliasing_entry_of(entry)
+    base = (0, *node_path) if arg_paths else ()
     for path, var in graphlib.iter_graph(node):
       if isinstance(var, Variable):
         seen.setdefault(id(var), []).append(
-          (tuple(path), lookup(tuple(path), var), var)
+          (base + tuple(path), lookup(tuple(path), var), var)
         )
   lines = []
   for found in seen.values():
@@ -308,6 +322,15 @@ def check_aliasing(tree, prefix) -> None:
       'several arguments must get the same prefix (axis, sharding, ...) '
       'everywhere.'
     )
+
+
+def _aliasing_entry_of(entry):
+  """As :func:`entry_of`, for the aliasing check: the function of an
+  :func:`nnx.prefix` entry, where it has one, gives every Variable of the
+  node its prefix."""
+  if isinstance(entry, _TreeState) and entry.prefix_fn.value is not None:
+    return entry.prefix_fn.value
+  return entry_of(entry)
 
 
 def _same(a, b) -> bool:

@@ -548,11 +548,15 @@ def _tree_map_call(
       'corresponding to the positional arguments passed to the function, '
       f'but got len(in_axes)={len(in_axes)}, len(args)={len(args)}'
     )
+  if g:
+    _prefix.check_aliasing(
+      args,
+      in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args),
+      arg_paths=True,
+    )
   in_axes = _prefix.to_jax(in_axes, graph=g)
   out_axes = _prefix.to_jax(out_axes, graph=g)
   ia = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-  if g:
-    _prefix.check_aliasing(args, ia)
   fn = fn_cls(f, g, ia, out_axes, ())
   variables = fn.variables((args, kwargs))
   pure_args, pure_kwargs = fn.pure((args, kwargs))
