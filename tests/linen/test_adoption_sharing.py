@@ -140,3 +140,59 @@ def test_external_grandchild_scope():
       'params': {'main_child': {'child': {'D_0': {'kernel': (10, 5)}}}}
     }
     assert model.apply(v).shape == (5,)
+
+
+def test_adopted_module_is_a_copy():
+  a = D()
+
+  class S(nn.Module):
+    def setup(self):
+      self.x = a
+      self.y = [a]
+
+    def __call__(self, x):
+      assert self.x is not a and self.y[0] is self.x
+      assert self.x.name == 'x' and self.x.parent is self
+      return self.x(x)
+
+  class U(nn.Module):
+    sub: nn.Module
+
+    @nn.compact
+    def __call__(self, x):
+      outer = B(a)
+      assert outer.a is not a and outer.a is B(a).a
+      return self.sub(x) + outer(x)
+
+  assert shapes(S(), X) == {'params': {'x': KERNEL['D_0']}}
+  assert shapes(U(a), X) == {
+    'params': {
+      'sub': KERNEL['D_0'],
+      'B_0': {'D_0': KERNEL['D_0'], 'a': KERNEL['D_0']},
+    }
+  }
+  # The user's Module stays unbound and unnamed.
+  assert a.name is None and a.parent is None and a.scope is None
+
+
+def test_pytree_of_submodules_named_in_key_order():
+  class Counter(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      count = self.variable('counter', 'i', jnp.zeros, ())
+      count.value += 1
+      return x
+
+  class P(nn.Module):
+    subs: dict
+
+    @nn.compact
+    def __call__(self, x):
+      assert list(self.subs) == ['z', 'a']
+      return sum(m(x) for m in self.subs.values())
+
+  c = Counter()
+  variables = P({'z': c, 'a': c}).init(jax.random.key(0), X)
+  assert jax.tree_util.tree_map(float, variables) == {
+    'counter': {'subs_a': {'i': 2.0}}
+  }

@@ -153,3 +153,35 @@ def test_variables_outside_setup_or_compact():
 
   with pytest.raises(ValueError, match='must be initialized in `setup'):
     M().init(jax.random.key(0))
+
+
+def test_apply_method_without_parameters():
+  class Foo(nn.Module):
+    def __call__(self):
+      return 1
+
+  class NoArgs:
+    def __call__(self):
+      return 1
+
+  for fn in (lambda: True, NoArgs(), jax.jit(lambda: 1)):
+    with pytest.raises(errors.ApplyModuleInvalidMethodError, match='apply'):
+      Foo().apply({}, method=fn)
+    with pytest.raises(errors.ApplyModuleInvalidMethodError, match='apply'):
+      Foo().init({}, method=fn)
+  # Any parameter takes the Module (or fails when called).
+  assert Foo().apply({}, method=lambda *a: len(a)) == 1
+  with pytest.raises(TypeError, match='positional'):
+    Foo().apply({}, method=lambda **k: 1)
+
+
+def test_suffix_value_pairs():
+  pairs = nn.module._get_suffix_value_pairs
+  for x in ((), [], {}, None, 0):
+    assert pairs(x) == [('', x)]
+  assert pairs({'a': [], 'b': ()}) == []
+  assert pairs({'b': [1, None], 'a': 2}) == [
+    ('_a', 2),
+    ('_b_0', 1),
+    ('_b_1', None),
+  ]

@@ -46,15 +46,22 @@ def _get_local_method_names(cls: Any, exclude=()) -> tuple:
 
 
 def _get_suffix_value_pairs(tree_or_leaf: Any) -> list:
-  """``[(suffix, leaf)]`` for the leaves (Modules included) of a tree: the
-  suffix joins the keys with ``_`` (``'_1_a'``; ``''`` for a lone leaf)."""
-  leaves, _ = jax.tree_util.tree_flatten_with_path(
-    tree_or_leaf, is_leaf=_module_tree.is_module
+  """``[(suffix, leaf)]`` for the leaves (Modules and None included) of a
+  tree: the suffix joins the keys with ``_`` (``'_1_a'``; ``''`` for a lone
+  leaf, or for an empty container given alone)."""
+  leaves, treedef = jax.tree_util.tree_flatten_with_path(
+    tree_or_leaf, is_leaf=_is_suffix_leaf
   )
+  if not leaves and treedef.num_nodes == 1:
+    return [('', tree_or_leaf)]
   return [
     (''.join(f'_{_path_key_name(k)}' for k in path), leaf)
     for path, leaf in leaves
   ]
+
+
+def _is_suffix_leaf(x) -> bool:
+  return x is None or _module_tree.is_module(x)
 
 
 def _path_key_name(key) -> str:

@@ -88,6 +88,9 @@ class _ModuleInternalState:
   is_initialized: bool = False
   autoname_cursor: dict = dataclasses.field(default_factory=dict)
   children: dict = dataclasses.field(default_factory=dict)
+  # On the root Module of a bound tree: ``{id(orphan): (orphan, adopted
+  # copy)}`` for the parentless Modules its tree adopted.
+  adoptions: dict = dataclasses.field(default_factory=dict)
 
   def reset(self):
     self.in_compact_method = False

@@ -21,10 +21,12 @@ def map_modules_with_suffix(fn, tree, suffix=''):
   if is_module(tree):
     return fn(suffix, tree)
   if isinstance(tree, (dict, FrozenDict)):
-    items = {
-      k: map_modules_with_suffix(fn, v, f'{suffix}_{k}')
-      for k, v in tree.items()
+    # Visited in pytree (sorted key) order; the result keeps the dict's.
+    mapped = {
+      k: map_modules_with_suffix(fn, tree[k], f'{suffix}_{k}')
+      for k in _pytree_key_order(tree)
     }
+    items = {k: mapped[k] for k in tree}
     return type(tree)(items) if isinstance(tree, FrozenDict) else items
   if isinstance(tree, list):
     return [
@@ -40,6 +42,13 @@ def map_modules_with_suffix(fn, tree, suffix=''):
       return type(tree)(*values)
     return tuple(values)
   return tree
+
+
+def _pytree_key_order(tree) -> list:
+  try:
+    return sorted(tree)
+  except TypeError:
+    return list(tree)
 
 
 def map_modules(fn, tree):

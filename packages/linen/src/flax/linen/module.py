@@ -279,19 +279,29 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       type(self), 'preserve_adopted_names', config.flax_preserve_adopted_names
     )
     queue = []
+    adoptions = None
 
     def adopt(suffix, sub):
-      # A parentless Module is adopted in place: wherever else it is held
-      # (another field, another Module's field), it is this same child.
-      # One made in ``setup`` is named after the attribute.
+      nonlocal adoptions
+      # A parentless Module is adopted as a copy, left untouched itself:
+      # wherever else the bound tree holds it (another field, another
+      # Module's field), it is the same copy.
       if sub.parent is None:
+        if adoptions is None:
+          adoptions = self._root_adoptions()
+        adopted = adoptions.get(id(sub))
+        if adopted is not None:
+          return adopted[1]
         adopted_name = None
         if preserve:
           adopted_name = object.__getattribute__(sub, 'name')
-        object.__setattr__(sub, 'parent', self)
-        object.__setattr__(sub, 'name', adopted_name or f'{name}{suffix}')
-        queue.append(sub)
-      elif sub.name is None:
+        copy = sub.clone()
+        object.__setattr__(copy, 'parent', self)
+        object.__setattr__(copy, 'name', adopted_name or f'{name}{suffix}')
+        adoptions[id(sub)] = (sub, copy)
+        queue.append(copy)
+        return copy
+      if sub.name is None:
         object.__setattr__(sub, 'parent', self)
         object.__setattr__(sub, 'name', f'{name}{suffix}')
         queue.append(sub)
@@ -303,6 +313,12 @@ class Module(ModuleBase, _module_variables.VariableMethods):
     object.__setattr__(self, name, value)
     for sub in queue:
       sub.__post_init__()
+
+  def _root_adoptions(self) -> dict:
+    root = self
+    while isinstance(root.parent, Module):
+      root = root.parent
+    return root._state.adoptions
 
   def __setattr__(self, name: str, value: Any) -> None:
     state = self._state
@@ -702,7 +718,19 @@ def _get_unbound_fn(method_or_fn):
     inspect.isclass(method_or_fn) and issubclass(method_or_fn, Module)
   ):
     raise errors.ApplyModuleInvalidMethodError(method_or_fn)
+  # The Module is passed first: a function without parameters cannot be
+  # applied.
+  if not _signature_parameters(method_or_fn):
+    raise errors.ApplyModuleInvalidMethodError(method_or_fn)
   return method_or_fn
+
+
+def _signature_parameters(fn):
+  try:
+    return inspect.signature(fn).parameters
+  except (TypeError, ValueError):
+    # No signature to read (some builtins): let the call decide.
+    return (None,)
 
 
 def _resolve_method(module, method):
