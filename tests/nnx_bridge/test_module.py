@@ -222,3 +222,17 @@ def test_interop_helpers():
   close(grads['named']['kernel'][:, 0], [-1.95978, -1.045501, 1.708444])
   with pytest.raises(ValueError, match='compact'):
     bridge.nnx_in_bridge_mdl(lambda rngs: NLin(4, 3, rngs=rngs))
+
+
+def test_bridge_modules_are_not_pytrees():
+  class Holder(bridge.Module):
+    a: int
+
+  holder = Holder(1)
+  assert jax.tree.leaves(holder) == [holder]
+  # plain containers of Variables are fine, and nnx.update adds subtrees
+  holder.layers = [nnx.Param(jnp.ones(2))]
+  nnx.update(holder, {'extra': {'c': nnx.Param(jnp.array(2))}})
+  assert type(holder.extra) is dict
+  paths = [p for p, _ in nnx.to_flat_state(nnx.state(holder))]
+  assert paths == [('extra', 'c'), ('layers', 0)]

@@ -53,6 +53,7 @@ def update(node, state, /, *states) -> None:
       # a Variable's state is a Variable
       _write(view.leaves[0], s)
       continue
+    raw = s
     if not isinstance(s, State):
       s = State(s)
     paths, leaves = s._flat_items()
@@ -69,7 +70,7 @@ def update(node, state, /, *states) -> None:
     for path, leaf in zip(paths, leaves):
       target = index.get(path)
       if target is None:
-        _set_path(node, path, leaf)
+        _set_path(node, path, leaf, raw)
         view = flat_view(node)
         index = view.path_index = dict(zip(view.paths, view.leaves))
       else:
@@ -124,10 +125,21 @@ def _write(target, leaf):
     target._raw_value = leaf._raw_value if isinstance(leaf, Variable) else leaf
 
 
-def _set_path(node, path, leaf):
+def _set_path(node, path, leaf, state):
+  """Sets ``leaf`` at ``path`` of ``node`` (a copy of a Variable). Where
+  ``path`` leaves the graph at an inner key, the subtree of ``state`` there
+  (the mapping the user gave, not a copy) becomes the new child, as in
+  Flax 0.12.8."""
   obj = node
-  for key in path[:-1]:
-    obj = get_child(obj, key)
+  for depth, key in enumerate(path[:-1]):
+    try:
+      obj = get_child(obj, key)
+    except (AttributeError, KeyError, IndexError):
+      subtree = state
+      for k in path[: depth + 1]:
+        subtree = subtree[k]
+      set_child(obj, key, subtree)
+      return
   set_child(obj, path[-1], leaf.copy() if isinstance(leaf, Variable) else leaf)
 
 

@@ -316,8 +316,12 @@ class ModuleBase:
   attr_priorities: dict[str, AttrPriority]
 
 
-class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta):
-  """Base class of bridge Modules (see the module docstring)."""
+class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
+  """Base class of bridge Modules (see the module docstring).
+
+  As in Flax 0.12.8 they are not JAX pytrees (``pytree=False``): their
+  attributes may hold Variables in plain lists and dicts.
+  """
 
   def __init_subclass__(cls, **kwargs):
     super().__init_subclass__(**kwargs)
