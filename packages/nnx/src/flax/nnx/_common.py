@@ -10,6 +10,8 @@ from jax.extend import core as _jax_extend_core
 from flax.typing import MISSING as MISSING
 from flax.typing import BaseConfigContext as BaseConfigContext
 from flax.typing import Missing as Missing
+from flax import errors
+import flax
 
 
 class GraphNodeBase:
@@ -46,7 +48,6 @@ else:  # another JAX layout: its public (slower) token
 def trace_context_error(what: str, *, node: bool = False):
   """The TraceContextError for mutating ``what`` from another trace level
   (``node``: a graph node such as a Module, in Flax's wording for them)."""
-  from flax import errors
 
   level = 'different trace level' if node else 'a different trace level'
   return errors.TraceContextError(
@@ -72,7 +73,6 @@ def graph_mode_default() -> bool:
   stack = _CONTEXT.graph_mode
   if stack:
     return stack[-1]
-  import flax
 
   return bool(flax.config.nnx_graph_mode)
 
@@ -82,7 +82,6 @@ def graph_updates_default() -> bool:
   stack = _CONTEXT.graph_updates
   if stack:
     return stack[-1]
-  import flax
 
   return bool(flax.config.nnx_graph_updates)
 
@@ -113,7 +112,6 @@ class set_graph_mode(BaseConfigContext):  # noqa: N801
 
   @classmethod
   def get_default(cls):
-    import flax
 
     return flax.config.nnx_graph_mode
 
@@ -134,7 +132,6 @@ class set_graph_updates(BaseConfigContext):  # noqa: N801
 
   @classmethod
   def get_default(cls):
-    import flax
 
     return flax.config.nnx_graph_updates
 

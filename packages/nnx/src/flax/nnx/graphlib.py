@@ -20,6 +20,8 @@ only read or write the leaves.
 [1.0, 1.0]
 """
 
+import flax
+import importlib
 import collections
 import itertools
 import operator
@@ -790,15 +792,11 @@ _ELSEWHERE = {
 def __getattr__(name):
   module = _ELSEWHERE.get(name)
   if module is not None:
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     if name != 'map':
       globals()[name] = value
     return value
   if name == 'config':
-    import flax
-
     return flax.config
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 

@@ -708,7 +708,6 @@ def _public_meta(meta):
   the entries every Variable has (as ``Variable.get_metadata`` lists
   them)."""
   from flax.nnx.variablelib import _REQUIRED_DEFAULTS
-  from flax.typing import HashableMapping
 
   items = meta.items
   out = {k: v for k, v in items.items() if k not in _REQUIRED_DEFAULTS}

@@ -22,6 +22,7 @@ from flax.nnx.module import Module as Module
 from flax.nnx.rnglib import Rngs as Rngs
 from flax.nnx.statelib import State as State
 from flax.nnx.variablelib import Variable as Variable
+import jax.numpy as jnp
 
 A = tp.TypeVar('A')
 M = tp.TypeVar('M', bound=Module)
@@ -70,7 +71,6 @@ class TrainState(tp.Generic[M], struct.PyTreeNode):
   @classmethod
   def create(cls, graphdef, *, params, tx, step: int = 0, **kwargs):
     """Builds the state with ``tx.init(params)`` and ``step``."""
-    import jax.numpy as jnp
 
     opt_state = tx.init(params)
     fields = dict(graphdef=graphdef, params=params, tx=tx)
@@ -94,7 +94,6 @@ class TrainState(tp.Generic[M], struct.PyTreeNode):
 
 
 def _add_update(param, update):
-  import jax.numpy as jnp
 
   return jnp.asarray(param + update).astype(jnp.asarray(param).dtype)
 

@@ -11,6 +11,8 @@
 6.0
 """
 
+import jax
+import jax.numpy as jnp
 import typing as tp
 import warnings
 
@@ -143,9 +145,6 @@ class Module(Pytree, metaclass=ModuleMeta):
       return _capture.perturb(buffers, variable_type, name, value)
     warnings.warn(_PERTURB_OUTSIDE_CAPTURE, DeprecationWarning, stacklevel=2)
     if name not in vars(self):
-      import jax
-      import jax.numpy as jnp
-
       setattr(self, name, variable_type(jax.tree.map(jnp.zeros_like, value)))
     var = vars(self)[name]
     if not isinstance(var, variable_type):

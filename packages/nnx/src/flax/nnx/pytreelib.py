@@ -40,6 +40,7 @@ from flax.nnx.variablelib import Variable as Variable
 from flax.typing import HashableMapping
 from flax.typing import SizeBytes as SizeBytes
 from flax import config as flax_config
+import copy
 
 A = tp.TypeVar('A')
 T = tp.TypeVar('T')
@@ -517,7 +518,6 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     return (_reconstruct, (type(self),), self.__getstate__())
 
   def __deepcopy__(self, memo):
-    import copy
 
     new = _new_object(type(self))
     memo[id(self)] = new

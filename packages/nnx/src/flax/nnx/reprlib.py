@@ -25,6 +25,7 @@ import typing as tp
 
 import flax
 import jax
+import numpy as np
 
 flax_config = flax.config
 
@@ -304,7 +305,6 @@ def _leaf_stats(leaf):
 
 
 def _array_stats(value) -> tuple[int, int] | None:
-  import jax
 
   size = nbytes = 0
   found = False
@@ -379,8 +379,6 @@ def _display(value, short: bool = True):
   """``value`` as shown inside reprs: classes by name and, with ``short``,
   arrays of more than one element as :class:`ArrayRepr` (Variables are
   entered, Pytrees kept)."""
-  import jax
-  import numpy as np
 
   from flax.nnx import pytreelib
 
@@ -441,7 +439,6 @@ def variable_shown(var) -> tuple[tp.Any, str]:
   """``(value, comment)`` of a Variable as its reprs show it: the value the
   user reads (hooks and overrides applied, a ``jax.Ref`` read out) and
   ``' # size (bytes)'`` for arrays ('' otherwise)."""
-  import jax
 
   raw = var.get_value()
   if type(raw) is jax.Ref:

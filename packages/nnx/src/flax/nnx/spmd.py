@@ -28,6 +28,7 @@ from flax.nnx import variablelib
 from flax.nnx.deprecations import deprecated as deprecated
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
+from jax.sharding import NamedSharding
 
 A = tp.TypeVar('A')
 F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
@@ -89,7 +90,6 @@ def get_partition_spec(tree: A) -> A:
 
 def get_named_sharding(tree: A, mesh: jax.sharding.Mesh) -> A:
   """Maps every Variable (or array) of ``tree`` to a ``NamedSharding``."""
-  from jax.sharding import NamedSharding
 
   def to_sharding(x):
     if _is_variable(x):
@@ -124,7 +124,6 @@ def with_partitioning(
 
 def _abstract_value(var: Variable, value, mesh):
   """``ShapeDtypeStruct`` of ``value`` with the sharding of ``var``."""
-  from jax.sharding import NamedSharding
 
   spec = get_var_pspec(var)
   var_mesh = var.get_metadata().get('mesh') or mesh

@@ -30,6 +30,7 @@ from flax.nnx import _summary_calls
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
 from flax.nnx.visualization import display as display
+import io
 
 __all__ = [
   'ArrayRepr',
@@ -349,7 +350,6 @@ def _render(
   column_kwargs,
   console_kwargs,
 ) -> str:
-  import io
 
   import rich.console
   import rich.table

@@ -8,6 +8,7 @@
 12.0
 """
 
+import copy as _copy
 import dataclasses
 import importlib
 import typing as tp
@@ -707,7 +708,6 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     return self.copy()
 
   def __deepcopy__(self, memo):
-    import copy as _copy
 
     new = object.__new__(type(self))
     memo[id(self)] = new

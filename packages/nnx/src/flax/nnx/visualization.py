@@ -10,6 +10,7 @@ Dict({
 """
 
 import typing as tp
+import sys
 
 
 def _treescope():
@@ -21,7 +22,6 @@ def _treescope():
 
 
 def _in_notebook() -> bool:
-  import sys
 
   ipython = sys.modules.get('IPython')
   if ipython is None:

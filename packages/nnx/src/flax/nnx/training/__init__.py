@@ -1,3 +1,5 @@
+import importlib
+
 """``flax.nnx.training``: NNX optimizer, metrics and EMA.
 
 The implementations ship in the ``flax-training`` distribution (install
@@ -10,8 +12,6 @@ _SUBMODULES = ('ema', 'metrics', 'optimizer')
 
 def __getattr__(name):
   if name in _SUBMODULES:
-    import importlib
-
     return importlib.import_module(f'{__name__}.{name}')
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 

@@ -25,6 +25,7 @@ import jax
 from flax.nnx import extract
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
+from jax.sharding import PartitionSpec
 
 _TreeState = extract.TreeState
 
@@ -152,7 +153,6 @@ def variable_prefixes(prefix, pure_tree) -> list:
 
 
 def _is_entry(x) -> bool:
-  from jax.sharding import PartitionSpec
 
   return x is None or isinstance(
     x, (_TreeState, PartitionSpec) + _nnx_prefix_types()

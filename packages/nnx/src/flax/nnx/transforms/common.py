@@ -720,7 +720,6 @@ def check_created_here(slots, name=None) -> None:
 def check_not_bound_method(f, name):
   """Refuses a method bound to a graph node: the transform would not see
   the instance as an argument (its updates would be lost)."""
-  import inspect
 
   if inspect.ismethod(f) and isinstance(f.__self__, Pytree):
     cls = type(f.__self__).__name__

@@ -27,6 +27,7 @@ updates reach the inputs and graph nodes in the outputs are rebuilt.
 """
 
 import jax
+from jax._src.stages import make_args_info
 
 
 def _delegate(holder: str, name: str) -> property:
@@ -96,7 +97,6 @@ class Lowered(Stage):
   ):
     """A Lowered (with no jitted function to call back into) from a JAX
     lowering and the flat facts of its inputs and outputs."""
-    from jax._src.stages import make_args_info
 
     args_info = make_args_info(in_tree, in_avals, donate_argnums)
     lowered = jax.stages.Lowered(lowering, args_info, out_tree, no_kwargs)
