@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import pytest
 
 from flax import linen as nn
 
@@ -196,3 +197,57 @@ def test_pytree_of_submodules_named_in_key_order():
   assert jax.tree_util.tree_map(float, variables) == {
     'counter': {'subs_a': {'i': 2.0}}
   }
+
+
+def test_shared_scope_takes_bound_children_along():
+  class Leaf(nn.Module):
+    @nn.compact
+    def __call__(self):
+      return D(3)(jnp.ones((1, 2)))
+
+  class Child(nn.Module):
+    child: nn.Module
+
+    def setup(self):
+      self.inner = D(5)
+
+    def __call__(self):
+      return self.child().sum() + self.inner(jnp.ones((1, 2))).sum()
+
+  class Parent(nn.Module):
+    main_child: nn.Module
+    reversed: bool = False
+
+    def setup(self):
+      if self.reversed:
+        nn.share_scope(self.main_child, self)
+      else:
+        nn.share_scope(self, self.main_child)
+
+    def __call__(self):
+      return self.main_child()
+
+  expected = {
+    'params': {
+      'child': {'D_0': {'kernel': (2, 3)}},
+      'inner': {'kernel': (2, 5)},
+    }
+  }
+  for reversed_ in (False, True):
+    model = Parent(Child(Leaf()), reversed_)
+    v = model.init(jax.random.key(0))
+    assert jax.tree_util.tree_map(jnp.shape, v) == expected
+    assert model.apply(v).shape == ()
+
+  class Clash(nn.Module):
+    main_child: nn.Module
+
+    def setup(self):
+      self.child = D(7)
+      nn.share_scope(self, self.main_child)
+
+    def __call__(self):
+      return self.main_child()
+
+  with pytest.raises(ValueError, match='Duplicate use of scope name: "child"'):
+    Clash(Child(Leaf())).init(jax.random.key(0))

@@ -130,9 +130,21 @@ def share_scope(module, other, /):
   if module.scope is None or other.scope is None:
     raise errors.CallShareScopeOnUnboundModuleError()
   if _is_descendant(other.scope, module.scope):
-    object.__setattr__(other, 'scope', module.scope)
+    _move_scope(other, module.scope)
   else:
-    object.__setattr__(module, 'scope', other.scope)
+    _move_scope(module, other.scope)
+
+
+def _move_scope(module, scope) -> None:
+  """Gives ``module`` the scope ``scope``; its bound children follow."""
+  old = module.scope
+  object.__setattr__(module, 'scope', scope)
+  if scope is old:
+    return
+  for name, child in list(module._state.children.items()):
+    child_scope = getattr(child, 'scope', None)
+    if child_scope is not None and child_scope.parent is old:
+      _move_scope(child, scope.push(name))
 
 
 @dataclasses.dataclass(frozen=True)
