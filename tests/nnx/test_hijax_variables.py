@@ -38,6 +38,29 @@ def test_type_and_isinstance():
   assert not nnx.Param(jnp.ones(3)).hijax
 
 
+def test_one_class_for_every_variable_type():
+  with nnx.var_defaults(hijax=True):
+    p, s, c = nnx.Param(1.0), nnx.BatchStat(2.0), Count(3)
+    rngs = nnx.Rngs(0)
+  for v in (p, s, c, rngs.default.key, rngs.default.count):
+    assert type(v) is variablelib.HijaxVariable
+  assert [v.type for v in (p, s, c)] == [nnx.Param, nnx.BatchStat, Count]
+  assert isinstance(s, nnx.BatchStat) and not isinstance(s, nnx.Param)
+  assert isinstance(rngs.default.key, nnx.RngKey)
+  assert not isinstance(rngs.default.count, nnx.RngKey)
+  # GraphDefs still tell the Variable types apart, and merging rebuilds
+  # each one as a hijax Variable of its type
+  for graph in (True, False):
+    a = nnx.graphdef(nnx.Dict(x=p), graph=graph)
+    b = nnx.graphdef(nnx.Dict(x=s), graph=graph)
+    assert a != b
+    merged = nnx.merge(*nnx.split(nnx.Dict(x=p, y=s), graph=graph))
+    assert type(merged['y']) is variablelib.HijaxVariable
+    assert merged['y'].type is nnx.BatchStat and merged['x'].type is nnx.Param
+  assert copy.deepcopy(s).type is nnx.BatchStat
+  assert nnx.state(nnx.Dict(x=p, y=s), nnx.BatchStat)['y'] is s
+
+
 def test_repr_and_metadata():
   v = nnx.Param(jnp.ones(3), hijax=True, tag='x')
   assert repr(v) == (

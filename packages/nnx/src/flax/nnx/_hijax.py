@@ -49,7 +49,7 @@ PyTreeDef = tp.Any
 # The slot holding a Variable's stored value, and the slots of the object
 # itself (never routed through the primitives).
 _SLOT = '_raw_value'
-_OWN = frozenset({_SLOT, '_var_metadata', '_trace_state'})
+_OWN = frozenset({_SLOT, '_var_metadata', '_trace_state', '_hijax_type'})
 # ``.value`` is deprecated for every Variable (reading it on a hijax
 # Variable is refused).
 _VALUE_SET = variablelib._VALUE_SET_DEPRECATED
@@ -65,9 +65,14 @@ def _under_eval() -> bool:
   return isinstance(core.trace_ctx.trace, core.EvalTrace)
 
 
+def _type_of(hv) -> type:
+  """The Variable type the hijax Variable ``hv`` stands for."""
+  return object.__getattribute__(hv, '_hijax_type')
+
+
 def _plain_of(hv) -> Variable:
   """A plain Variable of ``hv``'s type sharing nothing mutable with it."""
-  plain = object.__new__(type(hv)._var_type)
+  plain = object.__new__(_type_of(hv))
   object.__setattr__(plain, _SLOT, getattr(hv, _SLOT))
   object.__setattr__(plain, '_var_metadata', dict(hv._var_metadata))
   return plain
@@ -83,7 +88,7 @@ def _store(hv, plain: Variable) -> None:
 def _qdd_of(hv) -> VariableQDD:
   leaves, treedef = jax.tree.flatten(_plain_of(hv))
   avals = tuple(core.typeof(leaf) for leaf in leaves)
-  return VariableQDD(avals, treedef, type(hv)._var_type)
+  return VariableQDD(avals, treedef, _type_of(hv))
 
 
 def _read(hijax_var) -> Variable:
@@ -146,7 +151,8 @@ def _new(plain: Variable):
 
 def _from_leaves(treedef, var_type, leaves):
   plain = jax.tree.unflatten(treedef, leaves)
-  hv = object.__new__(hijax_class(var_type))
+  hv = object.__new__(HijaxVariable)
+  object.__setattr__(hv, '_hijax_type', var_type)
   _store(hv, plain)
   return hv
 
@@ -457,7 +463,7 @@ _HIJAX_OF: dict = {}
 
 
 def _typeof(hv) -> AbstractVariable:
-  var_type = type(hv)._var_type
+  var_type = _type_of(hv)
   meta = hv._var_metadata
   ref = bool(meta.get('ref', False))
   if not ref:
@@ -486,6 +492,8 @@ class HijaxVariableMeta(VariableMeta):
   def __instancecheck__(cls, instance):
     if type.__instancecheck__(cls, instance):
       return True
+    if type(instance) is HijaxVariable:
+      return issubclass(_type_of(instance), cls._var_type)
     if isinstance(instance, core.Tracer):
       aval = instance.aval
       return type(aval) is AbstractVariable and issubclass(
@@ -497,6 +505,8 @@ class HijaxVariableMeta(VariableMeta):
 def _tracer_instancecheck(cls, instance):
   if type.__instancecheck__(cls, instance):
     return True
+  if type(instance) is HijaxVariable:
+    return issubclass(_type_of(instance), cls)
   if isinstance(instance, core.Tracer):
     aval = instance.aval
     return type(aval) is AbstractVariable and issubclass(aval.var_type, cls)
@@ -504,7 +514,8 @@ def _tracer_instancecheck(cls, instance):
 
 
 def _install_tracer_instancecheck() -> None:
-  """Lets ``isinstance(x, nnx.Param)`` accept a traced hijax Param, and a
+  """Lets ``isinstance(x, nnx.Param)`` accept a hijax Param (traced or
+  not), and a
   Pytree attribute holding one be data. Done on the first hijax Variable
   only, so that programs without any keep the C-level ``isinstance`` of
   Variable types and data checks."""
@@ -550,9 +561,10 @@ def _new_copy(name):
 class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
   """A Variable that is a first-class JAX value (see the module docstring).
 
-  ``type(v)`` is ``HijaxVariable`` (one class per Variable type, all named
-  so); ``v.var_type`` (or ``v.type``) is the Variable type it stands for,
-  and ``isinstance(v, nnx.Param)`` holds for a hijax ``Param``.
+  ``type(v)`` is ``HijaxVariable`` whatever the Variable type it stands
+  for: ``v.var_type`` (or ``v.type``); ``isinstance(v, nnx.Param)`` holds
+  for a hijax ``Param``. (GraphDefs record a subclass per Variable type,
+  :func:`hijax_class`, which rebuilds a hijax Variable of that type.)
 
   >>> import jax.numpy as jnp
   >>> from flax import nnx
@@ -561,12 +573,12 @@ class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
   ('BatchStat', True)
   """
 
-  __slots__ = ()
+  __slots__ = ('_hijax_type',)
   _var_type: tp.ClassVar[type] = Variable
 
   def __init__(hijax_var, *args, **kwargs):
     """Re-initialises the content from a plain Variable of its type."""
-    plain = type.__call__(type(hijax_var)._var_type, *args, **kwargs)
+    plain = type.__call__(_type_of(hijax_var), *args, **kwargs)
     plain._var_metadata['hijax'] = True
     _write(hijax_var, plain)
 
@@ -642,11 +654,11 @@ class HijaxVariable(Variable[A], metaclass=HijaxVariableMeta):
 
   @property
   def var_type(self):
-    return type(self)._var_type
+    return _type_of(self)
 
   @property
   def type(self):
-    return type(self)._var_type
+    return _type_of(self)
 
   @property
   def value(self):
@@ -719,6 +731,9 @@ def _rebuild(plain):
   return _new(plain)
 
 
+# (the class is public as ``flax.nnx.variablelib.HijaxVariable``)
+HijaxVariable.__module__ = 'flax.nnx.variablelib'
+
 from flax.nnx import _hijax_ops  # noqa: E402
 
 _hijax_ops.install(HijaxVariable, AbstractVariable, _read, _values_of)
@@ -726,9 +741,10 @@ _HIJAX_OF[Variable] = HijaxVariable
 
 
 def hijax_class(var_type: type) -> type:
-  """The hijax class standing for the Variable type ``var_type`` (a
-  subclass of both :class:`HijaxVariable` and ``var_type``, named
-  ``HijaxVariable``)."""
+  """The hijax class GraphDefs record for a hijax Variable of the Variable
+  type ``var_type`` (a subclass of both :class:`HijaxVariable` and
+  ``var_type``, named ``HijaxVariable``; calling it or its
+  ``from_metadata`` makes a :class:`HijaxVariable` of ``var_type``)."""
   cls = _HIJAX_OF.get(var_type)
   if cls is None:
     if not (isinstance(var_type, type) and issubclass(var_type, Variable)):

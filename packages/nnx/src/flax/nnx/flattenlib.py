@@ -17,7 +17,11 @@ from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable, VariableMeta
 
 # (after variablelib, which loads it at its end)
-from flax.nnx._hijax_graph import HIJAX_CLASSES, traced_variable_def
+from flax.nnx._hijax_graph import (
+  HIJAX_CLASSES,
+  hijax_class,
+  traced_variable_def,
+)
 from flax.nnx._variable_tree import is_ref
 
 _PLAIN_ARRAY_TYPES = (jax.Array, np.ndarray)
@@ -435,6 +439,7 @@ class _Flattener:
       return ('v', cls, i, _Meta(meta) if meta else _EMPTY_META)
     if tx in HIJAX_CLASSES:
       self.hijax = True
+      tx = hijax_class(x.var_type)  # the class recorded per Variable type
     meta = x._var_metadata
     return ('v', tx, i, _Meta(meta) if meta else _EMPTY_META)
 

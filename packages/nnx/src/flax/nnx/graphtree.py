@@ -22,6 +22,7 @@ Variable leaf, so that plain values can be wrapped again on merge.
 
 import jax
 
+from flax.nnx._hijax import HijaxVariable, hijax_class
 from flax.nnx.flattenlib import _EMPTY_META, _Meta
 from flax.nnx.graphnodes import jax_to_nnx_path
 from flax.nnx.graphwalk import check_tree, tree_mode_options
@@ -150,6 +151,8 @@ def _flatten(node) -> TreeParts:
         cls, meta = traced_variable_def(v)
       else:
         cls, meta = type(v), v._var_metadata
+        if cls is HijaxVariable:  # recorded as the class of its type
+          cls = hijax_class(v.var_type)
       var_records.append((k, cls, _Meta(meta) if meta else _EMPTY_META))
   record = (
     't',
