@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from flax import errors
+from flax import errors, struct
 from flax.core import Scope, apply, axes_scan, init, lift, meta
 
 ones = jax.nn.initializers.ones
@@ -250,6 +250,46 @@ def test_vmap_mutable_state_axis_and_metadata():
   assert box.names == ('batch', 'in') and box.value.shape == (2, 3)
   _, state = apply(lifted, mutable='state')(variables, x)
   np.testing.assert_array_equal(state['state']['count'], [2.0, 2.0])
+
+
+class _MeanBox(struct.PyTreeNode, meta.AxisMetadata):
+  """A box kept without the mapped axis outside the transform."""
+
+  value: object
+
+  def unbox(self):
+    return self.value
+
+  def replace_boxed(self, val):
+    return self.replace(value=val)
+
+  def add_axis(self, index, params):
+    return self.replace(value=jnp.mean(self.value, axis=index))
+
+  def remove_axis(self, index, params):
+    shape = list(jnp.shape(self.value))
+    shape.insert(index, params['axis_size'])
+    return self.replace(value=jnp.broadcast_to(self.value, shape))
+
+
+def test_vmap_size_read_after_boxes_leave_the_axis():
+  def f(scope, x):
+    v = scope.variable('aux', 'v', lambda: _MeanBox(jnp.full((), 3.0)))
+    assert jnp.shape(v.value) == ()
+    return x * v.value
+
+  lifted = lift.vmap(
+    f,
+    variable_axes={'aux': 0},
+    split_rngs={},
+    in_axes=0,
+    metadata_params={'axis_size': 2},
+  )
+  x = jnp.ones((2, 5))
+  y, variables = init(lifted)(jax.random.PRNGKey(0), x)
+  assert variables['aux']['v'].value.shape == ()
+  y, _ = apply(lifted, mutable='aux')(variables, x)
+  np.testing.assert_array_equal(y, jnp.full((2, 5), 3.0))
 
 
 # -- scan ---------------------------------------------------------------------

@@ -269,3 +269,26 @@ def test_jitted_class_instances_share_a_trace():
     'JitCell_2': 0.006923,
     'JitCell_3': 0.00838,
   }
+
+
+def test_jitted_class_keeps_the_module_name():
+  seen = []
+
+  class Leaf(nn.Module):
+    k: int
+
+    def __call__(self, x):
+      seen.append((self.name, self.scope.path))
+      return x
+
+  JitLeaf = nn.jit(Leaf)
+
+  class Top(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+      JitLeaf(0)(x)
+      JitLeaf(1, name='named')(x)
+      return x
+
+  Top().apply({}, jnp.ones(()))
+  assert seen == [('JitLeaf_0', ('JitLeaf_0',)), ('named', ('named',))]

@@ -126,6 +126,12 @@ def vmap(
   rng_axes = tuple(0 if split else None for split in rng_splits)
 
   def inner(scope_fn, repack_fn, variable_groups, rng_groups, *args):
+    meta = _meta()
+    # Boxes leave the mapped axis first; the size is read from what vmap
+    # receives.
+    variable_groups = _per_axis(
+      meta.remove_axis, variable_groups, variable_in_axes, metadata_params
+    )
     size = mapped_size(
       (
         jax.numpy.shape(leaf)[axis]
@@ -149,7 +155,6 @@ def vmap(
       tree_map_rngs(split_fn, group) if split else group
       for group, split in zip(rng_groups, rng_splits)
     )
-    meta = _meta()
 
     def per_index(variable_groups, rng_groups, args):
       scope = scope_fn(variable_groups, rng_groups)
@@ -161,10 +166,7 @@ def vmap(
       out_axes=(out_axes, variable_in_axes),
       **axis_options,
     )
-    unboxed = _per_axis(
-      meta.remove_axis, variable_groups, variable_in_axes, metadata_params
-    )
-    y, vars_out = mapped(unboxed, rng_groups, args)
+    y, vars_out = mapped(variable_groups, rng_groups, args)
     return y, _per_axis(
       meta.add_axis, vars_out, variable_in_axes, metadata_params
     )

@@ -236,7 +236,7 @@ def _build_class(module_class, methods, trafo_kwargs):
             n: getattr(self, n)
             for n in module_lib._config_field_names(type(self))
           }
-          carrier = module_class(parent=None, **attrs)
+          carrier = module_class(parent=None, name=self.name, **attrs)
           cloned, args, call_kwargs = _lifting.set_module_scopes(
             carrier, args, call_kwargs, scopes, arg_objects
           )
