@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from flax import linen as nn
+from flax.core import state_dict
 
 
 def fold(key, *items):
@@ -192,3 +193,39 @@ def test_jit_transform_is_reused():
   assert nn.jit(Holder) is nn.jit(Holder)
   assert nn.jit(Holder) is not nn.jit(Holder, static_argnums=2)
   assert nn.jit(Holder).__name__ == 'JitHolder'
+
+
+def test_jit_key_of_serializable_field_is_its_state():
+  class Node:
+    def __init__(self, a):
+      self.a = a
+
+    def __hash__(self):
+      raise AssertionError('hashed')
+
+    def __eq__(self, other):
+      raise AssertionError('compared')
+
+  state_dict.register_serialization_state(
+    Node, lambda n: {'a': n.a}, lambda n, d: Node(d['a'])
+  )
+  traces = []
+
+  class Foo(nn.Module):
+    node: Node
+
+    @nn.jit
+    @nn.compact
+    def __call__(self, x):
+      traces.append(self.node.a)
+      return x + self.node.a
+
+  try:
+    x = jnp.ones((2,))
+    Foo(Node(1)).apply({}, x)
+    Foo(Node(1)).apply({}, x)
+    y = Foo(Node(2)).apply({}, x)
+  finally:
+    del state_dict._REGISTRY[Node]
+  assert traces == [1, 2]
+  assert y.tolist() == [3.0, 3.0]

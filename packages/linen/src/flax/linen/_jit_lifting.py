@@ -18,6 +18,7 @@ import functools
 import weakref
 
 from flax.core import lift
+from flax.core import state_dict
 from flax.core.frozen_dict import FrozenDict
 from flax.core.scope import Variable
 from flax.linen import _lifting
@@ -75,6 +76,10 @@ def _fingerprint(x):
     except TypeError:
       pass
     return (type(x), items)
+  if not dataclasses.is_dataclass(x) and state_dict.is_serializable(x):
+    # Objects with state-dict handlers (dataclasses aside: their static
+    # fields count too) compare by their state, without being hashed.
+    return (type(x), _fingerprint(state_dict.to_state_dict(x)))
   try:
     hash(x)
   except TypeError:
