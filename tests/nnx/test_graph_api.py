@@ -392,3 +392,28 @@ def test_graphdef_from_records_round_trip():
   assert r2.a is r2.b and r2.c == 3 and r2.d['x'].tolist() == [1.0]
   with pytest.raises(ValueError, match='do not match'):
     graphlib.GraphDef(g.nodes, g.attributes + [('z', graphlib.LEAF_ATTR)], 1)
+
+
+def test_ref_variables_index_their_array_reference():
+  class Pair(nnx.Module):
+    def __init__(self):
+      self.a = nnx.Param(jnp.ones(2), ref=True)
+      self.same = self.a
+      self.b = nnx.Param(jnp.zeros(2), ref=True)
+      self.c = nnx.Param(jnp.zeros(2))
+
+  m = Pair()
+  ref_map = nnx.graphlib.RefMap()
+  graphdef, state = nnx.graphlib.flatten(m, ref_index=ref_map, graph=True)
+  # the module, then each ref Variable followed by its jax.Ref, then the
+  # plain Variable
+  kinds = [
+    'Ref' if isinstance(k, jax.Ref) else type(k).__name__ for k in ref_map
+  ]
+  assert kinds == ['Pair', 'Param', 'Ref', 'Param', 'Ref', 'Param']
+  assert list(ref_map.values()) == list(range(6))
+  assert len(state) == 3
+  assert graphdef == nnx.graphdef(m)
+  m2 = nnx.merge(graphdef, state)
+  assert m2.a is m2.same and m2.a.ref and not m2.c.ref
+  np.testing.assert_array_equal(m2.b[...], [0.0, 0.0])

@@ -285,6 +285,12 @@ class _Flattener:
       self.paths.append(path)
       if type(tx) is not VariableMeta:
         return self._hijax_variable(x, tx, i)
+      raw = x._raw_value
+      if is_ref(raw):
+        # the array reference a ``ref=True`` Variable holds has an index of
+        # its own, after the Variable's (it travels with the Variable)
+        self.nodes.append((self.counter, raw))
+        self.counter += 1
       meta = x._var_metadata
       return ('v', tx, i, _Meta(meta) if meta else _EMPTY_META)
     if isinstance(x, Pytree):
