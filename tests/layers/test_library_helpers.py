@@ -6,6 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import linen as nn
+from flax import nnx
+from flax.linen.dtypes import promote_dtype
 from flax.linen.linear import _canonicalize_tuple
 from flax.linen.linear import _conv_dimension_numbers
 from flax.linen.linear import _normalize_axes
@@ -130,3 +132,15 @@ def test_select_last_carry():
   a, b = nnx_recurrent._select_last_carry((seq, seq * 2), jnp.array([1, 3]))
   np.testing.assert_array_equal(a, [[0.0, 1.0, 2.0], [15.0, 16.0, 17.0]])
   np.testing.assert_array_equal(b, [[0.0, 2.0, 4.0], [30.0, 32.0, 34.0]])
+
+
+def test_linen_promote_dtype_returns_jax_arrays():
+  param = nnx.Param(jnp.ones(2))
+  kept = jnp.ones(2)
+  out = promote_dtype(param, kept, np.ones(2, np.float32), None)
+  # a Variable (or a NumPy array) becomes a JAX array of its value, so it
+  # can go straight into jax.lax primitives; a JAX array of the dtype stays
+  assert [type(o) for o in out[:3]] == [type(kept)] * 3 and out[3] is None
+  assert out[1] is kept
+  y = jax.lax.dot_general(out[0], out[1], (((0,), (0,)), ((), ())))
+  assert float(y) == 2.0

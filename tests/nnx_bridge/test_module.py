@@ -220,8 +220,6 @@ def test_interop_helpers():
     variables['params']
   )
   close(grads['named']['kernel'][:, 0], [-1.95978, -1.045501, 1.708444])
-  with pytest.raises(ValueError, match='compact'):
-    bridge.nnx_in_bridge_mdl(lambda rngs: NLin(4, 3, rngs=rngs))
 
 
 def test_bridge_modules_are_not_pytrees():
@@ -236,3 +234,95 @@ def test_bridge_modules_are_not_pytrees():
   assert type(holder.extra) is dict
   paths = [p for p, _ in nnx.to_flat_state(nnx.state(holder))]
   assert paths == [('extra', 'c'), ('layers', 0)]
+
+
+class Leaf(bridge.Module):
+  dout: int
+
+  @bridge.compact
+  def __call__(self, x):
+    return x @ self.param('w', nnx.initializers.ones, (x.shape[-1], self.dout))
+
+
+def test_name_and_parent_arguments_inside_methods():
+  class Named(bridge.Module):
+    name: str
+
+  class Outer(bridge.Module):
+    def setup(self):
+      # ``name=`` attaches in setup too; it comes first in the variables
+      self.group = [Leaf(2, name='first'), Leaf(2)]
+
+    @bridge.compact
+    def __call__(self, x):
+      named = Named(name='given')
+      assert named.name == 'given' and self.given is named
+      detached = Leaf(2, parent=None)
+      # (it uses up the automatic name Leaf_0)
+      assert detached.scope is None and 'Leaf_0' not in vars(self)
+      with pytest.raises(ValueError, match="'parent' can only be set to None"):
+        Leaf(2, parent=self)
+      for layer in self.group:
+        x = layer(x)
+      return Leaf(2)(x)
+
+  variables = Outer().init(0, jnp.ones((1, 2)))
+  assert jax.tree.map(jnp.shape, variables) == {
+    'params': {
+      'Leaf_1': {'w': (2, 2)},
+      'first': {'w': (2, 2)},
+      'group': {1: {'w': (2, 2)}},
+    }
+  }
+  doubled = jax.tree.map(lambda a: 2 * a, variables)
+  close(Outer().apply(doubled, jnp.ones((1, 2))), [[64.0, 64.0]])
+  with pytest.raises(TypeError, match="unexpected keyword argument 'name'"):
+    Leaf(2, name='outside')
+
+
+def test_interop_helpers_in_setup_are_named_by_attribute():
+  class Outer(bridge.Module):
+    def setup(self):
+      self.lin = bridge.nnx_in_bridge_mdl(
+        lambda r: nnx.Linear(2, 2, rngs=r), name='ignored'
+      )
+      self.dense = bridge.linen_in_bridge_mdl(nn.Dense(2))
+
+    def __call__(self, x):
+      return self.dense(self.lin(x))
+
+  x = jnp.ones((1, 2))
+  variables = Outer().init(0, x)
+  assert sorted(variables['params']) == ['dense', 'lin']
+  y = Outer().apply(variables, x)
+  doubled = jax.tree.map(lambda a: 2 * a, variables)
+  assert not np.allclose(Outer().apply(doubled, x), y)
+  with pytest.raises(AssertionError, match='only needed inside bridge Module'):
+    bridge.nnx_in_bridge_mdl(lambda r: nnx.Linear(2, 2, rngs=r))
+
+
+def test_setup_runs_when_a_parent_reads_its_attributes():
+  class Inner(bridge.Module):
+    def setup(self):
+      self.layer = Leaf(2)
+
+    def __call__(self, x):
+      return self.layer(x)
+
+  class Top(bridge.Module):
+    def setup(self):
+      self.zzz = Inner()
+      self.set_attr_priority('zzz', bridge.AttrPriority.HIGH)
+      self.aaa = self.zzz
+      self.direct = self.aaa.layer  # runs Inner.setup
+
+    def __call__(self, x):
+      return self.aaa(x)
+
+  variables = Top().init(0, jnp.ones((1, 2)))
+  # shared Modules appear once, under the highest-priority name
+  assert jax.tree.map(jnp.shape, variables) == {
+    'params': {'zzz': {'layer': {'w': (2, 2)}}}
+  }
+  with pytest.raises(AttributeError, match="'Inner' object has no attribute"):
+    Inner().layer

@@ -71,8 +71,9 @@ def _common_dtype(args):
 def _cast(x, dtype):
   if x is None:
     return None
-  if getattr(x, 'dtype', None) == dtype:
+  if isinstance(x, jax.Array) and x.dtype == dtype:
     return x
+  # anything else becomes a JAX array (a Variable gives its value)
   return jnp.asarray(x, dtype)
 
 

@@ -4,9 +4,10 @@
 child of the bridge Module being defined, and ``linen_in_bridge_mdl`` wraps
 a Linen Module in :class:`~flax.nnx.bridge.ToNNX` as such a child; both give
 the child the next automatic name (``'ToNNX_0'``, ``'Linear_0'``, ...) when
-``name`` is None. They must be called inside a method wrapped in
-:func:`~flax.nnx.bridge.compact` of a bridge Module run by ``init`` or
-``apply``.
+``name`` is None. They must be called inside a method of a bridge Module
+run by ``init`` or ``apply``; outside a method wrapped in
+:func:`~flax.nnx.bridge.compact` (e.g. in ``setup``) the child is only
+built, and is named by the attribute it is assigned to.
 
 ``nnx_jit`` and ``nnx_eval_shape`` are :func:`flax.nnx.jit` and
 :func:`flax.nnx.eval_shape`.
@@ -37,7 +38,12 @@ def nnx_in_bridge_mdl(
 ) -> Module:
   """Builds ``factory(rngs)`` with the running bridge Module's Rngs and
   attaches it under ``name``; later calls return the attached child."""
-  return bdg_module.attach_child(bdg_module.current_module(), name, factory)
+  return bdg_module.attach_child(
+    bdg_module.current_module(),
+    name,
+    factory,
+    helper='nnx_in_bridge_mdl',
+  )
 
 
 def linen_in_bridge_mdl(
@@ -50,4 +56,5 @@ def linen_in_bridge_mdl(
     name,
     lambda rngs: wrappers.ToNNX(linen_module, rngs=rngs),
     type(linen_module),
+    helper='linen_in_bridge_mdl',
   )

@@ -37,6 +37,7 @@ import contextlib
 import dataclasses
 import enum
 import functools
+import inspect
 import threading
 import typing as tp
 from collections.abc import Mapping
@@ -183,19 +184,45 @@ class ModuleMeta(nnx_module.ModuleMeta):
 
   def __call__(cls: type[M], *args, **kwargs) -> M:
     entry = current_context()
-    # ``name=`` names a submodule of a compact method; elsewhere it is an
-    # ordinary argument of the constructor.
-    in_compact = entry is not None and entry.in_compact
-    name = kwargs.pop('name', None) if in_compact else None
+    name = detached = None
+    if entry is not None:
+      # Inside a method of a running bridge Module (setup included):
+      # ``name=`` attaches the new Module to it under that name (a
+      # constructor argument too if the class takes one), ``parent=None``
+      # leaves it detached, and a compact method attaches the others with
+      # automatic names.
+      if 'parent' in kwargs:
+        parent = kwargs.pop('parent')
+        if parent is not None:
+          raise ValueError(
+            f"'parent' can only be set to None, got {type(parent).__name__}"
+          )
+        detached = True
+      if _takes_name(cls):
+        name = kwargs.get('name')
+      else:
+        name = kwargs.pop('name', None)
     obj = cls.__new__(cls, *args, **kwargs)
     obj.scope = data(None)
     obj.__init__(*args, **kwargs)
     obj.attr_priorities = {}
     if cls._pytree__is_pytree:
       check_pytree(obj)
-    if not in_compact:
+    if detached and name is None and entry.in_compact:
+      entry.type_counter[cls] += 1  # a detached Module uses up its name
+    if entry is None or detached or (name is None and not entry.in_compact):
       return obj
     return _attach(entry, obj, name)
+
+
+def _takes_name(cls) -> bool:
+  """Whether the constructor of ``cls`` has a ``name`` parameter (e.g. a
+  ``name`` field)."""
+  try:
+    params = inspect.signature(cls.__init__).parameters
+  except (TypeError, ValueError):
+    return False
+  return 'name' in params
 
 
 def _attach(entry: ModuleStackEntry, obj, name: str | None, kind=None):
@@ -212,6 +239,9 @@ def _attach(entry: ModuleStackEntry, obj, name: str | None, kind=None):
     obj = existing
   else:
     setattr(parent, name, obj)
+  # The name a Module is created under comes before the other attributes
+  # that refer to it (e.g. a list it is put in) in the Linen variables.
+  parent.attr_priorities.setdefault(name, AttrPriority.INIT_PARENT)
   if isinstance(obj, ModuleBase):
     obj.scope = parent.scope
   pending = _RUN.pending.get(id(parent))
@@ -222,16 +252,16 @@ def _attach(entry: ModuleStackEntry, obj, name: str | None, kind=None):
   return obj
 
 
-def attach_child(parent, name, build, kind=None):
-  """Builds ``build(rngs)`` (with the running Module's Rngs) and attaches it
-  like a submodule of a compact method, named after ``kind`` (default: the
-  built object's class); used by the ``interop`` helpers."""
+def attach_child(parent, name, build, kind=None, helper='attach_child'):
+  """Builds ``build(rngs)`` (with the running Module's Rngs); in a compact
+  method it is attached like a submodule, under ``name`` or named after
+  ``kind`` (default: the built object's class), elsewhere (``setup``) it is
+  returned as is, to be assigned to an attribute. Used by the ``interop``
+  helpers (``helper`` names the one called, for the error outside a bridge
+  Module)."""
   entry = current_context()
-  if entry is None or entry.module is not parent or not entry.in_compact:
-    raise ValueError(
-      'This helper must be called inside a method wrapped in '
-      '@bridge.compact of a bridge Module.'
-    )
+  if entry is None or parent is None:
+    raise AssertionError(f'{helper}() only needed inside bridge Module')
   if parent.scope is None:
     raise ValueError(
       f'{type(parent).__name__} is not bound to a Scope; run it with '
@@ -242,7 +272,52 @@ def attach_child(parent, name, build, kind=None):
     # Outside init the child's variables come from apply's variables; a
     # seeded default stream lets it be built without a params stream.
     rngs = Rngs(0, **dict(rngs.items()))
-  return _attach(entry, build(rngs), name, kind)
+  child = build(rngs)
+  if entry.module is not parent or not entry.in_compact:
+    return child
+  return _attach(entry, child, name, kind)
+
+
+def _pending_at(parent, path) -> dict | None:
+  """The variables apply() passed for the child of ``parent`` at ``path``
+  (attribute name, then list indices / dict keys), or None."""
+  tree = _RUN.pending.get(id(parent))
+  for key in path:
+    if not isinstance(tree, Mapping):
+      return None
+    tree = tree.get(key, tree.get(str(key)))
+  return tree if isinstance(tree, dict) else None
+
+
+def _adopt(parent, path, value) -> None:
+  """Binds the Modules assigned (directly or in lists, tuples and dicts)
+  to an attribute of a running bridge Module: bridge Modules without a
+  Scope get the parent's Scope, and all get the variables apply() passed
+  for their path."""
+  if isinstance(value, ModuleBase):
+    if value.scope is not None:
+      return
+    value.scope = parent.scope
+    pending = _pending_at(parent, path)
+    if pending is not None:
+      _RUN.pending[id(value)] = pending
+    for name, child in list(vars(value).items()):
+      if name not in _OWN_ATTRS:
+        _adopt(value, (name,), child)
+  elif isinstance(value, nnx_module.Module):
+    pending = _pending_at(parent, path)
+    if pending is not None:
+      _load_into(value, pending)
+  elif isinstance(value, (list, tuple)):
+    for i, item in enumerate(value):
+      _adopt(parent, (*path, i), item)
+  elif isinstance(value, dict):
+    for key, item in value.items():
+      _adopt(parent, (*path, key), item)
+
+
+# Attributes of every bridge Module that are not children.
+_OWN_ATTRS = frozenset({'scope', 'attr_priorities'})
 
 
 def _load_into(node, attrs: dict) -> None:
@@ -274,18 +349,62 @@ def _mutable_allows(mutable, col: str) -> bool:
 
 
 def _linen_vars(module) -> dict:
-  priorities = getattr(module, 'attr_priorities', {}) or {}
-  items = list(graphlib.variables(module, Not(RngState)).flat_state())
-  items.sort(
-    key=lambda kv: (
-      int(priorities.get(kv[0][0], AttrPriority.DEFAULT)),
-      tuple(map(str, kv[0])),
-    )
-  )
   tree: dict = {}
-  for path, var in items:
+  for path, var in _bridge_variables(module):
     bv._set_nested(tree, path, var)
   return bv.nnx_attrs_to_linen_vars(tree)
+
+
+def _key_order(key):
+  return (isinstance(key, str), key)
+
+
+def _bridge_variables(root) -> list[tuple[tuple, Variable]]:
+  """``(path, Variable)`` of the Variables reachable from bridge Module
+  ``root`` (RNG state left out), each under its first path only: the
+  attributes of a bridge Module come in the order of their priorities, then
+  of their names (so a Module created under a name is found there before
+  the other attributes that refer to it); other nodes in NNX's order."""
+  seen: set[int] = set()
+  out: list[tuple[tuple, Variable]] = []
+
+  def visit(node, path):
+    if isinstance(node, Variable):
+      if id(node) not in seen and not isinstance(node, RngState):
+        seen.add(id(node))
+        out.append((path, node))
+    elif isinstance(node, ModuleBase):
+      if id(node) in seen:
+        return
+      seen.add(id(node))
+      attrs = vars(node)
+      priorities = attrs.get('attr_priorities') or {}
+      names = [
+        k
+        for k in attrs
+        if isinstance(k, str) and not k.startswith('_') and k not in _OWN_ATTRS
+      ]
+      names.sort(
+        key=lambda k: (int(priorities.get(k, AttrPriority.DEFAULT)), k)
+      )
+      for name in names:
+        visit(attrs[name], (*path, name))
+    elif isinstance(node, (list, tuple)):
+      for i, item in enumerate(node):
+        visit(item, (*path, i))
+    elif isinstance(node, Mapping):
+      for key in sorted(node, key=_key_order):
+        visit(node[key], (*path, key))
+    elif graphlib.is_graph_node(node):
+      if id(node) in seen:
+        return
+      seen.add(id(node))
+      found = graphlib.variables(node, Not(RngState))
+      for sub, var in found.flat_state():
+        visit(var, (*path, *sub))
+
+  visit(root, ())
+  return out
 
 
 def _as_rngs(rngs) -> Rngs:
@@ -339,6 +458,28 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
       setattr(cls, name, _wrap_method(value))
     if not vars(cls).get('_bridge_no_dataclass', False):
       _as_dataclass(cls)
+
+  def __getattr__(self, name: str):
+    # A running Module's setup() runs on first need, also when another
+    # Module reads an attribute it defines (e.g. a parent's setup reading
+    # ``self.child.layer``).
+    if (
+      not name.startswith('__')
+      and vars(self).get('scope') is not None
+      and id(self) not in _RUN.setup_done
+      and has_setup(type(self))
+    ):
+      _ensure_setup(self)
+      if name in vars(self):
+        return vars(self)[name]
+    raise AttributeError(
+      f'{type(self).__name__!r} object has no attribute {name!r}'
+    )
+
+  def __setattr__(self, name, value):
+    super().__setattr__(name, value)
+    if name not in _OWN_ATTRS and vars(self).get('scope') is not None:
+      _adopt(self, (name,), value)
 
   def set_attr_priority(self, name: str, value: AttrPriority):
     """Sets where attribute ``name`` comes in the Linen-style variables."""
