@@ -94,14 +94,15 @@ class _HashableProxy:
   configuration (the fingerprint above), so it can be a static argument
   of ``jax.jit``: equally configured Modules share one compilation.
 
-  >>> import jax
   >>> from flax import linen as nn
   >>> from flax.linen.transforms import _HashableProxy
-  >>> dense = nn.Dense(10)
-  >>> proxy = _HashableProxy.from_module(dense)
-  >>> proxy == _HashableProxy.from_module(nn.Dense(10)), proxy.module is dense
+  >>> class Layer(nn.Module):
+  ...   features: int
+  >>> layer = Layer(10)
+  >>> proxy = _HashableProxy.from_module(layer)
+  >>> proxy == _HashableProxy.from_module(Layer(10)), proxy.module is layer
   (True, True)
-  >>> proxy == _HashableProxy.from_module(nn.Dense(20))
+  >>> proxy == _HashableProxy.from_module(Layer(20))
   False
   """
 

@@ -7,6 +7,7 @@ where the function takes it) fixed, for code written before tree mode.
 {'graph': True}
 """
 
+from flax.nnx._common import set_graph_mode
 import functools
 import importlib
 import inspect
@@ -61,7 +62,6 @@ def _graph_partial(fn):
   # No ``graph`` argument: run it with graph mode as the default.
   @functools.wraps(fn)
   def in_graph_mode(*args, **kwargs):
-    from flax.nnx._common import set_graph_mode
 
     with set_graph_mode(True):
       return fn(*args, **kwargs)

@@ -15,6 +15,8 @@ P(None, 'model')
 """
 
 from __future__ import annotations
+from flax.nnx.transforms.general import eval_shape
+from flax.nnx.transforms.general import eval_shape as nnx_eval_shape
 
 import typing as tp
 
@@ -190,7 +192,6 @@ def get_abstract_model(init_fn, mesh, *, graph: bool | None = None):
   Returns:
     ``(graphdef, state)`` as from ``nnx.split``.
   """
-  from flax.nnx.transforms.general import eval_shape as nnx_eval_shape
 
   with jax.set_mesh(mesh):
     abstract = nnx_eval_shape(init_fn, graph=graph)
@@ -316,7 +317,5 @@ def __getattr__(name):
   # ``nnx.spmd.eval_shape`` is ``nnx.eval_shape`` (loaded lazily: the
   # transforms import this module).
   if name == 'eval_shape':
-    from flax.nnx.transforms.general import eval_shape
-
     return eval_shape
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -15,6 +15,7 @@ an NNX object, printed with ``rich`` as Flax 0.12.8 prints it.
 """
 
 from __future__ import annotations
+from flax.nnx._summary_yaml import NoneDumper
 
 import dataclasses
 import types
@@ -410,7 +411,5 @@ def _render(
 
 def __getattr__(name):
   if name == 'NoneDumper':
-    from flax.nnx._summary_yaml import NoneDumper
-
     return NoneDumper
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -9,6 +9,8 @@ Dict({
 })
 """
 
+from flax.nnx import reprlib
+from flax.nnx import pytreelib
 import typing as tp
 import sys
 
@@ -125,7 +127,6 @@ def _color(obj) -> str:
 def render_pytree(obj, path, subtree_renderer):
   """A Pytree (Module, List, Rngs, ...) as ``Type(attr=value, ...)`` with
   its Variable totals as a first-line comment."""
-  from flax.nnx import pytreelib, reprlib
 
   attributes = {str(k): v for k, v in pytreelib.object_attributes(obj)}
   return render_object_constructor(
@@ -141,7 +142,6 @@ def render_pytree(obj, path, subtree_renderer):
 def render_variable(var, path, subtree_renderer):
   """A Variable as ``Type(value=..., metadata...)`` with its size as a
   first-line comment."""
-  from flax.nnx import reprlib
 
   value, comment = reprlib.variable_shown(var)
   return render_object_constructor(

@@ -18,6 +18,8 @@ In tree mode a prefix for a graph node has the node's own shape (as
 accepts.
 """
 
+from flax.nnx._common import graph_updates_default, resolve_graph
+from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
 import functools
 
 import jax
@@ -39,7 +41,6 @@ def _is_prefix_leaf(x) -> bool:
 
 
 def _nnx_prefix_types():
-  from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
 
   return (StateAxes, StateSharding, DiffState)
 
@@ -97,7 +98,6 @@ def check(prefix, *, name: str, what: str, graph: bool, updates: bool):
 def check_all(name: str, graph, graph_updates, **prefixes) -> None:
   """:func:`check` for each ``what=prefix`` of a transform created with
   these ``graph`` / ``graph_updates`` options (None: the defaults)."""
-  from flax.nnx._common import graph_updates_default, resolve_graph
 
   g = resolve_graph(graph)
   if graph_updates is None:

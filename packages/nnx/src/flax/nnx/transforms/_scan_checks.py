@@ -9,6 +9,7 @@ in the pytree modes each graph node of the carry output must have the
 carry input's pytree metadata and Variables.
 """
 
+from flax.nnx import graphlib
 import jax
 
 from flax.nnx import extract
@@ -186,7 +187,6 @@ def check_variable_identity(carry_vars, out_vars):
 def state_signature(node):
   """The paths of the Variables of a graph node, with their types, metadata
   and value structures: what a carried node must keep across a step."""
-  from flax.nnx import graphlib
 
   pairs = [
     (tuple(p), v) for p, v in graphlib.iter_graph(node) if _is_variable(v)

@@ -1,5 +1,8 @@
 """grad, value_and_grad, vjp, jvp and custom_vjp over graph nodes."""
 
+from flax.nnx.transforms.transforms import resolve_kwargs
+from flax.nnx.transforms.general import lift
+from flax.nnx.transforms.general import lift_tree
 import collections
 import dataclasses
 import inspect
@@ -613,7 +616,6 @@ def remat(
       # graph mode passes positional arguments only
       args = varflow.positional_args(f, args, kwargs)
       return _remat_graph(f, prevent_cse, static_argnums, policy, args, {})
-    from flax.nnx.transforms.general import lift_tree
 
     statics = {i: args[i] for i in static_argnums if i < len(args)}
     dyn = tuple(None if i in statics else a for i, a in enumerate(args))
@@ -634,7 +636,6 @@ def remat(
 
 
 def _remat_graph(f, prevent_cse, static_argnums, policy, args, kwargs):
-  from flax.nnx.transforms.general import lift
 
   statics = {i: args[i] for i in static_argnums if i < len(args)}
   dyn = tuple(None if i in statics else a for i, a in enumerate(args))
@@ -659,8 +660,6 @@ checkpoint = remat
 def __getattr__(name):
   # resolve_kwargs lives with the other general transforms
   if name == 'resolve_kwargs':
-    from flax.nnx.transforms.transforms import resolve_kwargs
-
     return resolve_kwargs
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 

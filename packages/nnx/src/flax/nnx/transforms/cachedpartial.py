@@ -9,13 +9,15 @@ between calls is allowed; changing it inside the transform is an error.
 
 >>> import jax.numpy as jnp
 >>> from flax import nnx
->>> m = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+>>> class Scale(nnx.Module):
+...   def __init__(self):
+...     self.w = nnx.Param(jnp.full((3,), 2.0))
 >>> @nnx.jit
 ... def step(model, x):
-...   return model(x)
->>> f = nnx.compat.cached_partial(step, m)
->>> f(jnp.ones((1, 2))).shape
-(1, 3)
+...   return x * model.w
+>>> f = nnx.compat.cached_partial(step, Scale())
+>>> f(jnp.ones((1, 3)))
+Array([[2., 2., 2.]], dtype=float32)
 """
 
 import dataclasses

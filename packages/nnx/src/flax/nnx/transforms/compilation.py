@@ -14,6 +14,8 @@
 2
 """
 
+from flax.nnx.transforms.types import StateSharding
+from flax.nnx.transforms import shardmap
 import functools
 import inspect
 import typing as tp
@@ -733,11 +735,7 @@ def jit_partial(
 def __getattr__(name):
   # names shared with the iteration module, loaded on first use
   if name in ('shard_map', 'ShardMapFn', 'SimpleShardMapFn'):
-    from flax.nnx.transforms import shardmap
-
     return getattr(shardmap, name)
   if name == 'StateSharding':
-    from flax.nnx.transforms.types import StateSharding
-
     return StateSharding
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

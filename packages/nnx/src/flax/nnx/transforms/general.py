@@ -1,6 +1,7 @@
 """Generic lifting of JAX transforms over graph nodes, and the control-flow
 transforms (cond, switch, while_loop, fori_loop), eval_shape and remat."""
 
+from flax.nnx.transforms import _scan_checks
 import dataclasses
 import functools
 import typing as tp
@@ -328,7 +329,6 @@ class _SimpleLoopFn(_fns.SimpleFn):
     the body must return the Variables of its input (``before``, read
     before it ran) in the same places; returns the carry as it crosses the
     loop."""
-    from flax.nnx.transforms import _scan_checks
 
     after = [v for _, v in varflow.variable_paths(out, '')]
     out = self.pure(out)

@@ -1,5 +1,6 @@
 """vmap, pmap, scan and shard_map over graph nodes."""
 
+from flax.nnx import graphlib
 import dataclasses
 import functools
 import typing as tp
@@ -743,8 +744,6 @@ def _axis_per_arg(axes, n):
 def _each_variable(tree, graph):
   """The Variables of ``tree``: through graph nodes (graph mode) or as
   pytree leaves (tree mode)."""
-  from flax.nnx import graphlib
-  from flax.nnx.variablelib import Variable
 
   if not resolve_graph(graph):
     for leaf in treemode.tree_variables(tree, 'arguments'):

@@ -13,6 +13,7 @@ mode the broadcast Variables' updates travel in ``Broadcasted`` to the
 next step and back to the arguments; graph mode drops them.
 """
 
+from flax.nnx.transforms.autodiff import _arg_index_of_positions
 import collections
 import dataclasses
 import functools
@@ -698,7 +699,6 @@ def scan(
 
 def _roots_of_arg(args, ga, argnum):
   """Indexes (in ``ga.roots``) of the graph nodes found in ``args[argnum]``."""
-  from flax.nnx.transforms.autodiff import _arg_index_of_positions
 
   if argnum is None:
     return frozenset()

@@ -23,6 +23,7 @@ spec it went in with.
 6.0
 """
 
+from flax.nnx.transforms.iteration import _predicates_for
 import functools
 
 import jax
@@ -184,7 +185,6 @@ def _values_specs(ga, pure_args, prefix) -> list:
 
 
 def _graph_call(f, args, specs, updates, mesh, out_specs, axis_names, vma):
-  from flax.nnx.transforms.iteration import _predicates_for
 
   predicates = None
   if updates and any(isinstance(s, StateSharding) for s in specs):

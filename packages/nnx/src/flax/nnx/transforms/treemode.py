@@ -4,6 +4,7 @@
 the arguments these modes refuse.
 """
 
+from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
 import typing as tp
 
 import jax
@@ -112,7 +113,6 @@ def tree_variables(tree, where='call', name='nnx transform'):
 
 
 def check_tree_mode_args(*prefixes, name):
-  from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
 
   for prefix in prefixes:
     for leaf in jax.tree_util.tree_leaves(

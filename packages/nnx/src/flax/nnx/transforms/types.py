@@ -1,6 +1,8 @@
 """Markers used by NNX transforms: DiffState, StateAxes, StateSharding,
 Carry."""
 
+from flax.nnx.variablelib import Variable
+from flax.nnx.statelib import State
 import dataclasses
 import typing as tp
 
@@ -34,7 +36,6 @@ class StateAxes:
   """
 
   def __init__(self, filter_axes, /):
-    from flax.nnx.statelib import State
 
     if isinstance(filter_axes, State):
       filter_axes = _filters_of_state(filter_axes)
@@ -94,7 +95,6 @@ def _filters_of_state(state) -> dict:
   """``{PathIn(paths...): value}`` for a State whose leaves are prefix
   values (Variables holding one count as their value): one filter per
   distinct value, in order of first appearance."""
-  from flax.nnx.variablelib import Variable
 
   groups: list = []
   paths, leaves = state._flat_items()
@@ -113,7 +113,6 @@ class StateSharding(StateAxes):
   """Maps filters (or a State of specs) to PartitionSpecs (shard_map)."""
 
   def __init__(self, filter_sharding, /):
-    from flax.nnx.statelib import State
 
     if not isinstance(filter_sharding, (tp.Mapping, StateAxes, State)):
       filter_sharding = dict(filter_sharding)

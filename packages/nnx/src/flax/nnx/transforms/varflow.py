@@ -12,6 +12,7 @@ both paths.
 Everything here runs while a transform traces its function.
 """
 
+from flax.nnx._hijax import _HIJAX_CLASSES
 import inspect
 import weakref
 
@@ -185,7 +186,6 @@ def metadata_snapshot(items) -> list:
   """A copy of the metadata of each Variable among ``items`` (None for
   other items and hijax Variables, whose metadata travels with them), read
   before the function runs."""
-  from flax.nnx._hijax import _HIJAX_CLASSES
 
   return [
     dict(x._var_metadata)
