@@ -16,8 +16,8 @@ between calls is allowed; changing it inside the transform is an error.
 ... def step(model, x):
 ...   return x * model.w
 >>> f = nnx.compat.cached_partial(step, Scale())
->>> f(jnp.ones((1, 3)))
-Array([[2., 2., 2.]], dtype=float32)
+>>> f(jnp.ones(3))
+Array([2., 2., 2.], dtype=float32)
 """
 
 import dataclasses
