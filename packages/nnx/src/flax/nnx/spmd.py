@@ -15,8 +15,7 @@ P(None, 'model')
 """
 
 from __future__ import annotations
-from flax.nnx.transforms.general import eval_shape
-from flax.nnx.transforms.general import eval_shape as nnx_eval_shape
+from flax.nnx.transforms.general import eval_shape as eval_shape
 
 import typing as tp
 
@@ -194,7 +193,7 @@ def get_abstract_model(init_fn, mesh, *, graph: bool | None = None):
   """
 
   with jax.set_mesh(mesh):
-    abstract = nnx_eval_shape(init_fn, graph=graph)
+    abstract = eval_shape(init_fn, graph=graph)
   graphdef, state = graphlib.split(abstract)
   return graphdef, _map_abstract(state, mesh, graph, keep_unsharded=False)
 
@@ -311,11 +310,3 @@ def remove_axis(
     _remove_axis_name(v, index, name, others)
 
   return _transform_names(tree, transform_metadata, remove)
-
-
-def __getattr__(name):
-  # ``nnx.spmd.eval_shape`` is ``nnx.eval_shape`` (loaded lazily: the
-  # transforms import this module).
-  if name == 'eval_shape':
-    return eval_shape
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -1,6 +1,6 @@
 """grad, value_and_grad, vjp, jvp and custom_vjp over graph nodes."""
 
-from flax.nnx.transforms.transforms import resolve_kwargs
+from flax.nnx.transforms.transforms import resolve_kwargs as resolve_kwargs
 from flax.nnx.transforms.general import lift
 from flax.nnx.transforms.general import lift_tree
 import collections
@@ -655,13 +655,6 @@ def _remat_graph(f, prevent_cse, static_argnums, policy, args, kwargs):
 
 
 checkpoint = remat
-
-
-def __getattr__(name):
-  # resolve_kwargs lives with the other general transforms
-  if name == 'resolve_kwargs':
-    return resolve_kwargs
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 from flax.nnx.transforms.customvjp import BwdFn as BwdFn  # noqa: E402

@@ -14,7 +14,7 @@
 2
 """
 
-from flax.nnx.transforms.types import StateSharding
+from flax.nnx.transforms.types import StateSharding as StateSharding
 from flax.nnx.transforms import shardmap
 import functools
 import inspect
@@ -733,9 +733,7 @@ def jit_partial(
 
 
 def __getattr__(name):
-  # names shared with the iteration module, loaded on first use
+  # names of the shard_map transform, which lives in its own module
   if name in ('shard_map', 'ShardMapFn', 'SimpleShardMapFn'):
     return getattr(shardmap, name)
-  if name == 'StateSharding':
-    return StateSharding
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
