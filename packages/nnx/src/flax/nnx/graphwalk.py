@@ -17,6 +17,7 @@ import jax
 
 from flax.nnx.flattenlib import _key_of, _sorted_items, is_array_leaf
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES, get_child
+from flax.nnx import pytreelib
 from flax.nnx.pytreelib import Pytree, _sort_key, data_names
 from flax.nnx.variablelib import Variable
 
@@ -244,3 +245,6 @@ def find_duplicates(node, /, *, only=...) -> list:
     for obj, paths in seen.values()
     if len(paths) > 1 and predicate(paths[0], obj)
   ]
+
+
+pytreelib.register_graph_traversal(iter_graph)

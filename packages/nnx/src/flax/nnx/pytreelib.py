@@ -32,7 +32,7 @@ import warnings
 import jax
 import numpy as np
 
-from flax.nnx import reprlib, tracers
+from flax.nnx import reprlib, tracers, visualization
 from flax.nnx._common import EPOCH, MISSING, GraphNodeBase, Missing
 from flax.nnx._common import trace_context_error, trace_state
 from flax.nnx._variable_tree import is_ref
@@ -532,15 +532,18 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
   def __repr__(self):
     if type(self).__nnx_repr__ is not reprlib.Representable.__nnx_repr__:
       return reprlib.get_repr(self)
-    return reprlib.object_repr(self)
+    return reprlib.object_repr(
+      self, object_attributes(self), object_comment(self)
+    )
 
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
   def __treescope_repr__(self, path, subtree_renderer):
-    from flax.nnx import visualization
-
-    return visualization.render_pytree(self, path, subtree_renderer)
+    attributes = {str(k): v for k, v in object_attributes(self)}
+    return visualization.render_object(
+      self, attributes, object_comment(self), path, subtree_renderer
+    )
 
 
 class Object(Pytree, pytree=False):
@@ -682,6 +685,35 @@ def object_attributes(obj) -> tp.Iterator[tuple[str, tp.Any]]:
   for key, value in vars(obj).items():
     if not (isinstance(key, str) and key.startswith('_')):
       yield key, value
+
+
+# A Pytree's reprs total the Variables of its graph. The graph traversal
+# lives on the graph floor, above this one: flax.nnx.graphwalk registers it
+# here when it is imported (importing any part of flax.nnx imports it).
+_graph_traversal: list[tp.Callable[[tp.Any], tp.Iterable]] = []
+
+
+def register_graph_traversal(iter_graph) -> None:
+  """Sets the ``iter_graph(node) -> ((path, value), ...)`` function that
+  :func:`object_comment` walks a Pytree's graph with."""
+  _graph_traversal[:] = [iter_graph]
+
+
+def object_comment(obj) -> str:
+  """``' # Param: 9 (36 B), ...'``: the Variable totals of a Pytree's graph
+  by type, as its reprs show them after the type name ('' if none)."""
+  (iter_graph,) = _graph_traversal
+  counts: dict[str, tuple[int, int]] = {}
+  for _, var in iter_graph(obj):
+    if not isinstance(var, Variable):
+      continue
+    stats = reprlib._array_stats(var._raw_value)
+    if stats is None:
+      continue
+    name = type(var)._repr_group or var.var_type.__name__
+    size, nbytes = counts.get(name, (0, 0))
+    counts[name] = (size + stats[0], nbytes + stats[1])
+  return reprlib.counts_comment(counts)
 
 
 # -- dataclasses ------------------------------------------------------------------

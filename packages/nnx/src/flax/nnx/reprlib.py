@@ -378,13 +378,11 @@ class _Name:
 def _display(value, short: bool = True):
   """``value`` as shown inside reprs: classes by name and, with ``short``,
   arrays of more than one element as :class:`ArrayRepr` (Variables are
-  entered, Pytrees kept)."""
-
-  from flax.nnx import pytreelib
+  entered, Pytrees and other :class:`Representable` objects kept)."""
 
   if isinstance(value, type):
     return _Name(value.__name__)
-  if isinstance(value, pytreelib.Pytree) or isinstance(value, _SIMPLE):
+  if isinstance(value, Representable) or isinstance(value, _SIMPLE):
     return value
 
   def show(x):
@@ -396,7 +394,7 @@ def _display(value, short: bool = True):
 
   try:
     value = jax.tree.map(
-      show, value, is_leaf=lambda x: isinstance(x, (pytreelib.Pytree, type))
+      show, value, is_leaf=lambda x: isinstance(x, (Representable, type))
     )
   except Exception:
     return value
@@ -423,16 +421,21 @@ _SIMPLE = (str, int, float, bool, type(None), bytes)
 
 
 def value_repr(value, level: int) -> str:
-  """Repr of an arbitrary leaf value nested at ``level``."""
-  from flax.nnx import statelib, variablelib
-
-  if isinstance(value, variablelib.Variable) and not isinstance(
-    value, jax.core.Tracer
-  ):  # (a traced hijax Variable shows as its tracer)
-    return variable_repr(value, level)
-  if isinstance(value, statelib.State):
-    return f'State({mapping_repr(value._mapping, level)})'
+  """Repr of an arbitrary leaf value nested at ``level``: Variables and
+  States through their ``_repr_at_level`` method, the rest by ``repr``."""
+  nested = _nested_repr(value)
+  if nested is not None:
+    return nested(value, level)
   return _indent(repr(value), INDENT * level)
+
+
+def _nested_repr(value):
+  """The ``_repr_at_level(value, level, short=False)`` method of a
+  Variable or State (None for other values, and for tracers: a traced
+  hijax Variable shows as its tracer)."""
+  if isinstance(value, jax.core.Tracer):
+    return None
+  return getattr(type(value), '_repr_at_level', None)
 
 
 def variable_shown(var) -> tuple[tp.Any, str]:
@@ -448,6 +451,8 @@ def variable_shown(var) -> tuple[tp.Any, str]:
 
 
 def variable_repr(var, level: int, short: bool = False) -> str:
+  """Repr of a Variable nested at ``level`` (``short``: arrays of more than
+  one element shortened)."""
   pad = INDENT * (level + 1)
   end = INDENT * level
   raw, comment = variable_shown(var)
@@ -460,32 +465,58 @@ def variable_repr(var, level: int, short: bool = False) -> str:
 
 
 def mapping_repr(mapping: tp.Mapping, level: int) -> str:
+  """Repr of a (nested) mapping at ``level``, a States' nested mappings
+  shown as plain ``{...}``."""
   if not mapping:
     return '{}'
   pad = INDENT * (level + 1)
   end = INDENT * level
   lines = []
   for key, val in mapping.items():
-    if isinstance(val, tp.Mapping) and not _is_var(val):
-      text = mapping_repr(_as_mapping(val), level + 1)
+    if isinstance(val, tp.Mapping):
+      text = mapping_repr(val, level + 1)
     else:
       text = value_repr(val, level + 1)
     lines.append(f'{pad}{key!r}: {text}')
   return '{\n' + ',\n'.join(lines) + '\n' + end + '}'
 
 
-def _is_var(x):
-  from flax.nnx import variablelib
-
-  return isinstance(x, variablelib.Variable)
-
-
-def _as_mapping(x):
-  from flax.nnx import statelib
-
-  if isinstance(x, statelib.State):
-    return x._mapping
-  return x
+def object_repr(obj, attributes, comment: str, level: int = 0) -> str:
+  """Repr of a Pytree / Module from its public ``attributes`` (pairs, in
+  insertion order) and its Variable totals ``comment``: nested objects
+  indented, arrays of more than one element shortened; an object met a
+  second time prints as ``Name(...)``."""
+  ctx = _OBJECT_CONTEXT
+  top = ctx.seen is None
+  if top:
+    ctx.seen = set()
+  try:
+    name = type(obj).__name__
+    if id(obj) in ctx.seen:
+      return f'{name}(...)'
+    ctx.seen.add(id(obj))
+    items = list(attributes)
+    if not items:
+      return f'{name}()'
+    pad = INDENT * (level + 1)
+    end = INDENT * level
+    lines = []
+    for key, val in items:
+      if isinstance(val, Representable):
+        text = (
+          f'{type(val).__name__}(...)'
+          if id(val) in ctx.seen
+          else _indent(repr(val), pad)
+        )
+      elif _nested_repr(val) is not None and not isinstance(val, tp.Mapping):
+        text = _nested_repr(val)(val, level + 1, short=True)  # a Variable
+      else:
+        text = value_repr(_display(val), level + 1)
+      lines.append(f'{pad}{key}={text}')
+    return f'{name}({comment}\n' + ',\n'.join(lines) + '\n' + end + ')'
+  finally:
+    if top:
+      ctx.seen = None
 
 
 class _ObjectContext(threading.local):
@@ -496,27 +527,9 @@ class _ObjectContext(threading.local):
 _OBJECT_CONTEXT = _ObjectContext()
 
 
-def _stats_name(var) -> str:
-  from flax.nnx import rnglib
-
-  if isinstance(var, rnglib.RngState):
-    return 'RngState'
-  return var.var_type.__name__
-
-
-def _type_counts(obj) -> dict:
-  counts: dict = {}
-  for _, var in _iter_variables(obj):
-    stats = _array_stats(var._raw_value)
-    if stats is None:
-      continue
-    tname = _stats_name(var)
-    size, nbytes = counts.get(tname, (0, 0))
-    counts[tname] = (size + stats[0], nbytes + stats[1])
-  return counts
-
-
-def _counts_comment(counts: dict) -> str:
+def counts_comment(counts: tp.Mapping[str, tuple[int, int]]) -> str:
+  """``' # Param: 9 (36 B), ...'`` from ``{type name: (size, bytes)}``, with
+  a total when there are several types ('' if none)."""
   if not counts:
     return ''
   parts = [f'{t}: {size_repr(*c)}' for t, c in counts.items()]
@@ -527,57 +540,3 @@ def _counts_comment(counts: dict) -> str:
     )
     parts.append(f'Total: {size_repr(*total)}')
   return ' # ' + ', '.join(parts)
-
-
-def object_comment(obj) -> str:
-  """``' # Param: 9 (36 B), ...'``: the Variable totals of a Pytree's graph
-  by type, as its reprs show them after the type name ('' if none)."""
-  return _counts_comment(_type_counts(obj))
-
-
-def object_repr(obj, level: int = 0) -> str:
-  """Repr of a Pytree / Module: its public attributes in insertion order,
-  nested objects indented, arrays of more than one element shortened; an
-  object met a second time prints as ``Name(...)``."""
-  from flax.nnx import pytreelib, variablelib
-
-  ctx = _OBJECT_CONTEXT
-  top = ctx.seen is None
-  if top:
-    ctx.seen = set()
-  try:
-    name = type(obj).__name__
-    if id(obj) in ctx.seen:
-      return f'{name}(...)'
-    ctx.seen.add(id(obj))
-    items = list(pytreelib.object_attributes(obj))
-    if not items:
-      return f'{name}()'
-    pad = INDENT * (level + 1)
-    end = INDENT * level
-    header = f'{name}(' + object_comment(obj)
-    lines = []
-    for key, val in items:
-      if isinstance(val, pytreelib.Pytree):
-        text = (
-          f'{type(val).__name__}(...)'
-          if id(val) in ctx.seen
-          else _indent(repr(val), pad)
-        )
-      elif isinstance(val, variablelib.Variable):
-        text = variable_repr(val, level + 1, short=True)
-      else:
-        text = value_repr(_display(val), level + 1)
-      lines.append(f'{pad}{key}={text}')
-    return header + '\n' + ',\n'.join(lines) + '\n' + end + ')'
-  finally:
-    if top:
-      ctx.seen = None
-
-
-def _iter_variables(obj):
-  from flax.nnx import graphlib, variablelib
-
-  for path, value in graphlib.iter_graph(obj):
-    if isinstance(value, variablelib.Variable):
-      yield path, value

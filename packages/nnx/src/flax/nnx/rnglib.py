@@ -38,6 +38,8 @@ from flax.typing import Key as Key
 class RngState(Variable):
   """Base type of the Variables inside Rng streams."""
 
+  _repr_group = 'RngState'  # a Pytree's repr totals them under this name
+
 
 class RngKey(RngState):
   """The key of an Rng stream."""

@@ -13,7 +13,7 @@ from collections.abc import MutableMapping
 
 import jax
 
-from flax.nnx import filterlib
+from flax.nnx import filterlib, reprlib, visualization
 from flax.nnx.variablelib import Variable
 from flax.typing import Key as Key
 
@@ -182,16 +182,15 @@ class State(MutableMapping):
   __hash__ = None
 
   def __repr__(self):
-    from flax.nnx import reprlib
+    return self._repr_at_level(0)
 
-    return f'State({reprlib.mapping_repr(self._mapping, 0)})'
+  def _repr_at_level(self, level: int, short: bool = False) -> str:
+    return f'State({reprlib.mapping_repr(self._mapping, level)})'
 
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
   def __treescope_repr__(self, path, subtree_renderer):
-    from flax.nnx import visualization
-
     return visualization.render_state(self, path, subtree_renderer)
 
   # -- views ---------------------------------------------------------------------
@@ -547,8 +546,6 @@ class NestedStateRepr:
     self.state = state
 
   def __repr__(self):
-    from flax.nnx import reprlib
-
     return reprlib.mapping_repr(_as_dict(self.state), 0)
 
 
@@ -614,8 +611,6 @@ class FlatState(tp.Sequence):
   __hash__ = None
 
   def __repr__(self):
-    from flax.nnx import reprlib
-
     if not self._paths:
       return 'FlatState([])'
     items = []

@@ -17,7 +17,7 @@ import warnings
 import jax
 
 from flax import config as config
-from flax.nnx import _vardefaults, _variable_tree
+from flax.nnx import _vardefaults, _variable_tree, reprlib, visualization
 from flax.nnx._vardefaults import VARIABLE_CONTEXT as VARIABLE_CONTEXT
 from flax.nnx._vardefaults import VarDefaults as VarDefaults
 from flax.nnx._vardefaults import VarDefaultsContext as VarDefaultsContext
@@ -726,18 +726,25 @@ class Variable(GraphNodeBase, tp.Generic[A], metaclass=VariableMeta):
     object.__setattr__(self, '_var_metadata', state['metadata'])
 
   # -- repr -------------------------------------------------------------------
-  def __repr__(self):
-    from flax.nnx import reprlib
+  # The name a Pytree's repr totals Variables of this type under (None: the
+  # name of their ``var_type``).
+  _repr_group: tp.ClassVar[str | None] = None
 
+  def __repr__(self):
     return reprlib.variable_repr(self, 0)
+
+  def _repr_at_level(self, level: int, short: bool = False) -> str:
+    return reprlib.variable_repr(self, level, short)
 
   def _repr_pretty_(self, p, cycle):
     p.text(repr(self))
 
   def __treescope_repr__(self, path, subtree_renderer):
-    from flax.nnx import visualization
-
-    return visualization.render_variable(self, path, subtree_renderer)
+    value, comment = reprlib.variable_shown(self)
+    attributes = {'value': value, **self._var_metadata}
+    return visualization.render_object(
+      self, attributes, comment, path, subtree_renderer
+    )
 
 
 # Array behaviour (protocols, operators, ``==``) is installed from its own

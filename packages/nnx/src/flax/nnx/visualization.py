@@ -9,10 +9,8 @@ Dict({
 })
 """
 
-from flax.nnx import reprlib
-from flax.nnx import pytreelib
-import typing as tp
 import sys
+import typing as tp
 
 
 def _treescope():
@@ -124,33 +122,17 @@ def _color(obj) -> str:
   return formatting_util.color_from_string(type(obj).__qualname__)
 
 
-def render_pytree(obj, path, subtree_renderer):
-  """A Pytree (Module, List, Rngs, ...) as ``Type(attr=value, ...)`` with
-  its Variable totals as a first-line comment."""
-
-  attributes = {str(k): v for k, v in pytreelib.object_attributes(obj)}
+def render_object(obj, attributes, comment: str, path, subtree_renderer):
+  """A Pytree (Module, List, Rngs, ...) or a Variable as
+  ``Type(attr=value, ...)``, with ``comment`` (its Variable totals, or its
+  size) after the opening line."""
   return render_object_constructor(
     object_type=type(obj),
     attributes=attributes,
     path=path,
     subtree_renderer=subtree_renderer,
-    first_line_annotation=_annotation(reprlib.object_comment(obj)),
-    color=_color(obj),
-  )
-
-
-def render_variable(var, path, subtree_renderer):
-  """A Variable as ``Type(value=..., metadata...)`` with its size as a
-  first-line comment."""
-
-  value, comment = reprlib.variable_shown(var)
-  return render_object_constructor(
-    object_type=type(var),
-    attributes={'value': value, **var._var_metadata},
-    path=path,
-    subtree_renderer=subtree_renderer,
     first_line_annotation=_annotation(comment),
-    color=_color(var),
+    color=_color(obj),
   )
 
 
