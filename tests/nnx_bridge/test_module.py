@@ -326,3 +326,45 @@ def test_setup_runs_when_a_parent_reads_its_attributes():
   }
   with pytest.raises(AttributeError, match="'Inner' object has no attribute"):
     Inner().layer
+
+
+def test_init_marks_the_running_modules_initializing_and_setup():
+  seen = []
+
+  def flags(m):
+    return (m._pytree__state.initializing, m._pytree__state.is_setup)
+
+  class Sub(bridge.Module):
+    @bridge.compact
+    def __call__(self, x):
+      seen.append(('sub', flags(self)))
+      return x
+
+  class Top(bridge.Module):
+    def setup(self):
+      seen.append(('setup', flags(self)))
+      self.sub = Sub()
+      self.wrapped = bridge.ToNNX(nn.Dense(3), rngs=nnx.Rngs(0))
+
+    def __call__(self, x):
+      seen.append(('top', flags(self), self))
+      self.wrapped(x)
+      return self.sub(x)
+
+  top = Top()
+  variables = top.init(0, X)
+  assert [s[:2] for s in seen] == [
+    ('setup', (True, False)),
+    ('top', (True, True)),
+    ('sub', (True, False)),
+  ]
+  # reset after init; the Module that ran keeps its setup flag
+  assert flags(seen[1][2]) == (False, True)
+  assert flags(top) == (False, False)
+  seen.clear()
+  top.apply(variables, X)
+  assert [s[:2] for s in seen] == [
+    ('setup', (False, False)),
+    ('top', (False, True)),
+    ('sub', (False, False)),
+  ]

@@ -1,6 +1,7 @@
 """bridge.ToNNX: Linen Modules run as NNX Modules (Flax 0.12.8 values)."""
 
 import functools
+import pickle
 
 import jax
 import jax.numpy as jnp
@@ -311,3 +312,87 @@ def test_linen_methods_as_attributes_lazy_init_alone():
     bridge.lazy_init(functools.partial(model.__call__, method='project'), X)
   with pytest.raises(AttributeError, match="no attribute 'missing'"):
     model.missing
+
+
+class _Holder(nnx.Module):
+  """Records ``_pytree__state.initializing`` of what it sees."""
+
+  def __init__(self):
+    self.inner = bridge.ToNNX(LDense(2), rngs=nnx.Rngs(0))
+    self.items = nnx.List([nnx.Linear(3, 3, rngs=nnx.Rngs(1))])
+    self.seen = nnx.data({})
+
+  def __call__(self, x):
+    def flag(m):
+      return m._pytree__state.initializing
+
+    seen = self.seen
+    seen['self'] = flag(self)
+    seen['children'] = (flag(self.inner), flag(self.items[0]))
+    seen['merged'] = flag(nnx.merge(*nnx.split(self)))
+    seen['tree_merged'] = flag(nnx.merge(*nnx.split(self.items, graph=False)))
+    seen['copies'] = (flag(nnx.clone(self.items[0])), flag(copy_of(self)))
+    seen['jax_tree'] = flag(jax.tree.map(lambda a: a, self.items))
+    seen['jit'] = nnx.jit(flag)(self)
+    seen['new'] = flag(nnx.Linear(1, 1, rngs=nnx.Rngs(0)))
+    # a graphdef made while initializing differs from the plain one
+    seen['same_graphdef'] = nnx.graphdef(self.items) == nnx.graphdef(
+      nnx.List([nnx.Linear(3, 3, rngs=nnx.Rngs(1))])
+    )
+    return self.inner(x)
+
+
+def copy_of(m):
+  return pickle.loads(pickle.dumps(m))
+
+
+def test_lazy_init_marks_the_graph_initializing_for_the_call():
+  model = _Holder()
+  assert not model._pytree__state.initializing
+  bridge.lazy_init(model, X)
+  seen = dict(model.seen)
+  assert seen['self'] and seen['children'] == (True, True)
+  assert seen['merged'] and seen['tree_merged'] and seen['jit']
+  assert seen['copies'] == (True, True) and seen['jax_tree']
+  assert not seen['new'] and not seen['same_graphdef']
+  # reset afterwards, and the wrapper was initialized
+  assert not model._pytree__state.initializing
+  assert not model.inner._pytree__state.initializing
+  assert model.inner.kernel.shape == (3, 2)
+
+
+def test_lazy_init_initializes_only_the_wrappers_of_its_graph():
+  class Outer(nnx.Module):
+    def __init__(self):
+      self.a = bridge.ToNNX(LDense(2), rngs=nnx.Rngs(0))
+
+    def __call__(self, x):
+      fresh = bridge.ToNNX(LDense(4), rngs=nnx.Rngs(1))
+      with pytest.raises(errors.ScopeCollectionNotFound):
+        fresh(x)
+      return self.a(x)
+
+  model = Outer()
+  bridge.lazy_init(model, X)
+  assert model.a.kernel.shape == (3, 2)
+
+
+def test_lazy_init_resets_the_flags_on_error_and_when_nested():
+  class Inner(nnx.Module):
+    def __init__(self):
+      self.t = bridge.ToNNX(LDense(2), rngs=nnx.Rngs(0))
+      self.flags = nnx.data([])
+
+    def __call__(self, x):
+      bridge.lazy_init(self.t, x)
+      # the nested call leaves its own graph reset
+      self.flags.append(
+        (self._pytree__state.initializing, self.t._pytree__state.initializing)
+      )
+      raise ValueError('boom')
+
+  model = Inner()
+  with pytest.raises(ValueError, match='boom'):
+    bridge.lazy_init(model, X)
+  assert model.flags == [(True, False)]
+  assert not model._pytree__state.initializing

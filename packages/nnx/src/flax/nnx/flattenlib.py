@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
-from flax.nnx.pytreelib import Pytree
+from flax.nnx.pytreelib import Pytree, state_flags
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable, VariableMeta
 
@@ -308,6 +308,9 @@ class _Flattener:
           attrs.append((k, _static_node(tv, v)))
         else:
           attrs.append((k, self._attribute(x, k, v, path + (k,), data)))
+      flags = state_flags(x)
+      if flags is not None:  # carried to the rebuilt object
+        return ('n', type(x), i, tuple(attrs), frozenset(data), flags)
       return ('n', type(x), i, tuple(attrs), frozenset(data))
     if isinstance(x, _PLAIN_ARRAY_TYPES) or is_ref(x):
       if is_ref(x):

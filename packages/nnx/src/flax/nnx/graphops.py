@@ -39,6 +39,7 @@ from flax.nnx.graphlib import (
   split,
 )
 from flax.nnx.pytreelib import Pytree, PytreeRecord
+from flax.nnx.pytreelib import set_state_flags, state_flags
 from flax.nnx.statelib import FlatState
 from flax.nnx.variablelib import Variable
 from flax.nnx.variablelib import store_raw_value
@@ -292,6 +293,7 @@ def recursive_map(f, node, /, *, graph=None):
       new = object.__new__(type(x))
       m = x._pytree__m
       object.__setattr__(new, '_pytree__m', PytreeRecord(m.data))
+      set_state_flags(new, state_flags(x))
       done[id(x)] = (x, new)
       data = m.data
       for k, v in _sorted_items(vars(x)):

@@ -401,7 +401,13 @@ OBJECT_CONTEXT = ObjectContext()
 
 
 class PytreeState(reprlib.Representable):
-  """Construction state of a Pytree: the JAX trace it was created in."""
+  """Construction state of a Pytree: the JAX trace it was created in, and
+  whether it is being initialized (``bridge.lazy_init``, a bridge Module's
+  ``init``) and has run its ``setup`` (bridge Modules).
+
+  The two flags travel with the object: through split/merge (graph and
+  tree mode), transforms, copies and pickling.
+  """
 
   __slots__ = ('_initializing', '_is_setup', '_trace_state')
 
@@ -475,8 +481,12 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     """The construction state of this object (the trace it was created at)."""
     m = self._pytree__m
     state = m.state
-    if state is None or state._trace_state._jax_trace != m.trace:
+    if state is None:
       state = m.state = PytreeState()
+      state._trace_state = tracers.TraceState.at(m.trace)
+    elif state._trace_state._jax_trace != m.trace:
+      # a new trace state, the flags kept
+      state = m.state = PytreeState(state._initializing, state._is_setup)
       state._trace_state = tracers.TraceState.at(m.trace)
     return state
 
@@ -505,14 +515,20 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     return self._pytree__nodes
 
   def __getstate__(self):
-    return {
+    state = {
       'attrs': dict(vars(self)),
       'data': set(self._pytree__m.data),
     }
+    flags = state_flags(self)
+    if flags is not None:
+      state['flags'] = flags
+    return state
 
   def __setstate__(self, state):
     vars(self).update(state['attrs'])
     object.__setattr__(self, '_pytree__m', PytreeRecord(state['data']))
+    if state.get('flags') is not None:
+      set_state_flags(self, state['flags'])
 
   def __reduce_ex__(self, protocol):
     return (_reconstruct, (type(self),), self.__getstate__())
@@ -674,6 +690,47 @@ def _new_object(cls, data=frozenset()):
   return obj
 
 
+def state_flags(obj) -> tuple[bool, bool] | None:
+  """``(initializing, is_setup)`` of the ``PytreeState`` of Pytree ``obj``
+  when either is set, else None (the common case, checked without building
+  the state)."""
+  state = obj._pytree__m.state
+  if state is None or not (state._initializing or state._is_setup):
+    return None
+  return (state._initializing, state._is_setup)
+
+
+def set_state_flags(obj, flags: tuple[bool, bool] | None) -> None:
+  """Sets ``(initializing, is_setup)`` of Pytree ``obj`` (None: both False).
+
+  A change counts as a structure change: cached flattenings (graphdefs,
+  pytree aux data) of graphs holding ``obj`` are rebuilt, since they carry
+  the flags.
+  """
+  new = (False, False) if flags is None else (bool(flags[0]), bool(flags[1]))
+  if (state_flags(obj) or (False, False)) == new:
+    return
+  state = obj._pytree__state
+  state._initializing, state._is_setup = new
+  m = obj._pytree__m
+  m.version += 1
+  EPOCH.value += 1
+
+
+def set_initializing(obj, value: bool) -> None:
+  """Sets whether Pytree ``obj`` is being initialized (its ``setup`` flag
+  kept)."""
+  flags = state_flags(obj)
+  set_state_flags(obj, (value, False if flags is None else flags[1]))
+
+
+def set_is_setup(obj, value: bool) -> None:
+  """Sets whether Pytree ``obj`` has run its ``setup`` (its initializing
+  flag kept)."""
+  flags = state_flags(obj)
+  set_state_flags(obj, (False if flags is None else flags[0], value))
+
+
 def data_names(obj) -> set:
   """The names of the data attributes of a Pytree (its pytree children in
   tree mode)."""
@@ -775,12 +832,13 @@ def dataclass(
 class _StaticAux:
   """Static attributes of a Pytree as hashable pytree aux data."""
 
-  __slots__ = ('type', 'names', 'static', '_hash')
+  __slots__ = ('type', 'names', 'static', 'flags', '_hash')
 
-  def __init__(self, typ, names, static):
+  def __init__(self, typ, names, static, flags=None):
     self.type = typ
     self.names = names  # data attributes, sorted
     self.static = static  # (name, value) of the others, sorted
+    self.flags = flags  # see ``state_flags``
     self._hash = None
 
   def __repr__(self):
@@ -792,7 +850,11 @@ class _StaticAux:
   def __eq__(self, other):
     if type(other) is not _StaticAux:
       return False
-    if self.type is not other.type or self.names != other.names:
+    if (
+      self.type is not other.type
+      or self.names != other.names
+      or self.flags != other.flags
+    ):
       return False
     try:
       return bool(self.static == other.static)
@@ -829,7 +891,7 @@ def _aux_of(obj):
   static = tuple(
     sorted(((k, v) for k, v in d.items() if k not in data), key=_item_key)
   )
-  aux = _StaticAux(type(obj), names, static)
+  aux = _StaticAux(type(obj), names, static, state_flags(obj))
   m.aux = (version, names, aux)
   return names, aux
 
@@ -857,6 +919,8 @@ def _make_unflatten(cls):
     attrs = vars(obj)
     attrs.update(zip(aux.names, children))
     attrs.update(aux.static)
+    if aux.flags is not None:
+      set_state_flags(obj, aux.flags)
     return obj
 
   return unflatten

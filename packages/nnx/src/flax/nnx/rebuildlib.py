@@ -15,7 +15,7 @@ import operator
 from flax.nnx._common import EPOCH
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.graphtree import tree_unflatten
-from flax.nnx.pytreelib import PytreeRecord, _new_object
+from flax.nnx.pytreelib import PytreeRecord, _new_object, set_state_flags
 from flax.nnx.variablelib import Variable, store_raw_value
 from flax.nnx._variable_tree import record_trace
 
@@ -94,6 +94,8 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
         EPOCH.value += 1
     else:
       od.update(d)
+    if existing is not None or len(node) > 5:
+      set_state_flags(obj, node[5] if len(node) > 5 else None)
     return obj
   if kind == 'g':
     return _unflatten_graph_node(node, it, index, reuse, raw, wrap)
@@ -198,8 +200,9 @@ class Plan:
   """How to build fresh objects for one graphdef node (root ``'n'``).
 
   Attributes:
-    creates: classes and data names of every Pytree reachable from the root
-      through attributes only (plain Pytrees), with their indices.
+    creates: classes, data names and state flags of every Pytree reachable
+      from the root through attributes only (plain Pytrees), with their
+      indices.
     variables: indices, leaf positions, classes and metadata of every
       Variable held directly by a plain Pytree.
     subtrees: ``(node, first leaf, last leaf)`` of every attribute value
@@ -223,6 +226,7 @@ class Plan:
     'create_idx',
     'create_cls',
     'create_data',
+    'create_flags',
     'var_idx',
     'var_pos',
     'var_cls',
@@ -243,6 +247,7 @@ class Plan:
     self.num_index = num_index
     self.root = node[2]
     self.create_idx, self.create_cls, self.create_data = [], [], []
+    self.create_flags = []  # (creation number, flags) of flagged Pytrees
     self.var_idx, self.var_pos, self.var_cls, self.var_meta = [], [], [], []
     self.subtrees = []
     self.template_dicts = []
@@ -262,6 +267,8 @@ class Plan:
     self.create_idx.append(idx)
     self.create_cls.append(cls)
     self.create_data.append(data)
+    if len(node) > 5:
+      self.create_flags.append((j, node[5]))
     self.template_dicts.append(None)
     keys = []
     sources = []
@@ -317,6 +324,8 @@ class Plan:
       map(_set, new, _repeat('_pytree__m'), map(PytreeRecord, self.create_data))
     )
     _consume(map(put, self.create_idx, new))
+    for j, flags in self.create_flags:
+      set_state_flags(new[j], flags)
     var_leaves = list(self.get_var_leaves(leaves))
     if raw or (wrap and not all(map(_is_variable, var_leaves))):
       variables = []

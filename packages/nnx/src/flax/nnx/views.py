@@ -41,6 +41,7 @@ def _copy_graph(node, memo, var_fn=None, path=()):
     new = memo.get(id(node))
     if new is None:
       new = _new_object(type(node), node._pytree__m.data)
+      pytreelib.set_state_flags(new, pytreelib.state_flags(node))
       memo[id(node)] = new
       d = vars(new)
       # The copy lists its attributes (and dict entries) sorted by name, as

@@ -50,6 +50,7 @@ from flax.nnx.bridge import variables as bv
 from flax.nnx.filterlib import Not
 from flax.nnx.pytreelib import Pytree as Pytree
 from flax.nnx.pytreelib import check_pytree, data
+from flax.nnx.pytreelib import set_initializing, set_is_setup
 from flax.nnx.pytreelib import register_data_type as register_data_type
 from flax.nnx.rnglib import Rngs, RngState
 from flax.nnx.statelib import State
@@ -158,10 +159,23 @@ def _ensure_setup(module) -> None:
   if id(module) in _RUN.setup_done or not has_setup(module):
     return
   _RUN.setup_done.add(id(module))
+  _mark_initializing(module)
   # As in Flax 0.12.8, attributes that setup() assigns keep the values it
   # gives them (variables passed to apply() only fill param()/variable()).
   with _entered(module, in_compact=False):
     module.setup()
+  set_is_setup(module, True)
+
+
+def _mark_initializing(module) -> None:
+  """During a bridge Module's ``init``, marks ``module`` (a bridge Module
+  of the running graph) as initializing (``_pytree__state.initializing``)."""
+  if (
+    _RUN.initializing
+    and isinstance(module, Pytree)
+    and getattr(module, 'scope', None) is not None
+  ):
+    set_initializing(module, True)
 
 
 def _wrap_method(f):
@@ -170,6 +184,7 @@ def _wrap_method(f):
   @functools.wraps(f)
   def wrapped(self, *args, **kwargs):
     _ensure_setup(self)
+    _mark_initializing(self)
     with _entered(self, in_compact):
       return f(self, *args, **kwargs)
 
@@ -590,11 +605,15 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
       ctx = (
         wrappers._initializing() if initializing else contextlib.nullcontext()
       )
+      if initializing:
+        wrappers._set_initializing(module, True)
       with ctx:
         out = fn(*args, **kwargs)
       return out, _linen_vars(module)
     finally:
       _RUN.initializing, _RUN.pending, _RUN.setup_done = previous
+      if initializing:
+        wrappers._set_initializing(module, False)
 
   def init_with_output(
     self,

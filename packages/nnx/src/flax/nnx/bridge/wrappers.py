@@ -48,7 +48,7 @@ from flax.nnx import graphlib, variablelib
 from flax.nnx.bridge import variables as bv
 from flax.nnx.filterlib import Not
 from flax.nnx.module import Module
-from flax.nnx.pytreelib import Pytree, data
+from flax.nnx.pytreelib import Pytree, data, set_initializing
 from flax.nnx.rnglib import Rngs, RngState
 from flax.nnx.statelib import State
 from flax.nnx.variablelib import Variable
@@ -119,9 +119,24 @@ def lazy_init(fn: Module | tp.Callable[..., tp.Any], *args, **kwargs):
     # a bound method, or a callable naming its Module in ``__self__`` (as
     # the Linen methods a ToNNX gives)
     raise ValueError(f'fn = {fn!r} needs to be a method of an NNX Module.')
-  with _initializing():
+  # Every Pytree of the Module's graph is marked initializing (its
+  # ``_pytree__state.initializing``, which travels through split/merge and
+  # transforms) for the call; objects created during it are not.
+  module = fn if isinstance(fn, Module) else fn.__self__
+  _set_initializing(module, True)
+  try:
     fn(*args, **kwargs)
+  finally:
+    _set_initializing(module, False)
   return fn
+
+
+def _set_initializing(root, value: bool) -> None:
+  """Marks every Pytree of the graph of ``root`` as being initialized or
+  not."""
+  for _, node in graphlib.iter_graph(root, graph=True):
+    if isinstance(node, Pytree):
+      set_initializing(node, value)
 
 
 # -- Linen inside NNX ---------------------------------------------------------
@@ -234,8 +249,9 @@ class ToNNX(Module):
     keys = {} if rngs is None else _rngs_to_keys(rngs)
     if method is None:
       method = '__call__'
-    if _CONTEXT.initializing:
-      # Initialization creates every collection, whatever ``mutable`` says.
+    if self._pytree__state.initializing or _CONTEXT.initializing:
+      # Initialization (lazy_init, or the init of a bridge Module this one
+      # runs in) creates every collection, whatever ``mutable`` says.
       out, variables = self.to_nnx__module.init_with_output(
         keys, *args, method=method, **kwargs
       )
