@@ -368,10 +368,29 @@ class Module(ModuleBase, _module_variables.VariableMethods):
       self._register_field_submodules()
       if not shallow:
         self.setup()
+      elif state.setup_called == SetupState.NEW:
+        # Before a lifted transform, whose clones run ``setup`` inside it.
+        self._validate_setup()
     finally:
       state.in_setup = False
       if not shallow:
         state.setup_called = SetupState.DONE
+
+  def _validate_setup(self) -> None:
+    """Runs ``setup`` abstractly on a throwaway clone, for its errors.
+
+    A lifted transform runs ``setup`` on the clones it binds to its lifted
+    scopes; this run, before the transform, raises the Python errors of
+    ``setup`` (name collisions and the like) where the Module is used. The
+    clone is bound to an empty ``TestScope`` under ``jax.eval_shape``, so
+    no variable or PRNG stream of this Module is touched.
+    """
+
+    def run_setup_only(x):
+      with TestScope({}, rngs={}, mutable=True).temporary() as root:
+        return _setup_only(self.clone(parent=root, _deep_clone=True), x)
+
+    jax.eval_shape(run_setup_only, 0)
 
   def setup(self) -> None:
     """Initializes submodules and variables lazily; override it.
@@ -695,6 +714,11 @@ for _name, _fn in vars(_module_variables.VariableMethods).items():
   if callable(_fn) and not _name.startswith('__'):
     _fn.__qualname__ = f'Module.{_name}'
 del _name, _fn
+
+
+# Called on a clone by ``Module._validate_setup``: a wrapped method runs
+# ``setup`` first (interceptors see both calls, the second as ``<lambda>``).
+_setup_only = wrap_method_once(lambda module, x: x)
 
 
 def _parent_type():
