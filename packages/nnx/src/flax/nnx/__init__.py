@@ -8,6 +8,7 @@ and are resolved on first access.
 # The JAX functions NNX layers take as default arguments are bound now,
 # when flax.nnx is imported, not when a layer class is first used.
 from flax.core import jax_defaults as _jax_defaults  # noqa: F401
+from flax.plugins import lazy_namespace
 from flax.nnx import deprecations as _deprecations
 from flax.nnx import filterlib as filterlib
 from flax.nnx import graphlib as graphlib
@@ -131,14 +132,12 @@ from flax.nnx._vardefaults import var_defaults as var_defaults
 
 # Every other name (``nnx.jit``, ``nnx.helpers``, ``nnx.Linear``,
 # ``nnx.Optimizer``, ...) comes from the first-party export table and the
-# plugins, on first access; flax.plugins itself loads only then.
+# plugins, on first access; the plugins are looked up only then.
 _plugin_hooks: list = []
 
 
 def _plugin_namespace():
   if not _plugin_hooks:
-    from flax.plugins import lazy_namespace
-
     _plugin_hooks.extend(lazy_namespace(__name__))
   return _plugin_hooks
 

@@ -19,6 +19,7 @@ Module without the attribute keeps the deprecated behaviour of setting
 attributes.
 """
 
+from flax.nnx import variablelib
 import collections.abc
 import typing as tp
 
@@ -88,7 +89,6 @@ def init_by_module(state) -> dict:
   """``{module path: {type: {name: value}}}`` of the Variables of a State
   or nested mapping (``init`` of ``nnx.capture``), in its order; other
   values are ignored."""
-  from flax.nnx import variablelib
 
   out: dict = {}
 

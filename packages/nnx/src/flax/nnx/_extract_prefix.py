@@ -13,6 +13,7 @@ its leaves applies to the whole subtree at that place (``in_axes`` of
 ([(0, 10), (0, 20)], (1, 30))
 """
 
+from flax.nnx.graphlib import is_graph_node
 import abc
 import collections
 import dataclasses
@@ -229,7 +230,6 @@ def treemap_copy_args(f):
 def clear_non_graph_nodes(tree):
   """``tree`` with every leaf that is not a graph node (Module, Variable,
   ...) replaced by None."""
-  from flax.nnx.graphlib import is_graph_node
 
   return jax.tree_util.tree_map(
     lambda x: x if is_graph_node(x) else None, tree, is_leaf=is_graph_node

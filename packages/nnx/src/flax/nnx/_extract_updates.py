@@ -17,6 +17,10 @@ writes them back with :func:`apply_updates`.
 [(SequenceKey(idx=0),)]
 """
 
+from flax.nnx.graphwalk import iter_graph
+from flax.nnx.transforms.types import DiffState, StateAxes
+from flax.nnx.transforms.treemode import check_tree_mode_args
+from flax.nnx.transforms.varflow import duplicate_message
 import dataclasses
 import typing as tp
 
@@ -246,7 +250,6 @@ def check_no_aliases(
   ``check`` must be empty: restricting the check to some arguments is not
   supported.
   """
-  from flax.nnx.transforms.varflow import duplicate_message
 
   if tuple(check):
     raise ValueError(
@@ -287,8 +290,6 @@ def check_prefix(
   :func:`get_updates`), None last when ``none_leaf`` and ``prefix`` holds
   a None; a ``StateAxes``/``DiffState`` among them is a ValueError unless
   both ``graph`` and ``graph_updates`` are on."""
-  from flax.nnx.transforms.treemode import check_tree_mode_args
-  from flax.nnx.transforms.types import DiffState, StateAxes
 
   if not (graph and graph_updates):
     try:
@@ -322,7 +323,6 @@ def check_consistent_aliasing2(
   """Records the prefix of every Variable of ``node`` (by id, with its
   path under ``base_path``) in ``node_prefixes``; a Variable recorded with
   another prefix before is a ValueError listing both."""
-  from flax.nnx.graphwalk import iter_graph
 
   for path, value in iter_graph(node):
     if not isinstance(value, Variable):

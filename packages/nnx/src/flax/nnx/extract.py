@@ -18,6 +18,9 @@ transforms.
 (True, 1)
 """
 
+from flax.nnx.graphops import IndexMap, unflatten
+from flax.nnx._common import resolve_graph
+from flax.nnx.graphwalk import iter_graph
 import dataclasses
 import typing as tp
 from collections import OrderedDict as OrderedDict
@@ -200,7 +203,6 @@ def check_consistent_aliasing(node, prefix, /, *, node_prefixes=None):
   different prefixes (collected in ``node_prefixes`` across calls)."""
   if node_prefixes is None:
     node_prefixes = {}
-  from flax.nnx.graphwalk import iter_graph
 
   for path, value in iter_graph(node):
     if isinstance(value, Variable):
@@ -333,8 +335,6 @@ def prefix(node, filter_map, /, *, graph=None):
         f'filters are {list(filter_map)!r}.'
       )
 
-  from flax.nnx._common import resolve_graph
-
   if not resolve_graph(graph):
     # the node's own pytree, each Variable a leaf
     return jax.tree_util.tree_map_with_path(
@@ -423,7 +423,6 @@ def from_tree2(tree: tp.Any, /, recreate_variables: bool = True) -> tp.Any:
   index so that references resolve; the Variables of the States are used
   as they are (plain values are wrapped in new Variables when
   ``recreate_variables``)."""
-  from flax.nnx.graphops import IndexMap, unflatten
 
   index_ref = IndexMap()
 

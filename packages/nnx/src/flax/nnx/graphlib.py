@@ -20,6 +20,9 @@ only read or write the leaves.
 [1.0, 1.0]
 """
 
+from flax.nnx import proxy_caller
+from flax.nnx.graphnodes import graphdef_records
+from flax.nnx.graphnodes import node_from_records
 import flax
 import importlib
 import collections
@@ -109,7 +112,6 @@ class GraphDef:
     """Builds a GraphDef from its typed records (see :attr:`nodes` and
     :attr:`attributes`): ``GraphDef(g.nodes, g.attributes, g.num_leaves)``
     equals ``g``."""
-    from flax.nnx.graphnodes import node_from_records
 
     node, num_index, outer = node_from_records(nodes, attributes)
     tree = node[0] == 't'
@@ -159,7 +161,6 @@ class GraphDef:
   @property
   def nodes(self) -> list:
     """Typed records of the graph's nodes and Variables, in order."""
-    from flax.nnx.graphnodes import graphdef_records
 
     return graphdef_records(self)[0]
 
@@ -167,7 +168,6 @@ class GraphDef:
   def attributes(self) -> list:
     """``(key, NodeAttr() / LeafAttr() / Static(value))`` of every
     attribute, node by node."""
-    from flax.nnx.graphnodes import graphdef_records
 
     return graphdef_records(self)[1]
 
@@ -212,7 +212,6 @@ class GraphDef:
     >>> int(out), int(state['n'][...])
     (1, 1)
     """
-    from flax.nnx import proxy_caller
 
     merged = State.merge(state, *states)
 

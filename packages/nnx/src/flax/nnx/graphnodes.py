@@ -10,6 +10,7 @@ small marker records of graph definitions.
 ['a', 'b']
 """
 
+from flax.nnx.variablelib import _REQUIRED_DEFAULTS
 import builtins
 import dataclasses
 import typing as tp
@@ -707,8 +708,6 @@ def _public_meta(meta):
   """The metadata a VariableDef shows: the Variable's own entries, then
   the entries every Variable has (as ``Variable.get_metadata`` lists
   them)."""
-  from flax.nnx.variablelib import _REQUIRED_DEFAULTS
-
   items = meta.items
   out = {k: v for k, v in items.items() if k not in _REQUIRED_DEFAULTS}
   for key, default in _REQUIRED_DEFAULTS.items():
@@ -719,8 +718,6 @@ def _public_meta(meta):
 def _stored_meta(mapping) -> dict:
   """The inverse of :func:`_public_meta`: entries equal to the defaults
   every Variable has are not stored."""
-  from flax.nnx.variablelib import _REQUIRED_DEFAULTS
-
   return {
     k: v
     for k, v in dict(mapping).items()

@@ -20,6 +20,10 @@ Variable leaf, so that plain values can be wrapped again on merge.
 (3, 3)
 """
 
+from flax.nnx.statelib import node_state
+from flax.nnx import filterlib
+from flax.nnx._hijax import _HIJAX_CLASSES
+from flax.nnx._hijax_graph import traced_variable_def
 import jax
 
 from flax.nnx._hijax import HijaxVariable, hijax_class
@@ -146,7 +150,6 @@ def _flatten(node) -> TreeParts:
     if isinstance(v, Variable):
       if isinstance(v, jax.core.Tracer):
         # a traced hijax Variable: recorded as the hijax Variable it traces
-        from flax.nnx._hijax_graph import traced_variable_def
 
         cls, meta = traced_variable_def(v)
       else:
@@ -192,7 +195,6 @@ def tree_unflatten(record, leaves, *, raw: bool = False):
   _, _, treedef, path_index, var_records = record
   if var_records:
     # (imported here: the hijax module needs variablelib fully loaded)
-    from flax.nnx._hijax import _HIJAX_CLASSES
 
     leaves = list(leaves)
   for k, cls, meta in var_records:
@@ -216,8 +218,6 @@ def tree_states(parts: TreeParts, filters, *, exhaustive: bool) -> list:
   """The States of a tree-mode flattening, one per filter (one State of
   every leaf without filters). ``exhaustive``: a leaf no filter matches is
   a ValueError (``split``); otherwise it is left out (``state``)."""
-  from flax.nnx import filterlib
-  from flax.nnx.statelib import node_state
 
   if not filters:
     return [node_state(parts.paths, list(parts.leaves))]

@@ -13,7 +13,7 @@ import typing as tp
 
 import jax
 
-from flax import struct
+from flax import plugins, struct
 from flax.nnx.containers import Dict as Dict
 from flax.nnx.containers import List as List
 from flax.nnx.graphlib import GraphDef as GraphDef
@@ -99,8 +99,15 @@ def _add_update(param, update):
 
 
 def __getattr__(name):
+  # ``helpers.Sequential`` is the one of flax-layers, an optional dependency
+  # of flax-nnx, imported on first use.
   if name == 'Sequential':
-    from flax import nnx
-
-    return nnx.Sequential
+    try:
+      from flax.layers.nnx.combinators import Sequential
+    except ImportError as e:
+      raise AttributeError(
+        f'{__name__}.Sequential comes with flax-layers, which is not '
+        f'installed: {plugins.install_command("flax-layers")}'
+      ) from e
+    return Sequential
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

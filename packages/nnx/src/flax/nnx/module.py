@@ -11,6 +11,7 @@
 6.0
 """
 
+from flax.nnx import statelib
 import jax
 import jax.numpy as jnp
 import typing as tp
@@ -279,8 +280,6 @@ def _is_variable(x):
 
 def __getattr__(name):
   if name == 'split_state':
-    from flax.nnx import statelib
-
     return statelib.split_state
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 

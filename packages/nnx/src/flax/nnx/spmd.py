@@ -28,13 +28,15 @@ from flax.nnx import graphlib
 from flax.nnx import variablelib
 from flax.nnx.deprecations import deprecated as deprecated
 from flax.nnx.pytreelib import Pytree
+from flax.nnx.transforms._axis_metadata import PARTITION_NAME as PARTITION_NAME
+from flax.nnx.transforms._axis_metadata import add_axis as add_axis
+from flax.nnx.transforms._axis_metadata import remove_axis as remove_axis
 from flax.nnx.variablelib import Variable
 from jax.sharding import NamedSharding
 
 A = tp.TypeVar('A')
 F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
 
-PARTITION_NAME = 'partition_name'
 
 __all__ = [
   'PARTITION_NAME',
@@ -196,117 +198,3 @@ def get_abstract_model(init_fn, mesh, *, graph: bool | None = None):
     abstract = eval_shape(init_fn, graph=graph)
   graphdef, state = graphlib.split(abstract)
   return graphdef, _map_abstract(state, mesh, graph, keep_unsharded=False)
-
-
-def _other_axis_names(transform_metadata) -> tuple:
-  """The ``(metadata key, axis name)`` pairs of ``transform_metadata``
-  besides its partition name: a transform inserts (removes) each axis name
-  in the Variable metadata entry of that key, as it does the partition
-  name in ``out_sharding``."""
-  return tuple(
-    (key, name)
-    for key, name in transform_metadata.items()
-    if key != PARTITION_NAME
-  )
-
-
-def _insert_axis_name(v, index: int, name, others=()) -> None:
-  """A transform added axis ``index`` named ``name`` to the value of the
-  Variable ``v``: the name goes into its ``out_sharding`` (if it has a
-  non-empty one), each name of ``others`` (``(key, name)`` pairs) into
-  the metadata entry ``key`` (if it is a non-empty tuple), and its
-  ``on_add_axis`` hooks run."""
-  names = v.get_metadata().get('out_sharding')
-  if names:
-    names = list(names)
-    names.insert(index, name)
-    v.set_metadata('out_sharding', tuple(names))
-  for key, other in others:
-    names = v.get_metadata().get(key)
-    if isinstance(names, tuple) and names:
-      v.set_metadata(key, names[:index] + (other,) + names[index:])
-  v.add_axis(index, name)
-
-
-def _removed(names: tuple, index: int, name) -> tuple:
-  if names[index] != name:
-    raise ValueError(
-      f'Expected to remove {name!r} at index {index} from {names!r}, but '
-      f'found {names[index]!r}.'
-    )
-  return names[:index] + names[index:][1:]
-
-
-def _remove_axis_name(v, index: int, name, others=()) -> None:
-  """A transform removed axis ``index`` named ``name`` of the value of the
-  Variable ``v``: the name leaves its ``out_sharding`` (if it has one; it
-  must be there), each name of ``others`` (``(key, name)`` pairs) leaves
-  the metadata entry ``key`` (if it is a non-empty tuple; it must be
-  there), and its ``on_remove_axis`` hooks run."""
-  names = v.get_metadata().get('out_sharding')
-  if names is not None:
-    v.set_metadata('out_sharding', _removed(tuple(names), index, name))
-  for key, other in others:
-    names = v.get_metadata().get(key)
-    if isinstance(names, tuple) and names:
-      v.set_metadata(key, _removed(names, index, other))
-  v.remove_axis(index, name)
-
-
-def _transform_names(tree, transform_metadata, fn):
-  """Applies ``fn(variable, name, others)`` to every Variable of ``tree``
-  (in place): ``name`` is the partition name, ``others`` the other
-  ``(metadata key, axis name)`` pairs of ``transform_metadata``."""
-  others = _other_axis_names(transform_metadata)
-
-  def visit(x):
-    if not _is_variable(x):
-      return
-    if PARTITION_NAME not in transform_metadata:
-      raise ValueError(
-        'Trying to transform a Partitioned variable but "partition_name" '
-        f'is not specified in transform_metadata: {transform_metadata}'
-      )
-    fn(x, transform_metadata[PARTITION_NAME], others)
-
-  if isinstance(tree, Pytree):
-    for _, value in graphlib.iter_graph(tree):
-      visit(value)
-  else:
-    jax.tree.map(visit, tree, is_leaf=_is_variable)
-  return tree
-
-
-def add_axis(tree: A, index: int, transform_metadata: tp.Mapping) -> A:
-  """Inserts ``transform_metadata['partition_name']`` in every
-  ``out_sharding`` at ``index`` (after a transform added an axis there),
-  and each other entry ``{key: name}`` of ``transform_metadata`` in the
-  Variables' ``key`` metadata where that is a non-empty tuple.
-
-  The Variables are updated in place; ``tree`` is returned.
-
-  >>> import jax.numpy as jnp
-  >>> from flax import nnx
-  >>> st = nnx.State({'w': nnx.Param(jnp.ones((3, 4)), out_sharding=('a', 'b'),
-  ...                                eager_sharding=False)})
-  >>> nnx.spmd.add_axis(st, 0, {nnx.PARTITION_NAME: 'layers'})['w'].out_sharding
-  ('layers', 'a', 'b')
-  """
-
-  def insert(v, name, others):
-    _insert_axis_name(v, index, name, others)
-
-  return _transform_names(tree, transform_metadata, insert)
-
-
-def remove_axis(
-  tree: A, index: int, transform_metadata: tp.Mapping[tp.Any, tp.Any]
-) -> A:
-  """Removes the axis name at ``index`` from every ``out_sharding``, and
-  from the tuple metadata named by the other entries of
-  ``transform_metadata`` (in place; ``tree`` is returned)."""
-
-  def remove(v, name, others):
-    _remove_axis_name(v, index, name, others)
-
-  return _transform_names(tree, transform_metadata, remove)

@@ -14,6 +14,10 @@
 True
 """
 
+from flax.nnx.pytreelib import Pytree
+from flax.nnx.views import _copy_graph
+from flax.nnx.pytreelib import _sort_key
+from flax.nnx import _hijax
 import typing as tp
 import warnings
 
@@ -24,7 +28,6 @@ A = tp.TypeVar('A')
 
 
 def _walk_variables(node, path, seen):
-  from flax.nnx.pytreelib import Pytree, _sort_key
 
   if isinstance(node, Variable):
     if id(node) not in seen:
@@ -87,7 +90,6 @@ def with_vars(
     allow_duplicates: allow a Variable reachable through several paths
       (otherwise that raises a ``ValueError``).
   """
-  from flax.nnx.views import _copy_graph
 
   if mutable is not None and hijax is False:
     raise ValueError(
@@ -118,7 +120,6 @@ def with_vars(
 
 def _convert_hijax(var, hijax, ref, mutable, path):
   """``with_vars`` for a Variable that is, or is to become, hijax."""
-  from flax.nnx import _hijax
 
   was_hijax = var.hijax
   if was_hijax and hijax is None and ref is None and mutable is None:
@@ -142,7 +143,6 @@ def _convert_hijax(var, hijax, ref, mutable, path):
 
 
 def _check_duplicates(node, path, paths, seen_nodes):
-  from flax.nnx.pytreelib import Pytree
 
   if isinstance(node, Variable):
     if id(node) in paths:

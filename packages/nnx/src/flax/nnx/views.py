@@ -19,6 +19,10 @@ but differ in attributes (``nnx.view``, ``nnx.with_attributes``), and
 True
 """
 
+from flax.nnx import statelib
+from flax.nnx import graphlib
+from flax.nnx import variablelib
+from flax.nnx.variablelib import Variable
 import functools
 import inspect
 import typing as tp
@@ -35,7 +39,6 @@ def _copy_graph(node, memo, var_fn=None, path=()):
   """Copies the Pytrees of ``node`` (and the plain containers holding
   them); Variables are shared, or replaced by ``var_fn(path, variable)``
   (once per Variable); arrays and other values are shared."""
-  from flax.nnx.variablelib import Variable
 
   if isinstance(node, Pytree):
     new = memo.get(id(node))
@@ -319,7 +322,6 @@ def capture(
   >>> inter['h'].get_value()
   (Array([2.], dtype=float32),)
   """
-  from flax.nnx import variablelib
 
   if isinstance(fn, type) and issubclass(fn, variablelib.Variable):
     types = (fn, *var_types)
@@ -373,7 +375,6 @@ def _modules_of(root) -> list:
   path when reachable twice)."""
   if root is None:
     return []
-  from flax.nnx import graphlib
 
   # iter_graph yields each object once, under the first path it meets
   return [
@@ -384,7 +385,6 @@ def _modules_of(root) -> list:
 
 
 def _state_of(store: dict):
-  from flax.nnx import statelib
 
   paths = sorted(store, key=lambda path: tuple(map(_sort_key, path)))
   return statelib.State._from_flat(paths, [store[p] for p in paths])

@@ -33,6 +33,7 @@ except ImportError as e:
     name=e.name or 'flax.linen',
   ) from e
 
+from flax import plugins
 from flax.nnx.bridge import interop as interop
 from flax.nnx.bridge import module as module
 from flax.nnx.bridge import variables as variables
@@ -60,9 +61,13 @@ def __getattr__(name):
   # ``bridge.initializers`` is ``nnx.initializers`` (provided by flax-layers),
   # resolved on first use.
   if name == 'initializers':
-    from flax import nnx
-
-    value = nnx.initializers
-    globals()[name] = value
-    return value
+    try:
+      from flax.layers.nnx import initializers
+    except ImportError as e:
+      raise AttributeError(
+        f'{__name__}.initializers comes with flax-layers, which is not '
+        f'installed: {plugins.install_command("flax-layers")}'
+      ) from e
+    globals()[name] = initializers
+    return initializers
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -106,6 +106,36 @@ class _RunState(threading.local):
 _RUN = _RunState()
 
 
+# -- lazy initialization (bridge.lazy_init, a bridge Module's init) ----------
+
+
+class _Context(threading.local):
+  def __init__(self):
+    self.initializing = False
+    self.linen_modules: list[tp.Any] = []  # Linen Modules
+
+
+_CONTEXT = _Context()
+
+
+@contextlib.contextmanager
+def _initializing():
+  previous = _CONTEXT.initializing
+  _CONTEXT.initializing = True
+  try:
+    yield
+  finally:
+    _CONTEXT.initializing = previous
+
+
+def _set_initializing(root, value: bool) -> None:
+  """Marks every Pytree of the graph of ``root`` as being initialized or
+  not."""
+  for _, node in graphlib.iter_graph(root, graph=True):
+    if isinstance(node, Pytree):
+      set_initializing(node, value)
+
+
 def current_context() -> ModuleStackEntry | None:
   """The innermost running bridge Module method, or None."""
   return MODULE_CONTEXT.module_stack[-1]
@@ -345,10 +375,10 @@ def _load_into(node, attrs: dict) -> None:
       new = new.get(key) if isinstance(new, Mapping) else None
     if isinstance(new, Variable) and isinstance(new, type(var)):
       var.set_value(new.get_value())
-  # Wrapped Linen Modules (ToNNX) keep their variables as attributes.
-  from flax.nnx.bridge.wrappers import ToNNX
-
-  if isinstance(node, ToNNX) and not node._linen_attrs():
+  # Wrapped Linen Modules (ToNNX, above this module) keep their variables
+  # as attributes, which they list with ``_linen_attrs``.
+  linen_attrs = getattr(node, '_linen_attrs', None)
+  if linen_attrs is not None and not linen_attrs():
     for name, value in attrs.items():
       setattr(node, name, data(value))
 
@@ -587,8 +617,6 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
     return _linen_vars(self)
 
   def _run(self, rngs, variables, args, kwargs, method, mutable, initializing):
-    from flax.nnx.bridge import wrappers
-
     module = graphlib.clone(self)
     module.scope = Scope(_as_rngs(rngs), True if initializing else mutable)
     previous = (_RUN.initializing, _RUN.pending, _RUN.setup_done)
@@ -602,18 +630,16 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
         fn = getattr(module, method)
       else:
         fn = functools.partial(method, module)
-      ctx = (
-        wrappers._initializing() if initializing else contextlib.nullcontext()
-      )
+      ctx = _initializing() if initializing else contextlib.nullcontext()
       if initializing:
-        wrappers._set_initializing(module, True)
+        _set_initializing(module, True)
       with ctx:
         out = fn(*args, **kwargs)
       return out, _linen_vars(module)
     finally:
       _RUN.initializing, _RUN.pending, _RUN.setup_done = previous
       if initializing:
-        wrappers._set_initializing(module, False)
+        _set_initializing(module, False)
 
   def init_with_output(
     self,

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import threading
 import typing as tp
 from collections.abc import Mapping
 
@@ -46,11 +45,14 @@ from flax import linen
 from flax.core import FrozenDict
 from flax.nnx import graphlib, variablelib
 from flax.nnx.bridge import variables as bv
+from flax.nnx.bridge.module import _CONTEXT, _set_initializing
+from flax.nnx.bridge.module import current_module
 from flax.nnx.filterlib import Not
 from flax.nnx.module import Module
-from flax.nnx.pytreelib import Pytree, data, set_initializing
+from flax.nnx.pytreelib import Pytree, data
 from flax.nnx.rnglib import Rngs, RngState
 from flax.nnx.statelib import State
+from flax.nnx.transforms.general import eval_shape
 from flax.nnx.variablelib import Variable
 
 __all__ = [
@@ -74,25 +76,6 @@ M = tp.TypeVar('M', bound=Module)
 
 
 # -- lazy initialization ------------------------------------------------------
-
-
-class _Context(threading.local):
-  def __init__(self):
-    self.initializing = False
-    self.linen_modules: list[linen.Module] = []
-
-
-_CONTEXT = _Context()
-
-
-@contextlib.contextmanager
-def _initializing():
-  previous = _CONTEXT.initializing
-  _CONTEXT.initializing = True
-  try:
-    yield
-  finally:
-    _CONTEXT.initializing = previous
 
 
 def lazy_init(fn: Module | tp.Callable[..., tp.Any], *args, **kwargs):
@@ -129,14 +112,6 @@ def lazy_init(fn: Module | tp.Callable[..., tp.Any], *args, **kwargs):
   finally:
     _set_initializing(module, False)
   return fn
-
-
-def _set_initializing(root, value: bool) -> None:
-  """Marks every Pytree of the graph of ``root`` as being initialized or
-  not."""
-  for _, node in graphlib.iter_graph(root, graph=True):
-    if isinstance(node, Pytree):
-      set_initializing(node, value)
 
 
 # -- Linen inside NNX ---------------------------------------------------------
@@ -260,8 +235,6 @@ class ToNNX(Module):
     variables = bv.nnx_attrs_to_linen_vars(self._linen_attrs())
     if mutable is None:
       # Inside a bridge Module run by apply(), the collections it may change.
-      from flax.nnx.bridge.module import current_module
-
       parent = current_module()
       scope = None if parent is None else parent.scope
       mutable = False if scope is None else scope.mutable
@@ -482,7 +455,6 @@ def to_linen(
     **kwargs: its keyword arguments.
   """
   if not abstract_init:
-    from flax.nnx.transforms.general import eval_shape
 
     def build():
       kw = dict(kwargs)

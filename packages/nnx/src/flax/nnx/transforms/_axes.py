@@ -6,6 +6,7 @@ import jax.numpy as jnp
 
 from flax.nnx.transforms import common
 from flax.nnx.transforms.types import Carry, StateAxes, StateSharding
+from flax.nnx.transforms.varflow import arg_index_of_positions
 
 _is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
 
@@ -47,9 +48,7 @@ def _state_axes_prefix(in_axes, pure_args, ga):
 
 
 def _predicates_for(in_axes, args):
-  from flax.nnx.transforms.autodiff import _arg_index_of_positions
-
-  arg_of = _arg_index_of_positions(args)
+  arg_of = arg_index_of_positions(args)
 
   def pf(k, pos):
     ax = in_axes[arg_of[pos]] if arg_of[pos] < len(in_axes) else None
@@ -69,9 +68,7 @@ def _move(x, src, dst):
 def root_in_axes(in_axes, args, ga):
   """The ``in_axes`` entry of the argument holding each graph node of
   ``ga`` (None past the end of ``in_axes``)."""
-  from flax.nnx.transforms.autodiff import _arg_index_of_positions
-
-  arg_of = _arg_index_of_positions(args)
+  arg_of = arg_index_of_positions(args)
   return [
     in_axes[arg_of[pos]] if arg_of[pos] < len(in_axes) else None
     for pos in ga.positions

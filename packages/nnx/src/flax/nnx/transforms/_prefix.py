@@ -18,8 +18,11 @@ In tree mode a prefix for a graph node has the node's own shape (as
 accepts.
 """
 
+from flax.nnx.transforms import common
+from flax.nnx import graphlib
+from flax.nnx.transforms.types import StateAxes
 from flax.nnx._common import graph_updates_default, resolve_graph
-from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
+from flax.nnx.transforms.types import DiffState, StateSharding
 import functools
 
 import jax
@@ -172,7 +175,6 @@ def has_node_entries(prefix) -> bool:
 def entry_of(entry):
   """``(path, variable) -> prefix`` of the Variables of a graph node the
   prefix entry ``entry`` covers."""
-  from flax.nnx.transforms.types import StateAxes
 
   if isinstance(entry, _TreeState):
     paths, values = entry.state._flat_items()
@@ -191,7 +193,6 @@ def map_variables(tree, prefix, fn):
   and the values of the Variables of its graph nodes) wherever ``prefix``
   gives them a value that is not None; graph nodes are updated in place,
   the new tree is returned."""
-  from flax.nnx import graphlib
 
   def is_node(x):
     return isinstance(x, (Pytree, Variable))
@@ -240,7 +241,6 @@ def graph_prefix(prefix, tree, ga):
   """``prefix`` (a prefix of ``tree``, which holds graph nodes) as a
   prefix of ``ga.pure()``: each graph node's entry becomes a NodeStates
   holding the prefix of each of its slots (:func:`entry_of`)."""
-  from flax.nnx.transforms import common
 
   def is_node(x):
     return isinstance(x, (Pytree, Variable))
@@ -276,7 +276,6 @@ def check_aliasing(tree, prefix, *, arg_paths: bool = False) -> None:
   again has an empty state there). ``arg_paths``: the error names each
   Variable by the path of its node in ``tree`` too (``0/<argument>/...``,
   the transforms without graph updates)."""
-  from flax.nnx import graphlib
 
   def is_node(x):
     return isinstance(x, (Pytree, Variable))
@@ -345,7 +344,6 @@ def _argument_variables(args, prefix, graph: bool) -> list:
   ``prefix`` (the transform's ``in_shardings``) gives a value, each
   once: through graph nodes by path in graph mode, in pytree order in tree
   mode (node-shaped prefixes)."""
-  from flax.nnx import graphlib
 
   out, seen = [], set()
   if isinstance(prefix, (tuple, list)):

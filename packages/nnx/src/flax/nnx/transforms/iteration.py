@@ -10,7 +10,6 @@ import jax
 from flax.core.frozen_dict import FrozenDict as FrozenDict
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx._common import Missing as Missing
-from flax.nnx import spmd as _spmd
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
 from flax.nnx.variablelib import Variable
@@ -796,18 +795,18 @@ def transform_metadata(
       if axis is None:
         continue
       for v in _each_variable(arg, graph):
-        _spmd._remove_axis_name(v, axis, partition)
+        _axis_metadata._remove_axis_name(v, axis, partition)
         touched.append((v, axis))
     out = f(*args, **kwargs)
     out_axis = out_axes if isinstance(out_axes, int) else 0
     done = set()
     for v, axis in reversed(touched):
       # the arguments' Variables get their axis back where it was
-      _spmd._insert_axis_name(v, axis, partition)
+      _axis_metadata._insert_axis_name(v, axis, partition)
       done.add(id(v))
     for v in _each_variable(out, graph):
       if id(v) not in done:
-        _spmd._insert_axis_name(v, out_axis, partition)
+        _axis_metadata._insert_axis_name(v, out_axis, partition)
     return out
 
   return wrapper

@@ -13,7 +13,9 @@ mode the broadcast Variables' updates travel in ``Broadcasted`` to the
 next step and back to the arguments; graph mode drops them.
 """
 
-from flax.nnx.transforms.autodiff import _arg_index_of_positions
+from flax.nnx.transforms.varflow import (
+  arg_index_of_positions as _arg_index_of_positions,
+)
 import collections
 import dataclasses
 import functools
