@@ -16,6 +16,7 @@ import numpy as np
 from flax.core.flops import lowered_flops, self_cotangent
 from flax.core.frozen_dict import FrozenDict
 from flax.core.frozen_dict import unfreeze as unfreeze  # noqa: F401
+from flax.core import scope as core_scope
 from flax.core.scope import DenyList
 from flax.core.scope import LazyRng as LazyRng  # noqa: F401
 from flax.linen import _functional
@@ -213,11 +214,18 @@ def _call_flops(call, variables, rngs, mutable, forward, backward):
   if not forward and not backward:
     return -1, -1
   module = call.module.clone(parent=None)
-  sub_vars = {}
-  for col, tree in variables.items():
-    sub = _subtree(tree, call.path)
-    if sub:
-      sub_vars[col] = sub
+  outside = _outside_paths(call.module, call.path)
+  if outside:
+    # Modules of its fields bound elsewhere in the tree (the Module a
+    # ``WeightNorm`` wraps): the replay takes their variables too.
+    sub_vars = _pruned(variables, (call.path, *outside))
+    module = _Replayed(call.module, call.path)
+  else:
+    sub_vars = {}
+    for col, tree in variables.items():
+      sub = _subtree(tree, call.path)
+      if sub:
+        sub_vars[col] = sub
   leaves, treedef = jax.tree_util.tree_flatten(call.inputs)
   positions = [
     i for i, x in enumerate(leaves) if isinstance(x, jax.ShapeDtypeStruct)
@@ -246,6 +254,113 @@ def _call_flops(call, variables, rngs, mutable, forward, backward):
   flops = lowered_flops(run, sub_vars, dynamic) if forward else -1
   vjp_flops = lowered_flops(run_vjp, sub_vars, dynamic) if backward else -1
   return flops, vjp_flops
+
+
+def _bound_path(module) -> Optional[tuple]:
+  return None if module.scope is None else tuple(module.scope.path)
+
+
+def _is_under(path, prefix) -> bool:
+  return path[: len(prefix)] == prefix
+
+
+def _field_modules(module):
+  """The Modules held in ``module``'s fields (inside containers too)."""
+  found = []
+  for name in module_lib._config_field_names(type(module)):
+    module_lib._module_tree.map_modules(found.append, getattr(module, name))
+  return found
+
+
+def _outside_paths(module, path) -> tuple:
+  """The paths of the bound Modules in the fields of ``module`` (at
+  ``path``) and of its field Modules that lie outside ``path``."""
+  paths = {}
+
+  def visit(mdl):
+    for sub in _field_modules(mdl):
+      sub_path = _bound_path(sub)
+      if sub_path is not None and not _is_under(sub_path, path):
+        paths.setdefault(sub_path, None)
+      visit(sub)
+
+  visit(module)
+  return tuple(
+    p for p in paths if not any(_is_under(p, q) and p != q for q in paths)
+  )
+
+
+def _pruned(variables, paths) -> dict:
+  """``variables`` with only the subtrees at ``paths``, where they are."""
+  out = {}
+  for col, tree in variables.items():
+    for path in paths:
+      sub = _subtree(tree, path)
+      if not sub:
+        continue
+      node = out.setdefault(col, {})
+      for name in path[:-1]:
+        node = node.setdefault(name, {})
+      if path:
+        node[path[-1]] = sub
+      else:
+        node.update(sub)
+  return out
+
+
+class _Replayed:
+  """Stands for a recorded Module in a FLOPs replay of its call.
+
+  ``apply`` binds a clone of the Module at its own path under the root of
+  the given variables, with the Modules of its fields that were bound
+  outside that path bound at their own paths, so they find (and are
+  differentiated with respect to) their variables.
+  """
+
+  def __init__(self, module, path):
+    self.module = module
+    self.path = path
+
+  def apply(self, variables, *args, rngs=None, method, mutable, **kwargs):
+    fn = module_lib._resolve_method(self.module, method)
+
+    def scope_fn(root, *args, **kwargs):
+      bound = _rebound(self.module, self.path, root, {})
+      return fn(bound, *args, **kwargs)
+
+    return core_scope.apply(scope_fn, mutable=mutable)(
+      variables, *args, rngs=rngs, **kwargs
+    )
+
+
+def _scope_at(root, path):
+  scope = root
+  for name in path:
+    scope = scope.push(name, reuse=True)
+  return scope
+
+
+def _rebound(module, path, root, cache):
+  """A clone of ``module`` (recorded at ``path``) for a replay under
+  ``root``: bound at ``path`` when ``root`` is given, else unbound (to be
+  adopted again by its parent). Its field Modules bound outside ``path``
+  are bound at their own paths; the others are cloned unbound."""
+
+  def field(sub):
+    if sub._id not in cache:
+      sub_path = _bound_path(sub)
+      if sub_path is not None and not _is_under(sub_path, path):
+        cache[sub._id] = _rebound(sub, sub_path, root, cache)
+      else:
+        cache[sub._id] = _rebound(sub, sub_path or path, None, cache)
+    return cache[sub._id]
+
+  attrs = {
+    name: module_lib._module_tree.map_modules(field, getattr(module, name))
+    for name in module_lib._config_field_names(type(module))
+  }
+  parent = None if root is None else _scope_at(root, path)
+  return module.clone(parent=parent, **attrs)
 
 
 # -- formatting -----------------------------------------------------------------
