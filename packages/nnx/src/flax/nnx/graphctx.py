@@ -36,9 +36,12 @@ import typing as tp
 
 from flax.nnx import filterlib
 from flax.nnx._common import _CONTEXT
+from flax.nnx.graphnodes import NO_UPDATE, ArrayRefOutput
 from flax.nnx.graphnodes import IndexesPytreeDef as IndexesPytreeDef
 from flax.nnx.graphops import IndexMap, RefMap, flatten, unflatten
 from flax.nnx.statelib import FlatState, State, node_state
+from flax.nnx.variablelib import Variable
+from flax.nnx._variable_tree import is_ref
 
 
 class GraphContext(threading.local):
@@ -107,20 +110,31 @@ class SplitContext:
     update context is not traversed: its cached structure is used."""
     if not with_paths and filters:
       raise ValueError('flatten: filters need with_paths=True.')
+    outer_index = self._outer_index()
     cached = self._cached(node)
     if cached is not None:
-      flat = FlatState.from_sorted_keys_values(
-        cached.paths, list(cached.variables)
-      )
+      variables = list(cached.variables)
+      if outer_index is not None:
+        variables = _mark_refs(variables, outer_index)
       if not with_paths:
-        return cached.graphdef, [v.get_raw_value() for v in cached.variables]
+        return cached.graphdef, [v.get_raw_value() for v in variables]
+      flat = FlatState.from_sorted_keys_values(cached.paths, variables)
       return (cached.graphdef, *_split_flat(flat, filters))
     graphdef, flat = flatten(
       node,
-      with_paths=with_paths,
+      # (an inner split marks the Refs of Variables: it needs them)
+      with_paths=with_paths or outer_index is not None,
       ref_index=self.ref_index,
-      ref_outer_index=self._outer_index() or RefMap(),
+      ref_outer_index=outer_index or RefMap(),
     )
+    if outer_index is not None:
+      leaves = _mark_refs(flat._leaves, outer_index)
+      if not with_paths:
+        return graphdef, [
+          x._raw_value if isinstance(x, Variable) else x for x in leaves
+        ]
+      if leaves is not flat._leaves:
+        flat = FlatState.from_sorted_keys_values(flat._paths, leaves)
     if not with_paths:
       return graphdef, flat
     return (graphdef, *_split_flat(flat, filters))
@@ -154,6 +168,37 @@ class SplitContext:
       graphdef,
       *(node_state(list(f._paths), list(f._leaves)) for f in flats),
     )
+
+
+def _mark_refs(leaves, passed_in: RefMap) -> list:
+  """The leaves of an inner split of an update context with their array
+  references (``jax.Ref``, which cannot leave a JAX trace) replaced by
+  markers, as Flax 0.12.8: a Ref the function was given (a raw Ref, or
+  the Ref of a Variable, found in ``passed_in``: what the inner merge
+  made) by :class:`NoUpdate`, the outer merge keeping the original;
+  another one by an :class:`ArrayRefOutput` of its value, of which the
+  outer merge makes a new Ref. A marked Variable is a copy (``ref=True``
+  kept): unlike Flax 0.12.8, the objects split keep their Refs (a
+  captured outer object stays usable). Returns ``leaves`` itself when
+  nothing is marked."""
+  out = None
+  for i, x in enumerate(leaves):
+    if isinstance(x, Variable):
+      raw = getattr(x, '_raw_value', None)
+      if not is_ref(raw):
+        continue
+      given = x in passed_in
+      new = x.copy(
+        NO_UPDATE if given else ArrayRefOutput(raw[...]), _copy_ref=False
+      )
+    elif is_ref(x):
+      new = NO_UPDATE if x in passed_in else ArrayRefOutput(x[...])
+    else:
+      continue
+    if out is None:
+      out = list(leaves)
+    out[i] = new
+  return leaves if out is None else out
 
 
 @contextlib.contextmanager

@@ -12,8 +12,10 @@ import collections
 import itertools
 import operator
 
+import jax
+
 from flax.nnx._common import EPOCH
-from flax.nnx.graphnodes import GRAPH_NODE_TYPES
+from flax.nnx.graphnodes import GRAPH_NODE_TYPES, ArrayRefOutput, NoUpdate
 from flax.nnx.graphtree import tree_unflatten
 from flax.nnx.pytreelib import PytreeRecord, _new_object, set_state_flags
 from flax.nnx.variablelib import Variable, store_raw_value
@@ -56,19 +58,31 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
     leaf = next(it)
     i = node[2]
     existing = reuse.get(i) if reuse else None
+    is_var = not raw and isinstance(leaf, Variable)
+    # (a traced hijax Variable has no ``_raw_value``)
+    value = getattr(leaf, '_raw_value', None) if is_var else leaf
+    if type(value) in _REF_MARKERS:  # from an update context's inner split
+      if existing is not None and type(value) is NoUpdate:
+        index[i] = existing
+        return existing
+      value = _from_marker(value)
+      if is_var:
+        leaf = leaf.copy(value, _copy_ref=False, ref=True)
+      elif not raw:
+        leaf = value
     if existing is not None:
-      if not raw and isinstance(leaf, Variable):
+      if is_var:
         existing.update_from_state(leaf)
       else:
-        store_raw_value(existing, leaf)
+        store_raw_value(existing, value)
       var = existing
     elif not raw and (not wrap or isinstance(leaf, Variable)):
       var = leaf
     elif node[1] in HIJAX_CLASSES:
-      var = _new_hijax(node[1], leaf, node[3].items)
+      var = _new_hijax(node[1], value, node[3].items)
     else:
       var = _new(node[1])
-      store_raw_value(var, leaf)
+      store_raw_value(var, value)
       _set(var, '_var_metadata', dict(node[3].items))
       record_trace(var)
     index[i] = var
@@ -103,6 +117,12 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
     leaf = next(it)
     if not raw and isinstance(leaf, Variable):
       leaf = leaf._raw_value
+    if type(leaf) in _REF_MARKERS:  # from an update context's inner split
+      existing = reuse.get(node[1]) if reuse and len(node) > 1 else None
+      if existing is not None and type(leaf) is NoUpdate:
+        leaf = existing
+      else:
+        leaf = _from_marker(leaf)
     if len(node) > 1:
       index[node[1]] = leaf  # an indexed leaf (a raw jax.Ref)
     return leaf
@@ -128,6 +148,19 @@ def unflatten_node(node, it, index, reuse, raw, wrap=True):
 
 
 _new_pytree = _new_object
+
+# What an update context's inner split puts in place of array references
+# (``jax.Ref``): the outer merge keeps the original of a NoUpdate and makes
+# a new Ref of an ArrayRefOutput's value.
+_REF_MARKERS = (NoUpdate, ArrayRefOutput)
+
+
+def _from_marker(marker):
+  """The value a Ref marker stands for when there is no original to keep:
+  a new ``jax.Ref`` of an ArrayRefOutput's value (a NoUpdate as it is)."""
+  if type(marker) is ArrayRefOutput:
+    return jax.new_ref(marker.value)
+  return marker
 
 
 def _unflatten_graph_node(node, it, index, reuse, raw, wrap):

@@ -706,3 +706,31 @@ def _sort_key(k):
 jax.tree_util.register_pytree_with_keys(
   State, _state_flatten_with_keys, _state_unflatten, _state_flatten
 )
+
+
+# A FlatState is a pytree of its leaves (keyed by position), its paths the
+# aux data, as Flax 0.12.8.
+def _flat_state_flatten_with_keys(flat):
+  return (
+    tuple(
+      (jax.tree_util.FlattenedIndexKey(i), leaf)
+      for i, leaf in enumerate(flat._leaves)
+    ),
+    flat._paths,
+  )
+
+
+def _flat_state_flatten(flat):
+  return tuple(flat._leaves), flat._paths
+
+
+def _flat_state_unflatten(paths, leaves):
+  return FlatState.from_sorted_keys_values(paths, leaves)
+
+
+jax.tree_util.register_pytree_with_keys(
+  FlatState,
+  _flat_state_flatten_with_keys,
+  _flat_state_unflatten,
+  _flat_state_flatten,
+)

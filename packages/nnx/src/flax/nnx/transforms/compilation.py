@@ -326,6 +326,8 @@ class JitWrapped:
     if metas is not None:
       for k, j, meta in metas:
         varflow.give_metadata(ga.roots[k].slots[j], meta)
+    if refs:
+      out_leaves = refout.give(out_leaves, inputs)
     out = common.unflatten_out(out_static, out_leaves, ga)
     if refs:
       out = refout.give(out, inputs)
@@ -507,9 +509,12 @@ class JitWrapped:
     inputs = common.InnerGraph(
       ga.static, None, jax.eval_shape(lambda t: t, _ref_values(pure))
     )
+    if refs:
+      pure_leaves = jax.tree_util.tree_leaves(pure)
+      out_leaves = refout.give(out_leaves, pure_leaves, lambda v: v)
     out = common.unflatten_out(out_static, out_leaves, _AbstractInputs(inputs))
     if refs:
-      out = refout.give(out, jax.tree_util.tree_leaves(pure), lambda v: v)
+      out = refout.give(out, pure_leaves, lambda v: v)
     return out
 
 

@@ -25,7 +25,8 @@ import jax
 
 from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
-from flax.nnx.graphlib import _EMPTY_META, _Meta, order_attributes
+from flax.nnx.flattenlib import _EMPTY_META, _Meta
+from flax.nnx.graphlib import order_attributes
 from flax.nnx.transforms import _fns, common, refout, varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
@@ -243,6 +244,8 @@ def _finish(entry, flat, targets, leaves, sig, views):
       if rebuilt or not v.ordered:
         order_attributes(views, rebuilt)
         break
+  if entry.node_refs:
+    out = refout.give(out, flat)
   out_tree = entry.out
   if type(out_tree) is TreeDef:
     out = out_tree.unflatten(out)
@@ -309,6 +312,7 @@ class Entry:
     'by_avals',
     'orders',
     'refs',
+    'node_refs',
     'metadata',
     'metas',
   )
@@ -324,6 +328,9 @@ class Entry:
     self.by_avals = {}
     self.orders = False
     self.refs = False
+    # whether the flat outputs hold refout markers of the Refs of output
+    # graph nodes (given back before the nodes are rebuilt)
+    self.node_refs = False
     # whether Variables whose metadata changed inside get it (nnx.jit
     # keeps the outer metadata; the eager cache of nnx.scan passes it on)
     self.metadata = False
@@ -349,7 +356,15 @@ class Entry:
 
 
 # What a trace records about one call structure (see Entry).
-_FACTS = ('changed', 'out', 'new_sizes', 'written', 'refs', 'metas')
+_FACTS = (
+  'changed',
+  'out',
+  'new_sizes',
+  'written',
+  'refs',
+  'node_refs',
+  'metas',
+)
 _get_facts = operator.attrgetter(*_FACTS)
 
 
@@ -472,7 +487,7 @@ def make_entry(
       entry.metas = _target_metas(ig.meta_changes, root_start)
     # Refs among the outputs (inputs, or made inside when an argument is a
     # graph node or a Ref); without graph updates JAX refuses them
-    entry.refs = False
+    entry.refs = entry.node_refs = False
     if graph_updates:
       out, entry.refs = refout.take(out, flat, new_ok)
     new = []
@@ -505,6 +520,7 @@ def make_entry(
       # outputs leave as a flat list of arrays and their pytree structure
       # rebuilds them outside (cheaper than a structured jit output).
       out_flat, entry.out = _flatten(out)
+      out_flat = _take_node_refs(entry, out_flat, flat, graph_updates, new_ok)
       entry.record(flat, before)
       return out_flat, new
     out_flat = []
@@ -518,6 +534,7 @@ def make_entry(
         out_flat.append(leaf)
         out_sizes.append(None)
     entry.out = (out_treedef, out_nodes, out_positions, out_sizes)
+    out_flat = _take_node_refs(entry, out_flat, flat, graph_updates, new_ok)
     entry.record(flat, before)
     return out_flat, new
 
@@ -525,6 +542,18 @@ def make_entry(
     _fns.name_after(inner, source)
   entry.fn = jax.jit(inner, donate_argnums=tuple(donate), **jit_kwargs)
   return entry
+
+
+def _take_node_refs(entry, out_flat, flat, graph_updates, new_ok) -> list:
+  """``out_flat`` with the Refs held by the output graph nodes (e.g. a
+  ``ref=True`` Variable of a Module made inside) replaced by refout
+  markers (graph updates only), as for the plain Ref outputs."""
+  if not graph_updates:
+    return out_flat
+  out_flat, found = refout.take(out_flat, flat, new_ok)
+  entry.node_refs = found
+  entry.refs = entry.refs or found
+  return out_flat
 
 
 def _target_metas(changes, root_start) -> tuple | None:

@@ -164,6 +164,11 @@ class JitFn:
     out_static, out_leaves = ig.flatten_out(
       out, True if graph_updates else self.ctxtag
     )
+    if graph_updates:
+      # and the Refs of the output graph nodes (e.g. of ref=True Variables
+      # of a Module made inside), given back before they are rebuilt
+      out_leaves, node_refs = refout.take(out_leaves, inputs, new_ok)
+      refs = refs or node_refs
     self.out_static[key] = (out_static, changed)
     # without graph updates, metadata set inside comes back (varflow)
     metas = None if graph_updates else ig.meta_changes
