@@ -10,6 +10,7 @@ small marker records of graph definitions.
 ['a', 'b']
 """
 
+from flax.nnx.variablelib import _REQUIRED_DEFAULTS
 import builtins
 import dataclasses
 import typing as tp
@@ -570,3 +571,205 @@ jax.tree_util.register_pytree_node(
   lambda x: ((x.value,), ()),
   lambda _, children: ArrayRefOutput(children[0]),
 )
+
+
+def graphdef_records(graphdef) -> tuple[list, list]:
+  """The typed records of ``graphdef``: its ``nodes`` (NodeDef,
+  VariableDef, NodeRef, in traversal order) and ``attributes`` (key and
+  NodeAttr / LeafAttr / Static, per node in the same order)."""
+
+  outer = graphdef.outer
+  outer_map = dict(outer) if isinstance(outer, tuple) else {}
+
+  def outer_of(index):
+    if index is None:
+      return None
+    return index if outer == 'same' else outer_map.get(index)
+
+  nodes: list = []
+  attributes: list = []
+  if graphdef.node[0] == 't':  # tree mode: the treedef and the Variables
+    _, cls, treedef, path_index, variables = graphdef.node
+    nodes.append(TreeNodeDef(cls, treedef, path_index))
+    nodes.extend(
+      VariableDef(c, i, outer_of(i), _public_meta(meta), None)
+      for i, c, meta in variables
+    )
+    return nodes, attributes
+
+  def visit(node, key):
+    kind = node[0]
+    if kind == 'r':
+      nodes.append(NodeRef(node[1]))
+      if key is not None:
+        attributes.append((key, NODE_ATTR))
+      return
+    if kind == 'v':
+      index = node[2]
+      nodes.append(
+        VariableDef(
+          node[1],
+          index,
+          outer_of(index),
+          _public_meta(node[3]),
+          None,
+        )
+      )
+      if key is not None:
+        attributes.append((key, NODE_ATTR))
+      return
+    if kind in ('a', 's'):
+      if key is not None:
+        attributes.append(
+          (key, LEAF_ATTR if kind == 'a' else Static(node[1].value))
+        )
+      return
+    if key is not None:
+      attributes.append((key, NODE_ATTR))
+    if kind == 'n':
+      index = node[2]
+      nodes.append(
+        NodeDef(node[1], index, outer_of(index), len(node[3]), node[1])
+      )
+      children = node[3]
+    elif kind == 'g':  # a registered graph node type: its aux data
+      index = node[2]
+      nodes.append(
+        NodeDef(node[1], index, outer_of(index), len(node[3]), node[4].value)
+      )
+      children = node[3]
+    elif kind == 'l':
+      children = tuple(enumerate(node[2]))
+      nodes.append(NodeDef(GenericPytree, None, None, len(children), node[1]))
+    elif kind == 'd':
+      children = tuple(zip(node[1], node[2]))
+      nodes.append(NodeDef(GenericPytree, None, None, len(children), dict))
+    else:  # 'p': a registered pytree (children maybe in sorted key order)
+      children = tuple(enumerate(node[2]))
+      meta = node[1] if len(node) == 3 else (node[1], node[3], node[4])
+      nodes.append(NodeDef(GenericPytree, None, None, len(children), meta))
+    for k, child in children:
+      visit(child, k)
+
+  visit(graphdef.node, None)
+  return nodes, attributes
+
+
+def node_from_records(nodes, attributes) -> tuple:
+  """The inverse of :func:`graphdef_records`: ``(root node record, number
+  of indexed objects, outer-index marker)`` of a GraphDef."""
+  from flax.nnx.flattenlib import _EMPTY_META, _Meta, _Static
+
+  nodes, attributes = list(nodes), list(attributes)
+  if nodes and isinstance(nodes[0], TreeNodeDef):
+    return _tree_node_from_records(nodes, attributes)
+  pos = [0, 0]
+  indices = []
+  outers = []
+
+  def next_attr():
+    if pos[1] >= len(attributes):
+      raise ValueError('GraphDef: fewer attributes than the nodes need.')
+    item = attributes[pos[1]]
+    pos[1] += 1
+    return item
+
+  def build():
+    if pos[0] >= len(nodes):
+      raise ValueError('GraphDef: fewer nodes than the attributes need.')
+    rec = nodes[pos[0]]
+    pos[0] += 1
+    if isinstance(rec, NodeRef):
+      return ('r', rec.index)
+    if isinstance(rec, VariableDef):
+      indices.append(rec.index)
+      outers.append((rec.index, rec.outer_index))
+      meta = _stored_meta(rec.metadata)
+      return ('v', rec.type, rec.index, _Meta(meta) if meta else _EMPTY_META)
+    if not isinstance(rec, NodeDef):
+      raise TypeError(f'GraphDef: unexpected node record {rec!r}')
+    keys, children = [], []
+    for _ in range(rec.num_attributes):
+      key, kind = next_attr()
+      keys.append(key)
+      if isinstance(kind, Static):
+        children.append(('s', _Static(kind.value)))
+      elif isinstance(kind, LeafAttr):
+        children.append(('a',))
+      else:
+        children.append(build())
+    if rec.index is not None:
+      indices.append(rec.index)
+      outers.append((rec.index, rec.outer_index))
+      if rec.type in GRAPH_NODE_TYPES:
+        items = tuple(zip(keys, children))
+        return ('g', rec.type, rec.index, items, _Static(rec.metadata))
+      data = frozenset(k for k, c in zip(keys, children) if c[0] != 's')
+      return ('n', rec.type, rec.index, tuple(zip(keys, children)), data)
+    meta = rec.metadata
+    if meta is dict:
+      return ('d', tuple(keys), tuple(children))
+    if isinstance(meta, type):
+      return ('l', meta, tuple(children))
+    if type(meta) is tuple:  # (treedef, sorted keys, places)
+      return ('p', meta[0], tuple(children), meta[1], meta[2])
+    return ('p', meta, tuple(children))
+
+  root = build()
+  if pos[0] != len(nodes) or pos[1] != len(attributes):
+    raise ValueError('GraphDef: nodes and attributes do not match.')
+  num_index = max(indices, default=-1) + 1
+  pairs = tuple((i, o) for i, o in outers if o is not None)
+  if pairs and all(i == o for i, o in outers):
+    outer = 'same'
+  else:
+    outer = tuple(sorted(pairs)) or None
+  return root, num_index, outer
+
+
+def _public_meta(meta):
+  """The metadata a VariableDef shows: the Variable's own entries, then
+  the entries every Variable has (as ``Variable.get_metadata`` lists
+  them)."""
+  items = meta.items
+  out = {k: v for k, v in items.items() if k not in _REQUIRED_DEFAULTS}
+  for key, default in _REQUIRED_DEFAULTS.items():
+    out[key] = items.get(key, default)
+  return HashableMapping(out)
+
+
+def _stored_meta(mapping) -> dict:
+  """The inverse of :func:`_public_meta`: entries equal to the defaults
+  every Variable has are not stored."""
+  return {
+    k: v
+    for k, v in dict(mapping).items()
+    if k not in _REQUIRED_DEFAULTS or v != _REQUIRED_DEFAULTS[k]
+  }
+
+
+def _tree_node_from_records(nodes, attributes) -> tuple:
+  """:func:`node_from_records` of a tree-mode GraphDef: a TreeNodeDef
+  followed by the VariableDefs of its Variable leaves."""
+  from flax.nnx.flattenlib import _EMPTY_META, _Meta
+
+  if attributes:
+    raise ValueError('GraphDef: a tree-mode GraphDef has no attributes.')
+  root, variables = nodes[0], []
+  for rec in nodes[1:]:
+    if not isinstance(rec, VariableDef):
+      raise TypeError(
+        f'GraphDef: unexpected node record {rec!r} after a TreeNodeDef.'
+      )
+    meta = _stored_meta(rec.metadata)
+    variables.append(
+      (rec.index, rec.type, _Meta(meta) if meta else _EMPTY_META)
+    )
+  node = (
+    't',
+    root.type,
+    root.treedef,
+    tuple(root.path_index),
+    tuple(variables),
+  )
+  return node, len(root.path_index), None
