@@ -270,6 +270,25 @@ class Scope:
   def __repr__(self):
     return f'Scope(path={self.path_text!r}, mutable={self.mutable!r})'
 
+  # A scope is a cursor into its root's variables with its own PRNG
+  # counters: two scopes at one path of one tree that share the counters
+  # (``push(name, reuse=True)`` twice, ``rewound()``) behave alike and are
+  # equal, as in Flax 0.12.8. Lifted transforms rely on it to see that a
+  # scope lies inside another one they lift.
+  def __eq__(self, other) -> bool:
+    if not isinstance(other, Scope):
+      return False
+    if self is other:
+      return True
+    return (
+      self.root._variables is other.root._variables
+      and self.path == other.path
+      and self.rng_counters is other.rng_counters
+    )
+
+  def __hash__(self) -> int:
+    return hash((id(self.root._variables), self.path, id(self.rng_counters)))
+
   # -- structure ------------------------------------------------------------
 
   @property
