@@ -81,10 +81,10 @@ from flax.nnx.pytreelib import static as static
 from flax.nnx.varops import set_metadata as set_metadata
 from flax.nnx.varops import vars_as as vars_as
 from flax.nnx.varops import with_vars as with_vars
-from flax.nnx.views import capture as capture
-from flax.nnx.views import view as view
-from flax.nnx.views import view_info as view_info
-from flax.nnx.views import with_attributes as with_attributes
+from flax.nnx.module import capture as capture
+from flax.nnx.module import view as view
+from flax.nnx.module import view_info as view_info
+from flax.nnx.module import with_attributes as with_attributes
 from flax.nnx.rnglib import RngCount as RngCount
 from flax.nnx.rnglib import RngKey as RngKey
 from flax.nnx.rnglib import Rngs as Rngs

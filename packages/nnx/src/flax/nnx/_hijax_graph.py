@@ -27,7 +27,7 @@ from flax.nnx._common import META_EPOCH
 from flax.nnx.variablelib import Variable, store_raw_value
 
 # (after variablelib, which loads it at its end)
-from flax.nnx._hijax import (
+from flax.nnx.variablelib import (
   _HIJAX_CLASSES,
   AbstractVariable,
   _is_hijax_value,

@@ -8,6 +8,7 @@ when asked, XLA's flop estimates of the call).
 
 from __future__ import annotations
 
+import dataclasses
 import contextlib
 import inspect
 import threading
@@ -24,8 +25,27 @@ from flax.nnx import graphlib
 from flax.nnx._common import trace_state
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
+from flax import typing
 
 _LOCK = threading.RLock()
+
+
+@dataclasses.dataclass
+class CallInfo:
+  """One recorded method call of an object of the tabulated graph
+  (``flax.nnx.summary.CallInfo``)."""
+
+  call_order: int
+  object_id: int
+  type: type
+  path: tuple[typing.Key, ...]
+  inputs_repr: str
+  outputs: tp.Any
+  flops: int | None
+  vjp_flops: int | None
+
+
+CallInfo.__module__ = 'flax.nnx.summary'  # its public home
 
 
 def _is_array(x) -> bool:
@@ -263,8 +283,6 @@ class _Recorder:
       path = recorder.paths[node]
       if recorder.replaying:
         return recorder.call(fn, name, node, obj, args, kwargs, None)
-      from flax.nnx.summary import CallInfo
-
       info = CallInfo(
         len(recorder.calls),
         node,

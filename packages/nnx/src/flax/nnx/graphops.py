@@ -20,24 +20,16 @@ from collections.abc import MutableMapping
 
 import jax
 
-from flax.nnx import reprlib, rebuildlib, statelib
+from flax.nnx import rebuildlib
 from flax.nnx.deprecations import deprecated
 from flax.nnx.flattenlib import _Flattener, _sorted_items
 from flax.nnx.graphpaths import cache_paths
-from flax.nnx.graphlib import (
-  GraphDef,
-  _duplicates_message,
-  _leaves_for,
-  _rebuild,
-  _tree_graphdef_of,
-  check_tree,
-  tree_parts,
-  find_duplicates,
-  flat_view,
-  graph_mode_default,
-  merge,
-  split,
-)
+from flax.nnx._common import graph_mode_default
+from flax.nnx.graphcore import GraphDef, GraphState, _leaves_for, _rebuild
+from flax.nnx.graphcore import _tree_graphdef_of, flat_view, merge, split
+from flax.nnx.graphcore import tree_parts
+from flax.nnx.graphwalk import _duplicates_message, check_tree
+from flax.nnx.graphwalk import find_duplicates
 from flax.nnx.pytreelib import Pytree, PytreeRecord
 from flax.nnx.pytreelib import set_state_flags, state_flags
 from flax.nnx.statelib import FlatState
@@ -349,95 +341,6 @@ def as_pure(tree: A) -> A:
 pure = deprecated(as_pure)
 
 
-class GraphState(MutableMapping, reprlib.Representable, tp.Generic[A]):
-  """A GraphDef with one of its States: a mapping (the State's) that
-  ``nnx.merge`` accepts alone.
-
-  >>> from flax import nnx
-  >>> import jax.numpy as jnp
-  >>> class M(nnx.Module):
-  ...   def __init__(self):
-  ...     self.w = nnx.Param(jnp.ones(2))
-  >>> gs = nnx.unpack(M())
-  >>> list(gs), type(nnx.merge(gs)).__name__
-  (['w'], 'M')
-  """
-
-  def __init__(self, _graphdef, _state):
-    self._graphdef = _graphdef
-    self._state = _state
-
-  @property
-  def graphdef(self):
-    return self._graphdef
-
-  @property
-  def state(self):
-    return self._state
-
-  # The mapping protocol is the State's.
-  def __len__(self):
-    return len(self._state)
-
-  def __getitem__(self, key):
-    return self._state[key]
-
-  def __iter__(self):
-    return iter(self._state)
-
-  def __setitem__(self, key, value):
-    self._state[key] = value
-
-  def __contains__(self, key):
-    return key in self._state
-
-  def __delitem__(self, key):
-    del self._state[key]
-
-  def __getattr__(self, name):
-    # ``graph_state.kernel``: the State's entry.
-    if name.startswith('_'):
-      raise AttributeError(name)
-    try:
-      return self._state[name]
-    except KeyError:
-      raise AttributeError(
-        f'{type(self).__name__!r} object has no attribute {name!r}'
-      ) from None
-
-  def __nnx_repr__(self):
-    yield reprlib.Object(type(self))
-    yield reprlib.Attr('graphdef', self._graphdef)
-    yield reprlib.Attr('state', self._state)
-
-
-# A GraphState flattens as its State does (same children and key paths);
-# the GraphDef is static.
-
-
-def _graph_state_flatten_with_keys(gs):
-  children, keys = statelib._state_flatten_with_keys(gs._state)
-  return children, (gs._graphdef, keys)
-
-
-def _graph_state_flatten(gs):
-  children, keys = statelib._state_flatten(gs._state)
-  return children, (gs._graphdef, keys)
-
-
-def _graph_state_unflatten(aux, children):
-  graphdef, keys = aux
-  return GraphState(graphdef, statelib._state_unflatten(keys, children))
-
-
-jax.tree_util.register_pytree_with_keys(
-  GraphState,
-  _graph_state_flatten_with_keys,
-  _graph_state_unflatten,
-  _graph_state_flatten,
-)
-
-
 def unpack(node, *filters, graph=None):
   """Like :func:`split`, but each State comes with the GraphDef as a
   :class:`GraphState` (one per filter)."""
@@ -515,21 +418,3 @@ def call(graphdef_state, /):
   """
   graphdef, *states = graphdef_state
   return graphdef.apply(*states)
-
-
-def view(node, /, *, only=None, raise_if_not_found=True, **attributes):
-  """Returns a shallow copy of ``node`` sharing its Variables, with
-  ``attributes`` set on the (filtered) Modules of the copy."""
-  v = flat_view(node)
-  leaves = [
-    leaf if isinstance(leaf, Variable) else leaf._raw_value for leaf in v.leaves
-  ]
-  new = _rebuild(v.graphdef, leaves, raw=False)
-  if attributes:
-    from flax.nnx import module as _module
-
-    filters = () if only is None else (only,)
-    _module.set_attributes(
-      new, *filters, raise_if_not_found=raise_if_not_found, **attributes
-    )
-  return new

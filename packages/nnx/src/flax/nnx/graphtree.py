@@ -22,11 +22,11 @@ Variable leaf, so that plain values can be wrapped again on merge.
 
 from flax.nnx.statelib import node_state
 from flax.nnx import filterlib
-from flax.nnx._hijax import _HIJAX_CLASSES
+from flax.nnx.variablelib import _HIJAX_CLASSES
 from flax.nnx._hijax_graph import traced_variable_def
 import jax
 
-from flax.nnx._hijax import HijaxVariable, hijax_class
+from flax.nnx.variablelib import HijaxVariable, hijax_class
 from flax.nnx.flattenlib import _EMPTY_META, _Meta
 from flax.nnx.graphnodes import jax_to_nnx_path
 from flax.nnx.graphwalk import check_tree, tree_mode_options
@@ -84,35 +84,6 @@ def _duplicate_error(first, again, leaf) -> ValueError:
     f'{_keystr(again)}\n\nTree mode (graph=False) does not support shared '
     'references. ' + tree_mode_options('split')
   )
-
-
-def tree_parts(node) -> TreeParts:
-  """Flattens ``node`` in tree mode.
-
-  Raises a ValueError for a Variable or ``jax.Ref`` reachable through two
-  paths, a reference cycle, or a Pytree declared with ``pytree=False``
-  (the messages name ``split`` and ``flatten``, which every tree-mode
-  function goes through). Other objects may be shared: they are copied by
-  the rebuild, as JAX does.
-
-  The flattening of a Pytree root is kept with the root's cached flat
-  view (see :func:`~flax.nnx.graphlib.flat_view`): while no attribute,
-  container or Variable metadata of the graph changed, the same leaves
-  are found again. It is not kept when the tree holds a pytree node the
-  view does not watch (an instance of a mutable registered pytree class,
-  whose fields could change in place).
-  """
-  if isinstance(node, Pytree):
-    from flax.nnx.graphlib import flat_view
-
-    view = flat_view(node)
-    parts = view.tree_parts
-    if parts is None:
-      parts = _flatten(node)
-      if _watched(parts.node[2]):
-        view.tree_parts = parts
-    return parts
-  return _flatten(node)
 
 
 def _watched(treedef) -> bool:

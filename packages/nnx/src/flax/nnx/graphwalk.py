@@ -13,6 +13,8 @@ children of a node, and objects reachable through several paths
 
 from flax.nnx import filterlib
 from flax.nnx._common import graph_mode_default
+import typing as tp
+
 import jax
 
 from flax.nnx.flattenlib import _key_of, _sorted_items, is_array_leaf
@@ -201,11 +203,14 @@ def iter_children(node, /, *, graph=None):
       yield key, value
 
 
-def iter_module_children(node, /, *, graph=None):
-  """Yields ``(key, module)`` for the direct child Modules of ``node``."""
-  from flax.nnx import module
-
-  return module.iter_module_children(node, graph=graph)
+def iter_module_children(
+  node, /, *, graph: bool | None = None
+) -> tp.Iterator[tuple[tp.Any, tp.Any]]:
+  """:func:`iter_children` without the Variables: the direct children that
+  are Modules or other Pytrees."""
+  for key, value in iter_children(node, graph=graph):
+    if isinstance(value, Pytree):
+      yield key, value
 
 
 def find_duplicates(node, /, *, only=...) -> list:

@@ -20,7 +20,7 @@ import jax
 
 from flax.nnx._common import META_EPOCH
 from flax.nnx._variable_tree import REF_TYPE, is_array_ref
-from flax.nnx.graphlib import _states_from_view, flat_view
+from flax.nnx.graphcore import _states_from_view, flat_view
 from flax.nnx.graphnodes import del_child, get_child, set_child
 from flax.nnx.statelib import State, node_state
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values

@@ -32,7 +32,8 @@ import warnings
 import jax
 import numpy as np
 
-from flax.nnx import reprlib, tracers, visualization
+from flax.nnx import _hijax_graph, reprlib, tracers, variablelib
+from flax.nnx import visualization
 from flax.nnx._common import EPOCH, MISSING, GraphNodeBase, Missing
 from flax.nnx._common import trace_context_error, trace_state
 from flax.nnx._variable_tree import is_ref
@@ -742,6 +743,14 @@ def object_attributes(obj) -> tp.Iterator[tuple[str, tp.Any]]:
   for key, value in vars(obj).items():
     if not (isinstance(key, str) and key.startswith('_')):
       yield key, value
+
+
+# A Pytree attribute holding a traced hijax Variable is data: registered
+# at the first hijax Variable (see ``variablelib.FIRST_HIJAX_HOOKS``), so
+# that programs without any keep the shorter data checks.
+variablelib.FIRST_HIJAX_HOOKS.append(
+  lambda: register_data_type(_hijax_graph.TracedHijaxVariable)
+)
 
 
 # A Pytree's reprs total the Variables of its graph. The graph traversal

@@ -28,6 +28,7 @@ from flax import typing
 from flax.nnx import graphlib
 from flax.nnx import rnglib
 from flax.nnx import _summary_calls
+from flax.nnx._summary_calls import CallInfo as CallInfo
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
 from flax.nnx.visualization import display as display
@@ -87,20 +88,6 @@ class SimpleObjectRepr:
 
   def __repr__(self) -> str:
     return str(self)
-
-
-@dataclasses.dataclass
-class CallInfo:
-  """One recorded method call of an object of the tabulated graph."""
-
-  call_order: int
-  object_id: int
-  type: type
-  path: tuple[typing.Key, ...]
-  inputs_repr: str
-  outputs: tp.Any
-  flops: int | None
-  vjp_flops: int | None
 
 
 class ObjectInfo(tp.NamedTuple):

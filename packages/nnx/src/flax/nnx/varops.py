@@ -15,13 +15,12 @@ True
 """
 
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.views import _copy_graph
+from flax.nnx.module import _copy_graph
 from flax.nnx.pytreelib import _sort_key
-from flax.nnx import _hijax
 import typing as tp
 import warnings
 
-from flax.nnx import filterlib
+from flax.nnx import filterlib, variablelib
 from flax.nnx.variablelib import Variable, is_array_ref
 
 A = tp.TypeVar('A')
@@ -129,7 +128,9 @@ def _convert_hijax(var, hijax, ref, mutable, path):
       f'with_vars(mutable=...): the Variable at {path} is not a hijax '
       'Variable; pass hijax=True to convert it.'
     )
-  plain = _hijax.to_variable(var) if was_hijax else var.copy(_copy_ref=False)
+  plain = (
+    variablelib.to_variable(var) if was_hijax else var.copy(_copy_ref=False)
+  )
   raw = plain.get_raw_value()
   if ref and not is_array_ref(raw):
     plain = plain.copy(ref=True)
@@ -139,7 +140,7 @@ def _convert_hijax(var, hijax, ref, mutable, path):
     return plain
   if mutable is None and was_hijax:
     mutable = var.get_metadata('mutable', None)
-  return _hijax.from_variable(plain, mutable=mutable)
+  return variablelib.from_variable(plain, mutable=mutable)
 
 
 def _check_duplicates(node, path, paths, seen_nodes):

@@ -38,8 +38,9 @@ from flax.nnx._common import (
   resolve_graph,
   trace_state,
 )
-from flax.nnx._hijax import _HIJAX_CLASSES
-from flax.nnx.graphlib import _Flattener, _Meta, _unflatten
+from flax.nnx.variablelib import _HIJAX_CLASSES
+from flax.nnx.flattenlib import _Flattener, _Meta
+from flax.nnx.graphcore import _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms import leafplan, refout, varflow

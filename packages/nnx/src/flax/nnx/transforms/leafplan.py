@@ -16,7 +16,7 @@ structure the epochs cannot vouch for.
 """
 
 from flax.nnx import rebuildlib
-from flax.nnx._hijax import _HIJAX_CLASSES
+from flax.nnx.variablelib import _HIJAX_CLASSES
 
 _PLANS: dict = {}
 _REBUILDS: dict = {}

@@ -9,8 +9,8 @@ import typing as tp
 
 import jax
 
-from flax.nnx._hijax import _HIJAX_CLASSES
-from flax.nnx.graphlib import _Meta
+from flax.nnx.variablelib import _HIJAX_CLASSES
+from flax.nnx.flattenlib import _Meta
 from flax.nnx.transforms import varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 

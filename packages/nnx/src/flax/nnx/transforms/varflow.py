@@ -12,7 +12,7 @@ both paths.
 Everything here runs while a transform traces its function.
 """
 
-from flax.nnx._hijax import _HIJAX_CLASSES
+from flax.nnx.variablelib import _HIJAX_CLASSES
 import inspect
 import weakref
 
@@ -23,7 +23,7 @@ from flax.nnx._common import (
   graph_updates_default,
   is_graph_node_leaf,
 )
-from flax.nnx.graphlib import _Flattener
+from flax.nnx.flattenlib import _Flattener
 from flax.nnx.graphwalk import _path_str
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.variablelib import Variable
