@@ -18,9 +18,9 @@ writes them back with :func:`apply_updates`.
 """
 
 from flax.nnx.graphwalk import iter_graph
-from flax.nnx.transforms.types import DiffState, StateAxes
-from flax.nnx.transforms.treemode import check_tree_mode_args
-from flax.nnx.transforms.varflow import duplicate_message
+from flax.nnx.transforms.engine.types import DiffState, StateAxes
+from flax.nnx.transforms.engine.treemode import check_tree_mode_args
+from flax.nnx.transforms.engine.varflow import duplicate_message
 import dataclasses
 import typing as tp
 

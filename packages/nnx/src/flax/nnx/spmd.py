@@ -28,9 +28,11 @@ from flax.nnx import graphlib
 from flax.nnx import variablelib
 from flax.nnx.deprecations import deprecated as deprecated
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.transforms._axis_metadata import PARTITION_NAME as PARTITION_NAME
-from flax.nnx.transforms._axis_metadata import add_axis as add_axis
-from flax.nnx.transforms._axis_metadata import remove_axis as remove_axis
+from flax.nnx.transforms.engine._axis_metadata import (
+  PARTITION_NAME as PARTITION_NAME,
+)
+from flax.nnx.transforms.engine._axis_metadata import add_axis as add_axis
+from flax.nnx.transforms.engine._axis_metadata import remove_axis as remove_axis
 from flax.nnx.variablelib import Variable
 from jax.sharding import NamedSharding
 

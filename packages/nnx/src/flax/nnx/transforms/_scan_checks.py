@@ -13,9 +13,9 @@ from flax.nnx import graphlib
 import jax
 
 from flax.nnx import extract
-from flax.nnx.transforms import common
-from flax.nnx.transforms._axes import _is_ns
-from flax.nnx.transforms.types import Carry, StateAxes
+from flax.nnx.transforms.engine import common
+from flax.nnx.transforms.engine._axes import _is_ns
+from flax.nnx.transforms.engine.types import Carry, StateAxes
 from flax.nnx.variablelib import Variable
 
 _is_variable = Variable.__instancecheck__

@@ -18,12 +18,12 @@ from flax.nnx._common import Missing as Missing
 from flax.nnx.statelib import State as State
 from flax.nnx.statelib import node_state
 from flax.nnx.extract import labeled as labeled
-from flax.nnx.transforms import _fns, _prefix, common, treemode, varflow
-from flax.nnx.transforms.varflow import (
+from flax.nnx.transforms.engine import _fns, _prefix, common, treemode, varflow
+from flax.nnx.transforms.engine.varflow import (
   arg_index_of_positions as _arg_index_of_positions,
 )
-from flax.nnx.transforms.varflow import resolved_updates as _updates
-from flax.nnx.transforms.types import DiffState
+from flax.nnx.transforms.engine.varflow import resolved_updates as _updates
+from flax.nnx.transforms.engine.types import DiffState
 from flax.nnx.variablelib import Param, Variable
 
 

@@ -14,7 +14,7 @@
 2
 """
 
-from flax.nnx.transforms.types import StateSharding as StateSharding
+from flax.nnx.transforms.engine.types import StateSharding as StateSharding
 from flax.nnx.transforms import shardmap
 import functools
 import inspect
@@ -29,37 +29,33 @@ from flax.nnx._common import (
 )
 from flax.nnx._common import Missing as Missing
 from flax.nnx.extract import labeled as labeled
-from flax.nnx.transforms import (
-  common,
-  flatcall,
-  jitfns,
-  _prefix,
-  refout,
-  stages,
-  treemode,
-)
-from flax.nnx.transforms import treecall
+from flax.nnx.transforms.engine import common, _prefix, treemode
+from flax.nnx.transforms.engine import refout
+from flax.nnx.transforms.jit import flatcall, jitfns, stages
+from flax.nnx.transforms.jit import treecall
 from flax.nnx.transforms.cachedpartial import cached_partial as cached_partial
-from flax.nnx.transforms import varflow
-from flax.nnx.transforms.jitfns import JitFn as JitFn
-from flax.nnx.transforms.jitfns import SimpleJitFn as SimpleJitFn
-from flax.nnx.transforms.jitfns import SimpleJitPartialFn as SimpleJitPartialFn
-from flax.nnx.transforms.stages import Compiled as Compiled
-from flax.nnx.transforms.stages import Lowered as Lowered
-from flax.nnx.transforms.stages import SimpleCompiled as SimpleCompiled
-from flax.nnx.transforms.stages import SimpleLowered as SimpleLowered
-from flax.nnx.transforms.stages import (
+from flax.nnx.transforms.engine import varflow
+from flax.nnx.transforms.jit.jitfns import JitFn as JitFn
+from flax.nnx.transforms.jit.jitfns import SimpleJitFn as SimpleJitFn
+from flax.nnx.transforms.jit.jitfns import (
+  SimpleJitPartialFn as SimpleJitPartialFn,
+)
+from flax.nnx.transforms.jit.stages import Compiled as Compiled
+from flax.nnx.transforms.jit.stages import Lowered as Lowered
+from flax.nnx.transforms.jit.stages import SimpleCompiled as SimpleCompiled
+from flax.nnx.transforms.jit.stages import SimpleLowered as SimpleLowered
+from flax.nnx.transforms.jit.stages import (
   SimplePartialCompiled as SimplePartialCompiled,
 )
-from flax.nnx.transforms.stages import (
+from flax.nnx.transforms.jit.stages import (
   SimplePartialLowered as SimplePartialLowered,
 )
-from flax.nnx.transforms.stages import (
+from flax.nnx.transforms.jit.stages import (
   SimplePartialTraced as SimplePartialTraced,
 )
-from flax.nnx.transforms.stages import SimpleTraced as SimpleTraced
-from flax.nnx.transforms.stages import Stage as Stage
-from flax.nnx.transforms.stages import Traced as Traced
+from flax.nnx.transforms.jit.stages import SimpleTraced as SimpleTraced
+from flax.nnx.transforms.jit.stages import Stage as Stage
+from flax.nnx.transforms.jit.stages import Traced as Traced
 
 # Whether ``nnx.jit`` objects made from now on use the cached fast path
 # where it applies (flatcall: one compiled function per call structure).

@@ -21,10 +21,10 @@ import numpy as np
 from flax.nnx import extract, filterlib, graphlib
 from flax.nnx._common import MISSING, resolve_graph
 from flax.nnx.statelib import State
-from flax.nnx.transforms import _fns, _prefix, common, treemode
-from flax.nnx.transforms.types import DiffState
-from flax.nnx.transforms.varflow import arg_index_of_positions
-from flax.nnx.transforms.varflow import resolved_updates as _updates
+from flax.nnx.transforms.engine import _fns, _prefix, common, treemode
+from flax.nnx.transforms.engine.types import DiffState
+from flax.nnx.transforms.engine.varflow import arg_index_of_positions
+from flax.nnx.transforms.engine.varflow import resolved_updates as _updates
 from flax.nnx.variablelib import Variable
 
 _arg_index_of_positions = arg_index_of_positions

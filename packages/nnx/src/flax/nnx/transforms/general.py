@@ -11,8 +11,9 @@ import jax
 from flax.nnx._common import MISSING, graph_updates_default, resolve_graph
 from flax.nnx._common import Missing as Missing
 from flax.nnx import extract, graphctx
-from flax.nnx.transforms import _fns, common, refout, treemode, varflow
-from flax.nnx.transforms._fns import mode_text
+from flax.nnx.transforms.engine import _fns, common, treemode, varflow
+from flax.nnx.transforms.engine import refout
+from flax.nnx.transforms.engine._fns import mode_text
 
 
 def graph_with_updates(graph, graph_updates) -> bool:

@@ -13,8 +13,14 @@ from flax.nnx._common import Missing as Missing
 from flax.nnx.module import Module as Module
 from flax.nnx.statelib import State as State
 from flax.nnx.variablelib import Variable
-from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common, treemode
-from flax.nnx.transforms import varflow
+from flax.nnx.transforms.engine import (
+  _axis_metadata,
+  _fns,
+  _prefix,
+  common,
+  treemode,
+)
+from flax.nnx.transforms.engine import varflow
 from flax.nnx.extract import labeled as labeled
 from flax.nnx.transforms.general import ForiLoopBodyFn as ForiLoopBodyFn
 from flax.nnx.transforms.general import (
@@ -32,16 +38,16 @@ from flax.nnx.transforms.general import fori_loop as fori_loop
 from flax.nnx.transforms.general import graph_with_updates
 from flax.nnx.transforms.general import while_loop as while_loop
 from flax.nnx.transforms.transforms import resolve_kwargs as resolve_kwargs
-from flax.nnx.transforms.types import Carry as Carry
-from flax.nnx.transforms.types import StateAxes as StateAxes
+from flax.nnx.transforms.engine.types import Carry as Carry
+from flax.nnx.transforms.engine.types import StateAxes as StateAxes
 from flax.nnx.transforms.scanning import Broadcasted as Broadcasted
 from flax.nnx.transforms.scanning import PytreeDeque as PytreeDeque
 from flax.nnx.transforms.scanning import ScanFn as ScanFn
 from flax.nnx.transforms.scanning import SimpleScanFn as SimpleScanFn
 from flax.nnx.transforms.scanning import scan as scan
-from flax.nnx.transforms._axes import _axes_leaf, _is_ns, _move
-from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
-from flax.nnx.transforms._axes import int_axis, root_in_axes
+from flax.nnx.transforms.engine._axes import _axes_leaf, _is_ns, _move
+from flax.nnx.transforms.engine._axes import _predicates_for, _state_axes_prefix
+from flax.nnx.transforms.engine._axes import int_axis, root_in_axes
 
 
 def _fix_out(leaves, axes):

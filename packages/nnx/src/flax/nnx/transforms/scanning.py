@@ -13,7 +13,7 @@ mode the broadcast Variables' updates travel in ``Broadcasted`` to the
 next step and back to the arguments; graph mode drops them.
 """
 
-from flax.nnx.transforms.varflow import (
+from flax.nnx.transforms.engine.varflow import (
   arg_index_of_positions as _arg_index_of_positions,
 )
 import collections
@@ -26,14 +26,25 @@ import jax
 from flax import struct
 from flax.core.frozen_dict import FrozenDict
 from flax.nnx._common import MISSING
-from flax.nnx.transforms import _axis_metadata, _fns, _prefix, common, treemode
+from flax.nnx.transforms.engine import (
+  _axis_metadata,
+  _fns,
+  _prefix,
+  common,
+  treemode,
+)
 from flax.nnx.transforms import _scan_checks as _checks
-from flax.nnx.transforms import tracecache
-from flax.nnx.transforms import varflow
-from flax.nnx.transforms._axes import _axes_leaf, _broadcast, _is_ns, _move
-from flax.nnx.transforms._axes import _predicates_for, _state_axes_prefix
-from flax.nnx.transforms._axes import int_axis, root_in_axes
-from flax.nnx.transforms.types import Carry
+from flax.nnx.transforms.jit import tracecache
+from flax.nnx.transforms.engine import varflow
+from flax.nnx.transforms.engine._axes import (
+  _axes_leaf,
+  _broadcast,
+  _is_ns,
+  _move,
+)
+from flax.nnx.transforms.engine._axes import _predicates_for, _state_axes_prefix
+from flax.nnx.transforms.engine._axes import int_axis, root_in_axes
+from flax.nnx.transforms.engine.types import Carry
 from flax.nnx.variablelib import Variable, store_raw_value
 
 _is_variable = Variable.__instancecheck__

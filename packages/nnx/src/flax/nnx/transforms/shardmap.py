@@ -31,8 +31,8 @@ from jax.sharding import PartitionSpec
 
 from flax.nnx import extract
 from flax.nnx._common import MISSING
-from flax.nnx.transforms import _fns, _prefix, common, treemode, varflow
-from flax.nnx.transforms.types import StateAxes, StateSharding
+from flax.nnx.transforms.engine import _fns, _prefix, common, treemode, varflow
+from flax.nnx.transforms.engine.types import StateAxes, StateSharding
 from flax.nnx.variablelib import Variable
 
 _is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
@@ -58,7 +58,7 @@ class ShardMapFn:
   graph updates: rebuilds the graph nodes of the arguments from their
   NodeStates, calls ``f`` and returns ``(outputs, input_updates)``.
 
-  ``graph_args`` (the :class:`~flax.nnx.transforms.common.GraphArgs` of
+  ``graph_args`` (the :class:`~flax.nnx.transforms.engine.common.GraphArgs` of
   the call) supplies the structure the NodeStates are rebuilt with;
   ``out_static`` receives the structure of the outputs.
   """

@@ -16,7 +16,7 @@ from flax.nnx.extract import labeled as labeled
 from flax.nnx.module import Module as Module
 from flax.nnx.proxy_caller import CallableProxy as CallableProxy
 from flax.nnx.proxy_caller import DelayedAccessor as DelayedAccessor
-from flax.nnx.transforms import _fns, common, varflow
+from flax.nnx.transforms.engine import _fns, common, varflow
 from flax.nnx.transforms.general import SimpleCondFn as SimpleCondFn
 from flax.nnx.transforms.general import SimpleEvalShapeFn as SimpleEvalShapeFn
 from flax.nnx.transforms.general import cond as cond

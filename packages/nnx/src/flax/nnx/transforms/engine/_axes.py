@@ -4,9 +4,9 @@ axis prefixes over arguments whose graph nodes are ``NodeStates``."""
 import jax
 import jax.numpy as jnp
 
-from flax.nnx.transforms import common
-from flax.nnx.transforms.types import Carry, StateAxes, StateSharding
-from flax.nnx.transforms.varflow import arg_index_of_positions
+from flax.nnx.transforms.engine import common
+from flax.nnx.transforms.engine.types import Carry, StateAxes, StateSharding
+from flax.nnx.transforms.engine.varflow import arg_index_of_positions
 
 _is_ns = lambda x: isinstance(x, common.NodeStates)  # noqa: E731
 

@@ -43,7 +43,8 @@ from flax.nnx.flattenlib import _Flattener, _Meta
 from flax.nnx.graphcore import _unflatten
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.transforms import leafplan, refout, varflow
+from flax.nnx.transforms.engine import leafplan, varflow
+from flax.nnx.transforms.engine import refout
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 

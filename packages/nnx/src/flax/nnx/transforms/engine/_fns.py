@@ -24,7 +24,7 @@ import jax
 
 from flax.nnx import extract
 from flax.nnx._common import META_EPOCH
-from flax.nnx.transforms import common, treemode, varflow
+from flax.nnx.transforms.engine import common, treemode, varflow
 
 
 class CallSignature:

@@ -24,7 +24,7 @@ transform runs directly: the enclosing trace is the one that is cached.
 
 from jax._src import core
 
-from flax.nnx.transforms import flatcall
+from flax.nnx.transforms.jit import flatcall
 
 
 def top_level() -> bool:

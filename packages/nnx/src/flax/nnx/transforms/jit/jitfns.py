@@ -26,7 +26,8 @@ import inspect
 
 import jax
 
-from flax.nnx.transforms import _fns, common, refout, varflow
+from flax.nnx.transforms.engine import _fns, common, varflow
+from flax.nnx.transforms.engine import refout
 
 
 # -- static arguments and argument options ------------------------------------

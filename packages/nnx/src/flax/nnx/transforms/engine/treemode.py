@@ -4,14 +4,14 @@
 the arguments these modes refuse.
 """
 
-from flax.nnx.transforms.types import DiffState, StateAxes, StateSharding
+from flax.nnx.transforms.engine.types import DiffState, StateAxes, StateSharding
 import typing as tp
 
 import jax
 
 from flax.nnx.variablelib import _HIJAX_CLASSES
 from flax.nnx.flattenlib import _Meta
-from flax.nnx.transforms import varflow
+from flax.nnx.transforms.engine import varflow
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 _is_variable = Variable.__instancecheck__

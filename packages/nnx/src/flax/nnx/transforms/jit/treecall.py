@@ -14,8 +14,8 @@ import operator
 import jax
 
 from flax.nnx import graphlib, rebuildlib
-from flax.nnx.transforms import _fns, common, varflow
-from flax.nnx.transforms.flatcall import (
+from flax.nnx.transforms.engine import _fns, common, varflow
+from flax.nnx.transforms.jit.flatcall import (
   NOT_FAST,
   Call,
   Entry,

@@ -130,6 +130,9 @@ class Carry:
   """Marks an argument / output of :func:`flax.nnx.scan` as the carry."""
 
 
-# Users reach Carry through flax.nnx.transforms.iteration, and its repr names
-# that module (as in Flax 0.12.8).
+# Users reach the markers through the modules of the transforms that take
+# them, which their reprs (and pickles) name, as in Flax 0.12.8.
 Carry.__module__ = 'flax.nnx.transforms.iteration'
+StateAxes.__module__ = 'flax.nnx.transforms.iteration'
+DiffState.__module__ = 'flax.nnx.transforms.autodiff'
+StateSharding.__module__ = 'flax.nnx.transforms.compilation'

@@ -31,7 +31,7 @@ from flax.nnx.variablelib import Variable
 
 def root_slots(ig) -> list:
   """The leaf slots (Variables and array slots) of every root of the
-  :class:`~flax.nnx.transforms.common.InnerGraph` ``ig``, in the layout of
+  :class:`~flax.nnx.transforms.engine.common.InnerGraph` ``ig``, in the layout of
   its input values; call it before running the function."""
   out = []
   if ig.fast:

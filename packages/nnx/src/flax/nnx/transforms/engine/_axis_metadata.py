@@ -16,8 +16,8 @@ import typing as tp
 
 from flax.nnx import graphlib
 from flax.nnx.pytreelib import Pytree
-from flax.nnx.transforms import common
-from flax.nnx.transforms.types import StateAxes
+from flax.nnx.transforms.engine import common
+from flax.nnx.transforms.engine.types import StateAxes
 from flax.nnx.variablelib import Variable
 
 

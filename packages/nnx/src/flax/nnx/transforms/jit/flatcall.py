@@ -27,7 +27,8 @@ from flax.nnx import graphlib
 from flax.nnx._common import is_graph_node_leaf
 from flax.nnx.flattenlib import _EMPTY_META, _Meta
 from flax.nnx.graphlib import order_attributes
-from flax.nnx.transforms import _fns, common, refout, varflow
+from flax.nnx.transforms.engine import _fns, common, varflow
+from flax.nnx.transforms.engine import refout
 from flax.nnx.variablelib import Variable, store_raw_value, store_raw_values
 
 _raw = operator.attrgetter('_raw_value')

@@ -18,11 +18,11 @@ In tree mode a prefix for a graph node has the node's own shape (as
 accepts.
 """
 
-from flax.nnx.transforms import common
+from flax.nnx.transforms.engine import common
 from flax.nnx import graphlib
-from flax.nnx.transforms.types import StateAxes
+from flax.nnx.transforms.engine.types import StateAxes
 from flax.nnx._common import graph_updates_default, resolve_graph
-from flax.nnx.transforms.types import DiffState, StateSharding
+from flax.nnx.transforms.engine.types import DiffState, StateSharding
 import functools
 
 import jax
