@@ -368,3 +368,79 @@ def test_init_marks_the_running_modules_initializing_and_setup():
     ('top', (False, True)),
     ('sub', (False, False)),
   ]
+
+
+def test_apply_gives_variables_to_children_made_under_transforms():
+  # Children a vmap in setup creates get the variables apply() passed for
+  # them (the pending variables travel with the Module through the
+  # transform), and a scan over them finds them to scan.
+  class Layer(bridge.Module):
+    dout: int
+
+    @bridge.compact
+    def __call__(self, x):
+      w = self.param('w', nn.initializers.normal(), (x.shape[-1], self.dout))
+      return x @ w
+
+  class Stack(bridge.Module):
+    n: int
+
+    def setup(self):
+      @nnx.compat.split_rngs(splits=self.n)
+      @nnx.compat.vmap(
+        in_axes=(nnx.StateAxes({nnx.RngState: 0, ...: None}),),
+        axis_size=self.n,
+        transform_metadata={nnx.PARTITION_NAME: None},
+      )
+      def create(parent):
+        parent.block = Layer(4)
+
+      create(self)
+
+    def __call__(self, x):
+      @nnx.compat.split_rngs(splits=self.n)
+      @nnx.compat.scan(
+        in_axes=(0, nnx.Carry),
+        out_axes=nnx.Carry,
+        transform_metadata={nnx.PARTITION_NAME: None},
+      )
+      def forward(block, x):
+        return block(x)
+
+      return forward(self.block, x)
+
+  model = Stack(n=3)
+  x = jnp.ones((2, 4))
+  variables = model.init(jax.random.key(0), x)
+  w = variables['params']['block']['w']
+  assert w.shape == (3, 4, 4)
+  y = model.apply(variables, x)
+  close(y, x @ w[0] @ w[1] @ w[2])
+  # apply leaves the variables it was given where they were
+  again = model.apply(variables, x, mutable=True)[1]
+  assert jax.tree.map(jnp.shape, again) == {
+    'params': {'block': {'w': (3, 4, 4)}}
+  }
+
+
+def test_apply_pending_variables_stay_out_of_the_paths_of_the_state():
+  class Layer(bridge.Module):
+    @bridge.compact
+    def __call__(self, x):
+      return x @ self.param('w', nn.initializers.ones, (x.shape[-1], 2))
+
+  paths = []
+
+  class Top(bridge.Module):
+    @bridge.compact
+    def __call__(self, x):
+      self.layer = Layer()
+      y = self.layer(x)
+      state = nnx.state(self, nnx.Param)
+      paths.extend(p for p, _ in state.flat_state())
+      return y
+
+  top = Top()
+  variables = top.init(0, X)
+  top.apply(variables, X)
+  assert paths == [('Layer_0', 'w'), ('Layer_0', 'w')]

@@ -98,8 +98,6 @@ MODULE_CONTEXT = ModuleContext()
 class _RunState(threading.local):
   def __init__(self):
     self.initializing = False
-    # id(module) -> NNX attributes (from Linen variables) not yet attached.
-    self.pending: dict[int, dict] = {}
     self.setup_done: set[int] = set()
 
 
@@ -289,11 +287,12 @@ def _attach(entry: ModuleStackEntry, obj, name: str | None, kind=None):
   parent.attr_priorities.setdefault(name, AttrPriority.INIT_PARENT)
   if isinstance(obj, ModuleBase):
     obj.scope = parent.scope
-  pending = _RUN.pending.get(id(parent))
-  if pending and isinstance(pending.get(name), dict):
-    _RUN.pending[id(obj)] = pending[name]
-    if not isinstance(obj, ModuleBase):
-      _load_into(obj, pending[name])
+  pending = _pending_at(parent, (name,))
+  if pending is not None:
+    if isinstance(obj, ModuleBase):
+      setattr(obj, _PENDING, pending)
+    else:
+      _load_into(obj, pending)
   return obj
 
 
@@ -323,15 +322,29 @@ def attach_child(parent, name, build, kind=None, helper='attach_child'):
   return _attach(entry, child, name, kind)
 
 
+# The attribute of a bridge Module holding the variables apply() passed
+# for it that no param() / variable() call or child took yet: ``{name:
+# Variable or the dict of a child}``. Part of the Module's graph, so that
+# transforms (e.g. a vmap in setup creating children) carry them.
+_PENDING = '_bridge_pending'
+
+
 def _pending_at(parent, path) -> dict | None:
-  """The variables apply() passed for the child of ``parent`` at ``path``
-  (attribute name, then list indices / dict keys), or None."""
-  tree = _RUN.pending.get(id(parent))
-  for key in path:
+  """Takes the variables apply() passed for the child of ``parent`` at
+  ``path`` (attribute name, then list indices / dict keys) out of the
+  parent's pending ones (each Variable stays in one place); None if there
+  are none."""
+  tree = vars(parent).get(_PENDING)
+  owner = key = None
+  for k in path:
     if not isinstance(tree, Mapping):
       return None
-    tree = tree.get(key, tree.get(str(key)))
-  return tree if isinstance(tree, dict) else None
+    owner, key = tree, (k if k in tree else str(k))
+    tree = tree.get(key)
+  if not isinstance(tree, dict):
+    return None
+  del owner[key]
+  return tree
 
 
 def _adopt(parent, path, value) -> None:
@@ -345,7 +358,7 @@ def _adopt(parent, path, value) -> None:
     value.scope = parent.scope
     pending = _pending_at(parent, path)
     if pending is not None:
-      _RUN.pending[id(value)] = pending
+      setattr(value, _PENDING, pending)
     for name, child in list(vars(value).items()):
       if name not in _OWN_ATTRS:
         _adopt(value, (name,), child)
@@ -362,7 +375,7 @@ def _adopt(parent, path, value) -> None:
 
 
 # Attributes of every bridge Module that are not children.
-_OWN_ATTRS = frozenset({'scope', 'attr_priorities'})
+_OWN_ATTRS = frozenset({'scope', 'attr_priorities', _PENDING})
 
 
 def _load_into(node, attrs: dict) -> None:
@@ -547,9 +560,10 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
     existing = vars(self).get(name)
     if isinstance(existing, Variable):
       return existing
-    pending = _RUN.pending.get(id(self))
+    pending = vars(self).get(_PENDING)
     if pending and isinstance(pending.get(name), Variable):
-      var = pending[name]
+      # taken: the Variable moves to its attribute
+      var = pending.pop(name)
       setattr(self, name, var)
       return var
     if self.scope is None:
@@ -619,12 +633,11 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
   def _run(self, rngs, variables, args, kwargs, method, mutable, initializing):
     module = graphlib.clone(self)
     module.scope = Scope(_as_rngs(rngs), True if initializing else mutable)
-    previous = (_RUN.initializing, _RUN.pending, _RUN.setup_done)
+    previous = (_RUN.initializing, _RUN.setup_done)
     _RUN.initializing = initializing
-    _RUN.pending = {}
     _RUN.setup_done = set()
     if variables:
-      _RUN.pending[id(module)] = bv.linen_vars_to_nnx_attrs(variables)
+      setattr(module, _PENDING, bv.linen_vars_to_nnx_attrs(variables))
     try:
       if isinstance(method, str):
         fn = getattr(module, method)
@@ -637,7 +650,7 @@ class Module(nnx_module.Module, ModuleBase, metaclass=ModuleMeta, pytree=False):
         out = fn(*args, **kwargs)
       return out, _linen_vars(module)
     finally:
-      _RUN.initializing, _RUN.pending, _RUN.setup_done = previous
+      _RUN.initializing, _RUN.setup_done = previous
       if initializing:
         _set_initializing(module, False)
 
