@@ -86,7 +86,9 @@ def scan(
     metadata_params: passed to ``AxisMetadata.add_axis``/``remove_axis``.
     _split_transpose: passed to ``jax.lax.scan`` (experimental).
     check_constancy_invariants: check that broadcast variables do not
-      depend on the carry or the scanned inputs.
+      depend on the carry or the scanned inputs. Without the check the body
+      is traced once; broadcast variables it would create or change are
+      dropped, and ``out_axes`` may not hold ``broadcast``.
 
   Returns:
     The lifted function ``(scope, init_carry, *xs) -> (carry, ys)``.

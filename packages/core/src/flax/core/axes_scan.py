@@ -89,14 +89,17 @@ def scan(
     unroll: see ``jax.lax.scan``.
     _split_transpose: passed to ``jax.lax.scan`` (experimental).
     check_constancy_invariants: check that the broadcast outputs do not
-      depend on the carry or the scanned inputs (skip it to save tracing
-      time when that is known).
+      depend on the carry or the scanned inputs. Without the check, ``fn``
+      is traced once (no first pass finds the broadcast outputs): the
+      broadcast inputs come back unchanged and ``out_axes`` may not hold
+      ``broadcast``.
 
   Returns:
     A function returning ``(broadcast_out, carry, ys)``.
 
   Raises:
-    ValueError: a broadcast output depends on the carry or scanned inputs.
+    ValueError: a broadcast output depends on the carry or scanned inputs,
+      or ``out_axes`` holds ``broadcast`` without the check.
   """
 
   def scan_fn(broadcast_in, init, *args):
@@ -110,6 +113,17 @@ def scan(
         return ()
       return jax.tree_util.tree_map(lambda x: jnp.moveaxis(x, 0, ax), y)
 
+    if not check_constancy_invariants and any(
+      ax is broadcast
+      for ax in jax.tree_util.tree_leaves(
+        out_axes, is_leaf=lambda x: x is broadcast
+      )
+    ):
+      raise ValueError(
+        'nn.scan run with check_constancy_invariants=False does not support'
+        ' broadcast non-carry function outputs.  out_axes was given as'
+        f' {out_axes}'
+      )
     xs = _tree_map_axes(to_front, in_axes, args)
 
     def body_fn(bcast_in, c, xs, init_mode=False):
@@ -126,6 +140,20 @@ def scan(
         lambda ax, y: () if ax is broadcast else y, out_axes, ys
       )
       return c, ys
+
+    if not check_constancy_invariants:
+      # One pass only: the broadcast values stay as they came in (what the
+      # body would make or change in them is dropped).
+      c, ys = jax.lax.scan(
+        lambda c, x: body_fn(broadcast_in, c, x),
+        init,
+        xs,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+        _split_transpose=_split_transpose,
+      )
+      return broadcast_in, c, _tree_map_axes(from_front, out_axes, ys)
 
     # Pass 1: find the broadcast outputs, which must not depend on the
     # carry or on the scanned inputs, and compute them outside the loop.
