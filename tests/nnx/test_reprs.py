@@ -284,3 +284,11 @@ def test_treescope_renderings():
     'List(0=1, 1=Param(value=<jax.Array([1.], dtype=float32)>))'
   )
   assert treescope.render_to_text(nnx.Dict(a=1)) == 'Dict(a=1)'
+
+
+def test_hijax_rng_variables_total_under_rngstate():
+  # A hijax Variable's type is HijaxVariable whatever it stands for: the
+  # Variable totals of a repr group it by the type it stands for.
+  with nnx.var_defaults(hijax=True):
+    rngs = nnx.Rngs(0)
+  assert repr(rngs).splitlines()[0] == 'Rngs( # RngState: 2 (12 B)'

@@ -776,7 +776,8 @@ def object_comment(obj) -> str:
     stats = reprlib._array_stats(var._raw_value)
     if stats is None:
       continue
-    name = type(var)._repr_group or var.var_type.__name__
+    var_type = var.var_type
+    name = var_type._repr_group or var_type.__name__
     size, nbytes = counts.get(name, (0, 0))
     counts[name] = (size + stats[0], nbytes + stats[1])
   return reprlib.counts_comment(counts)
