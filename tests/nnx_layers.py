@@ -36,8 +36,7 @@ TABLE_HEADING = '## Floors of flax-nnx'
 KNOWN = pathlib.Path(__file__).resolve().parent / 'nnx_layers_known.txt'
 # Imports a function may make: optional dependencies of flax-nnx (a module
 # name or a package and its submodules).
-# flax-layers provides ``helpers.Sequential`` and ``bridge.initializers``.
-LAZY_ALLOWED = ('treescope', 'rich', 'yaml', 'flax.linen', 'flax.layers')
+LAZY_ALLOWED = ('treescope', 'rich', 'yaml', 'flax.linen')
 
 
 @dataclasses.dataclass(frozen=True)

@@ -103,11 +103,8 @@ def __getattr__(name):
   # of flax-nnx, imported on first use.
   if name == 'Sequential':
     try:
-      from flax.layers.nnx.combinators import Sequential
-    except ImportError as e:
-      raise AttributeError(
-        f'{__name__}.Sequential comes with flax-layers, which is not '
-        f'installed: {plugins.install_command("flax-layers")}'
-      ) from e
-    return Sequential
+      module = plugins.require('flax.layers.nnx.combinators', 'flax-layers')
+    except ModuleNotFoundError as e:
+      raise AttributeError(f'{__name__}.Sequential: {e}') from e
+    return module.Sequential
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -62,12 +62,11 @@ def __getattr__(name):
   # resolved on first use.
   if name == 'initializers':
     try:
-      from flax.layers.nnx import initializers
-    except ImportError as e:
-      raise AttributeError(
-        f'{__name__}.initializers comes with flax-layers, which is not '
-        f'installed: {plugins.install_command("flax-layers")}'
-      ) from e
+      initializers = plugins.require(
+        'flax.layers.nnx.initializers', 'flax-layers'
+      )
+    except ModuleNotFoundError as e:
+      raise AttributeError(f'{__name__}.initializers: {e}') from e
     globals()[name] = initializers
     return initializers
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
