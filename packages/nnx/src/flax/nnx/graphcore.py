@@ -613,20 +613,28 @@ def view_ids(view: _View) -> frozenset:
   return ids
 
 
+def leaf_mask(paths, leaves, predicates: tuple) -> list:
+  """Index of the first predicate matching each ``(path, leaf)`` (a
+  Variable, or an array slot matched by its value);
+  ``len(predicates)`` where none does."""
+  n = len(predicates)
+  mask = []
+  for path, leaf in zip(paths, leaves):
+    value = leaf if isinstance(leaf, Variable) else leaf._raw_value
+    for i, pred in enumerate(predicates):
+      if pred(path, value):
+        mask.append(i)
+        break
+    else:
+      mask.append(n)
+  return mask
+
+
 def view_mask(view: _View, predicates: tuple) -> list:
-  """Index of the first matching predicate for every leaf (cached)."""
+  """:func:`leaf_mask` of the leaves of ``view`` (cached on the view)."""
   mask = view.masks.get(predicates)
   if mask is None:
-    mask = []
-    n = len(predicates)
-    for path, leaf in zip(view.paths, view.leaves):
-      value = leaf if isinstance(leaf, Variable) else leaf._raw_value
-      for i, pred in enumerate(predicates):
-        if pred(path, value):
-          mask.append(i)
-          break
-      else:
-        mask.append(n)
+    mask = leaf_mask(view.paths, view.leaves, predicates)
     if len(view.masks) >= 64:  # filters made anew per call: stay bounded
       view.masks.clear()
     view.masks[predicates] = mask

@@ -40,7 +40,7 @@ from flax.nnx._common import (
 )
 from flax.nnx.variablelib import _HIJAX_CLASSES
 from flax.nnx.flattenlib import _Flattener, _Meta
-from flax.nnx.graphcore import _unflatten
+from flax.nnx.graphcore import _unflatten, leaf_mask
 from flax.nnx.graphnodes import GRAPH_NODE_TYPES
 from flax.nnx.pytreelib import Pytree
 from flax.nnx.transforms.engine import leafplan, varflow
@@ -287,7 +287,7 @@ class GraphArgs:
         if r.view is not None:
           mask = graphlib.view_mask(r.view, preds)
         else:
-          mask = _mask(r.paths, r.slots, preds)
+          mask = leaf_mask(r.paths, r.slots, preds)
         r.mask, r.ngroups = mask, len(preds) + 1
     self.static = (
       treedef,
@@ -416,20 +416,6 @@ def disjoint(variables, views) -> bool:
       return False
     ids |= view_ids
   return True
-
-
-def _mask(paths, slots, preds):
-  n = len(preds)
-  mask = []
-  for path, slot in zip(paths, slots):
-    value = slot if isinstance(slot, Variable) else slot._raw_value
-    for i, p in enumerate(preds):
-      if p(path, value):
-        mask.append(i)
-        break
-    else:
-      mask.append(n)
-  return mask
 
 
 class _ReuseMap:
@@ -598,7 +584,7 @@ class InnerGraph:
     """Filter groups of the leaves of each output graph node (after
     :meth:`flatten_out`); ``None`` predicates give ``None``."""
     return [
-      None if preds is None else _mask(paths, slots, preds)
+      None if preds is None else leaf_mask(paths, slots, preds)
       for preds, (paths, slots) in zip(predicates_per_node, self.out_slots)
     ]
 
