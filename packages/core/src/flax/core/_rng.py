@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any, Union
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 PRNGKey = Any
@@ -74,7 +73,9 @@ def _fold_in_static(rng: PRNGKey, data: Sequence[PRNGFoldable]) -> PRNGKey:
       _SUFFIX_HASHES[cache_key] = hashed
   # ``jax.random.fold_in`` as it is now, called with the caller's key: a
   # patched ``fold_in`` or a changed PRNG configuration sees every call.
-  return jax.random.fold_in(rng, jnp.uint32(hashed))
+  # ``hashed`` is a NumPy ``uint32``: fold_in takes it as the same
+  # ``uint32`` a ``jnp.uint32`` would be, without making a JAX array first.
+  return jax.random.fold_in(rng, hashed)
 
 
 @dataclasses.dataclass(slots=True)
