@@ -297,25 +297,31 @@ def _class_status(cls) -> dict:
 
 
 # Bumped whenever an attribute of a Pytree class is set or deleted: the
-# cached data-descriptor names of every class are then computed again.
+# cached attribute tables of every class are then computed again.
 _CLASS_EPOCH = [0]
 
+# What ``_class_table`` maps a name to when its class attribute is a data
+# descriptor.
+_DESCRIPTOR = 'descriptor'
 
-def _class_descriptors(cls) -> frozenset:
-  """Names whose class attribute (anywhere in the MRO, ``object``
-  included) is a data descriptor: ``__class__``, ``__dict__``, properties
-  with setters, slots. Assigning them goes through the descriptor."""
-  cached = cls.__dict__.get('_pytree__descriptors')
+
+def _class_table(cls) -> dict:
+  """``{name: what assigning it means}`` for the names whose class fixes it:
+  ``_DESCRIPTOR`` for names whose class attribute (anywhere in the MRO,
+  ``object`` included) is a data descriptor (``__class__``, ``__dict__``,
+  properties with setters, slots: assigning them goes through the
+  descriptor), else whether the attribute is data (see
+  :func:`_class_status`). Names not in the table are free."""
+  cached = cls.__dict__.get('_pytree__table')
   if cached is not None and cached[0] == _CLASS_EPOCH[0]:
     return cached[1]
-  names = frozenset(
-    name
-    for klass in cls.__mro__
-    for name, attr in vars(klass).items()
-    if hasattr(type(attr), '__set__')
-  )
-  type.__setattr__(cls, '_pytree__descriptors', (_CLASS_EPOCH[0], names))
-  return names
+  table = dict(_class_status(cls))
+  for klass in cls.__mro__:
+    for name, attr in vars(klass).items():
+      if hasattr(type(attr), '__set__'):
+        table[name] = _DESCRIPTOR
+  type.__setattr__(cls, '_pytree__table', (_CLASS_EPOCH[0], table))
+  return table
 
 
 class PytreeMeta(type):
@@ -342,7 +348,7 @@ class PytreeMeta(type):
     ):
       value = _pytree_repr
     super().__setattr__(name, value)
-    if name != '_pytree__descriptors':
+    if name != '_pytree__table':
       _CLASS_EPOCH[0] += 1
 
   def __delattr__(cls, name):
@@ -568,6 +574,11 @@ class Object(Pytree, pytree=False):
   leaf, and its attributes may mix data and static values freely."""
 
 
+# Values that are never data, hold none and carry no ``nnx.data`` /
+# ``nnx.static`` marker (exact types: a subclass may be anything).
+_PLAIN_TYPES = frozenset({str, int, float, bool, complex, type(None), bytes})
+
+
 def _set_attribute(obj, name, value):
   """Sets attribute ``name`` of Pytree ``obj``, tracking its data/static
   status (see the module docstring)."""
@@ -575,19 +586,37 @@ def _set_attribute(obj, name, value):
   if m.trace is not None and m.trace != trace_state():
     raise trace_context_error(f'{type(obj).__name__!r}', node=True)
   d = vars(obj)
+  if type(value) in _PLAIN_TYPES:
+    # The common case while a module is built (sizes, flags, names): no
+    # marker, no data, nothing to look into.
+    if name not in d and name not in m.data:
+      how = _class_table(type(obj)).get(name)
+      if how is _DESCRIPTOR:
+        object.__setattr__(obj, name, value)
+        return
+      if how:
+        m.add_data(name)
+    d[name] = value
+    m.version += 1
+    EPOCH.value += 1
+    return
   data_set = m.data
   marker = _marker(value)
   check = obj._pytree__is_pytree
   if marker is not None:
     is_static, value = marker
-  if check and not isinstance(value, _SCALARS):
+  data = is_data(value)
+  # Containers are looked into (for markers, and for data on a static
+  # attribute); data, scalars and functions hold neither.
+  container = not (data or isinstance(value, _SCALARS) or callable(value))
+  if check and container:
     # markers belong on the attribute itself, not inside its value
     tags = _nested_tags(value)
     if tags:
       raise _unexpected_tags_error(obj, name, value, tags)
   if marker is not None:
     if is_static:
-      if check and (is_data(value) or has_data(value)):
+      if check and (data or container and has_data(value)):
         raise ValueError(
           f"Found data in value of type '{type(value)}' annotated with "
           f"nnx.static(...) when setting attribute '{name}' of Pytree type "
@@ -600,8 +629,8 @@ def _set_attribute(obj, name, value):
     pass
   elif name in d:
     # an existing static attribute stays static
-    if check and not isinstance(value, _SCALARS):
-      if is_data(value):
+    if check and (data or container):
+      if data:
         raise ValueError(
           f"Cannot assign data value of type '{type(value)}' to static "
           f"attribute '{name}' of Pytree type '{type(obj)}'. To override "
@@ -612,20 +641,20 @@ def _set_attribute(obj, name, value):
       if found:
         raise _data_on_static_error(obj, name, value, found)
   else:
-    if name in _class_descriptors(type(obj)):
+    how = _class_table(type(obj)).get(name)
+    if how is _DESCRIPTOR:
       # ``__class__``, properties with setters, slots: Python's own
       # assignment runs (the value is not an attribute of the Pytree).
       object.__setattr__(obj, name, value)
       return
-    status = _class_status(type(obj)).get(name)
-    if status is None:
-      if is_data(value):
+    if how is None:
+      if data:
         m.add_data(name)
-      elif check and not isinstance(value, _SCALARS):
+      elif check and container:
         found = has_data(value)
         if found:
           raise _data_on_static_error(obj, name, value, found)
-    elif status:
+    elif how:
       m.add_data(name)
   d[name] = value
   m.version += 1

@@ -149,6 +149,24 @@ class RngStream(RngMethods, Pytree):
 
   make_rng = __call__
 
+  def _advance(self) -> jax.Array:
+    """Advances the count as a call does, without deriving a key.
+
+    For initializers that never read their key (``zeros``, ``ones``): the
+    stream ends where a call leaves it, so every later key is the same.
+    Returns the stream's key as it is.
+    """
+    count_var = self.count
+    if (
+      type(count_var) is not RngCount
+      or is_array_ref(count_var._raw_value)
+      or is_array_ref(self.key._raw_value)
+    ):
+      return self()
+    check_trace(count_var)
+    count_var._raw_value = _next_count(count_var._raw_value)
+    return self.key._raw_value
+
   def _from_key(self, key):
     return type(self)(key, tag=self.tag)
 

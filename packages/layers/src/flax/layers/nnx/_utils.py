@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import typing as tp
 
+import jax
+
 from flax import nnx
+
+# Initializers that never read their key (see :func:`param_key`).
+_KEYLESS = (jax.nn.initializers.zeros, jax.nn.initializers.ones)
 
 
 def first_from(*args, error_msg: str):
@@ -25,6 +30,20 @@ def optional_data(value):
   if data is None:
     return value
   return data(value)
+
+
+def param_key(rngs, init):
+  """The key ``init`` gets: ``rngs.params()``, as Flax draws it.
+
+  For ``zeros`` and ``ones``, which never read their key, the ``params``
+  stream of an :class:`nnx.Rngs` is advanced as a draw advances it without
+  deriving a key: the parameter and every later key are the same.
+  """
+  if (init is _KEYLESS[0] or init is _KEYLESS[1]) and isinstance(
+    rngs, nnx.Rngs
+  ):
+    return rngs.params._advance()
+  return rngs.params()
 
 
 def key_from(rngs, collection: str):
@@ -95,7 +114,7 @@ def init_kernel_bias(module, args, kernel_shape, bias_shape, **overrides):
   """Creates ``kernel`` and ``bias`` Params, then keeps the other arguments.
 
   Keys are drawn from ``rngs.params()`` for the kernel, then the bias, as
-  Flax does.
+  Flax does (see :func:`param_key`).
 
   Args:
     module: the module being built.
@@ -107,15 +126,17 @@ def init_kernel_bias(module, args, kernel_shape, bias_shape, **overrides):
     **overrides: see :func:`keep_args`.
   """
   rngs, dtype = args['rngs'], args['param_dtype']
+  kernel_init = args['kernel_init']
   module.kernel = nnx.Param(
-    args['kernel_init'](rngs.params(), kernel_shape, dtype),
+    kernel_init(param_key(rngs, kernel_init), kernel_shape, dtype),
     **args['kernel_metadata'],
   )
   if bias_shape is None:
     module.bias = optional_data(None)
   else:
+    bias_init = args['bias_init']
     module.bias = nnx.Param(
-      args['bias_init'](rngs.params(), bias_shape, dtype),
+      bias_init(param_key(rngs, bias_init), bias_shape, dtype),
       **args['bias_metadata'],
     )
   keep_args(module, args, **overrides)

@@ -27,6 +27,7 @@ from flax.layers.nnx._utils import first_from
 from flax.layers.nnx._utils import init_kernel_bias
 from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import optional_data
+from flax.layers.nnx._utils import param_key
 
 Array = jax.Array
 Shape = tp.Sequence[int]
@@ -244,7 +245,7 @@ class LinearGeneral(nnx.Module):
       self.bias = optional_data(None)
     else:
       size = int(np.prod(bias_shape))
-      bias = bias_init(rngs.params(), (size,), param_dtype)
+      bias = bias_init(param_key(rngs, bias_init), (size,), param_dtype)
       self.bias = nnx.Param(_reshape(bias, bias_shape), **bias_metadata)
 
   def _dot_general(self):

@@ -17,6 +17,7 @@ from flax.layers.nnx import initializers
 from flax.layers.nnx._utils import first_from
 from flax.layers.nnx._utils import keep_args
 from flax.layers.nnx._utils import optional_data
+from flax.layers.nnx._utils import param_key
 
 Array = jax.Array
 _MaybeFlag = bool | None
@@ -42,7 +43,7 @@ def _init_norm(module, args, skip=()):
     if args[f'use_{name}']:
       init = args[f'{name}_init']
       value = nnx.Param(
-        init(args['rngs'].params(), shape, args['param_dtype']),
+        init(param_key(args['rngs'], init), shape, args['param_dtype']),
         **args[f'{name}_metadata'],
       )
     else:
