@@ -467,7 +467,85 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     return _new_object(cls)
 
   def __setattr__(self, name, value):
-    _set_attribute(self, name, value)
+    # Sets attribute ``name``, tracking its data/static status (see the
+    # module docstring); ``setattr`` runs this function itself.
+    m = self._pytree__m
+    if m.trace is not None and m.trace != trace_state():
+      raise trace_context_error(f'{type(self).__name__!r}', node=True)
+    d = vars(self)
+    if type(value) in _PLAIN_TYPES:
+      # The common case while a module is built (sizes, flags, names): no
+      # marker, no data, nothing to look into.
+      if name not in d and name not in m.data:
+        how = _class_table(type(self)).get(name)
+        if how is _DESCRIPTOR:
+          object.__setattr__(self, name, value)
+          return
+        if how:
+          m.add_data(name)
+      d[name] = value
+      m.version += 1
+      EPOCH.value += 1
+      return
+    data_set = m.data
+    marker = _marker(value)
+    check = self._pytree__is_pytree
+    if marker is not None:
+      is_static, value = marker
+    data = is_data(value)
+    # Containers are looked into (for markers, and for data on a static
+    # attribute); data, scalars and functions hold neither.
+    container = not (data or isinstance(value, _SCALARS) or callable(value))
+    if check and container:
+      # markers belong on the attribute itself, not inside its value
+      tags = _nested_tags(value)
+      if tags:
+        raise _unexpected_tags_error(self, name, value, tags)
+    if marker is not None:
+      if is_static:
+        if check and (data or container and has_data(value)):
+          raise ValueError(
+            f"Found data in value of type '{type(value)}' annotated with "
+            f"nnx.static(...) when setting attribute '{name}' of Pytree type "
+            f"'{type(self)}'."
+          )
+        m.drop_data(name)
+      else:
+        m.add_data(name)
+    elif name in data_set:
+      pass
+    elif name in d:
+      # an existing static attribute stays static
+      if check and (data or container):
+        if data:
+          raise ValueError(
+            f"Cannot assign data value of type '{type(value)}' to static "
+            f"attribute '{name}' of Pytree type '{type(self)}'. To override "
+            'the status explicitly wrap the value with nnx.data on '
+            f'assignment:\n\n  _.{name} = nnx.data(...)\n\n'
+          )
+        found = has_data(value)
+        if found:
+          raise _data_on_static_error(self, name, value, found)
+    else:
+      how = _class_table(type(self)).get(name)
+      if how is _DESCRIPTOR:
+        # ``__class__``, properties with setters, slots: Python's own
+        # assignment runs (the value is not an attribute of the Pytree).
+        object.__setattr__(self, name, value)
+        return
+      if how is None:
+        if data:
+          m.add_data(name)
+        elif check and container:
+          found = has_data(value)
+          if found:
+            raise _data_on_static_error(self, name, value, found)
+      elif how:
+        m.add_data(name)
+    d[name] = value
+    m.version += 1
+    EPOCH.value += 1
 
   def __delattr__(self, name):
     d = vars(self)
@@ -579,86 +657,8 @@ class Object(Pytree, pytree=False):
 _PLAIN_TYPES = frozenset({str, int, float, bool, complex, type(None), bytes})
 
 
-def _set_attribute(obj, name, value):
-  """Sets attribute ``name`` of Pytree ``obj``, tracking its data/static
-  status (see the module docstring)."""
-  m = obj._pytree__m
-  if m.trace is not None and m.trace != trace_state():
-    raise trace_context_error(f'{type(obj).__name__!r}', node=True)
-  d = vars(obj)
-  if type(value) in _PLAIN_TYPES:
-    # The common case while a module is built (sizes, flags, names): no
-    # marker, no data, nothing to look into.
-    if name not in d and name not in m.data:
-      how = _class_table(type(obj)).get(name)
-      if how is _DESCRIPTOR:
-        object.__setattr__(obj, name, value)
-        return
-      if how:
-        m.add_data(name)
-    d[name] = value
-    m.version += 1
-    EPOCH.value += 1
-    return
-  data_set = m.data
-  marker = _marker(value)
-  check = obj._pytree__is_pytree
-  if marker is not None:
-    is_static, value = marker
-  data = is_data(value)
-  # Containers are looked into (for markers, and for data on a static
-  # attribute); data, scalars and functions hold neither.
-  container = not (data or isinstance(value, _SCALARS) or callable(value))
-  if check and container:
-    # markers belong on the attribute itself, not inside its value
-    tags = _nested_tags(value)
-    if tags:
-      raise _unexpected_tags_error(obj, name, value, tags)
-  if marker is not None:
-    if is_static:
-      if check and (data or container and has_data(value)):
-        raise ValueError(
-          f"Found data in value of type '{type(value)}' annotated with "
-          f"nnx.static(...) when setting attribute '{name}' of Pytree type "
-          f"'{type(obj)}'."
-        )
-      m.drop_data(name)
-    else:
-      m.add_data(name)
-  elif name in data_set:
-    pass
-  elif name in d:
-    # an existing static attribute stays static
-    if check and (data or container):
-      if data:
-        raise ValueError(
-          f"Cannot assign data value of type '{type(value)}' to static "
-          f"attribute '{name}' of Pytree type '{type(obj)}'. To override "
-          'the status explicitly wrap the value with nnx.data on '
-          f'assignment:\n\n  _.{name} = nnx.data(...)\n\n'
-        )
-      found = has_data(value)
-      if found:
-        raise _data_on_static_error(obj, name, value, found)
-  else:
-    how = _class_table(type(obj)).get(name)
-    if how is _DESCRIPTOR:
-      # ``__class__``, properties with setters, slots: Python's own
-      # assignment runs (the value is not an attribute of the Pytree).
-      object.__setattr__(obj, name, value)
-      return
-    if how is None:
-      if data:
-        m.add_data(name)
-      elif check and container:
-        found = has_data(value)
-        if found:
-          raise _data_on_static_error(obj, name, value, found)
-    elif how:
-      m.add_data(name)
-  d[name] = value
-  m.version += 1
-  EPOCH.value += 1
+# (``nnx.List`` / ``nnx.Dict`` set their items through it)
+_set_attribute = Pytree.__setattr__
 
 
 def _reconstruct(cls):

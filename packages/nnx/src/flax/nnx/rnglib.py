@@ -158,7 +158,8 @@ class RngStream(RngMethods, Pytree):
     """
     count_var = self.count
     if (
-      type(count_var) is not RngCount
+      type(self).__call__ is not RngStream.__call__  # a subclass draws
+      or type(count_var) is not RngCount
       or is_array_ref(count_var._raw_value)
       or is_array_ref(self.key._raw_value)
     ):

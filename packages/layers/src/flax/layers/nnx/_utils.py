@@ -39,11 +39,15 @@ def param_key(rngs, init):
   stream of an :class:`nnx.Rngs` is advanced as a draw advances it without
   deriving a key: the parameter and every later key are the same.
   """
+  stream = rngs.params
   if (init is _KEYLESS[0] or init is _KEYLESS[1]) and isinstance(
     rngs, nnx.Rngs
   ):
-    return rngs.params._advance()
-  return rngs.params()
+    # (a flax-nnx without ``RngStream._advance`` draws the key)
+    advance = getattr(stream, '_advance', None)
+    if advance is not None:
+      return advance()
+  return stream()
 
 
 def key_from(rngs, collection: str):

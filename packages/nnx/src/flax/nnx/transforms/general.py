@@ -107,15 +107,33 @@ def _refs_kept(fn, cell):
 class SimpleEvalShapeFn(_fns.SimpleFn):
   """The function :func:`eval_shape` traces when graph nodes travel as
   pytrees (``graph=False`` or ``graph_updates=False``): ``f``'s output
-  only, as nothing is written back; shared Variables are refused, as in
-  tree mode."""
+  only, as nothing is written back. Shared Variables among the inputs are
+  refused, as in tree mode; with ``graph_updates=False`` those shared among
+  the outputs stay shared. Variables captured from outside may be returned
+  (abstract)."""
 
   name: tp.ClassVar[str] = 'eval_shape'
   shares: tp.ClassVar[bool] = False
+  out_check_trace: tp.ClassVar[bool] = False
+
+  @property
+  def _out_via_graph(self) -> bool:
+    return bool(self.graph)
 
   def __call__(self, *args, **kwargs):
     (args, kwargs), entered = self.enter((args, kwargs))
     return self.outputs(entered, self.f(*args, **kwargs))
+
+
+@dataclasses.dataclass(eq=False)
+class EvalShapeFn(_fns.InnerFn):
+  """The function :func:`eval_shape` traces in graph mode: every object of
+  its output is new and abstract, inputs and objects captured from
+  outside the trace included (nothing runs, so nothing is shared with the
+  caller's objects)."""
+
+  out_inputs_as_refs: tp.ClassVar[bool] = False
+  out_check_trace: tp.ClassVar[bool] = False
 
 
 def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
@@ -138,6 +156,7 @@ def eval_shape(f, *args, graph=None, graph_updates=None, **kwargs):
     kwargs,
     graph=graph_with_updates(graph, graph_updates),
     write_back=False,
+    inner_fn=EvalShapeFn,
     simple_fn=SimpleEvalShapeFn,
     user_graph=graph,
   )

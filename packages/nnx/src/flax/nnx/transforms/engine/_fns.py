@@ -79,6 +79,11 @@ class InnerFn:
   f: tp.Callable[..., tp.Any]
   graph_args: tp.Any = dataclasses.field(default=None, kw_only=True, repr=False)
   out_static: tp.Any = dataclasses.field(default=None, init=False, repr=False)
+  # How the outputs leave (see ``InnerGraph.flatten_out``): input objects
+  # among them stay the inputs, and a Variable created outside the trace
+  # may not leave.
+  out_inputs_as_refs: tp.ClassVar[bool] = True
+  out_check_trace: tp.ClassVar[bool] = True
 
   def rebuild(self, pure_args, pure_kwargs=None):
     """Fresh graph nodes from the pure arguments: an ``InnerGraph``."""
@@ -97,7 +102,9 @@ class InnerFn:
     args, kwargs = ig.args
     out = self.f(*args, **kwargs)
     changed, values = ig.updates()
-    out_static, out_leaves = ig.flatten_out(out)
+    out_static, out_leaves = ig.flatten_out(
+      out, self.out_check_trace, self.out_inputs_as_refs
+    )
     self.out_static = (out_static, changed)
     return out_leaves, values
 
@@ -151,10 +158,18 @@ class PytreeMode:
   name: tp.ClassVar[str] = 'transform'
   # whether graph mode keeps objects shared among the inputs shared
   shares: tp.ClassVar[bool] = True
+  # Whether a Variable created outside the trace may not be returned.
+  out_check_trace: tp.ClassVar[bool] = True
 
   @property
   def _via_graph(self) -> bool:
     return bool(self.graph) and self.shares
+
+  @property
+  def _out_via_graph(self) -> bool:
+    """Whether the outputs cross as a graph (objects shared among them
+    stay shared); by default as the inputs do."""
+    return self._via_graph
 
   def variables(self, tree, where='call'):
     """The Variables of ``tree``, in the order of :meth:`values`; in tree
@@ -175,8 +190,9 @@ class PytreeMode:
     return extract.to_tree(tree) if self._via_graph else tree
 
   def result(self, tree):
-    """A tree that crossed the JAX transform (:meth:`pure`), rebuilt."""
-    return extract.from_tree(tree) if self._via_graph else tree
+    """An output tree that crossed the JAX transform (:meth:`outputs`),
+    rebuilt."""
+    return extract.from_tree(tree) if self._out_via_graph else tree
 
   def fresh(self, tree):
     """``tree`` with its graph nodes and Variables rebuilt (inside the
@@ -195,13 +211,18 @@ class PytreeMode:
 
   def outputs(self, entered: 'Entered', out):
     """``out`` as it leaves the function: an input Variable among it is
-    the Duplicate error."""
+    the Duplicate error, and so is a Variable found twice in tree mode
+    (``graph=False``); with ``out_check_trace`` a Variable created outside
+    the trace is an error."""
     varflow.check_no_aliases(entered.paths, out, self._transform_text())
-    common.check_created_here(
-      jax.tree_util.tree_leaves(out, is_leaf=common._is_variable),
-      self._transform_text(),
-    )
-    return self.pure(out)
+    if not self.graph:
+      varflow.check_unique_out(out, self._transform_text())
+    if self.out_check_trace:
+      common.check_created_here(
+        jax.tree_util.tree_leaves(out, is_leaf=common._is_variable),
+        self._transform_text(),
+      )
+    return extract.to_tree(out) if self._out_via_graph else out
 
   def _transform_text(self) -> str:
     return f'nnx.{self.name}'

@@ -551,11 +551,14 @@ class InnerGraph:
       kept.append([vals[i] for i in idx])
     return kept, written
 
-  def flatten_out(self, out, check_trace=True):
-    """Flattens graph nodes in ``out``; references to inputs kept. With
-    ``check_trace``, a Variable created outside the current trace (captured,
-    not an input) is an error: it cannot leave the transform (a transform
-    name given instead of True: the pytree-mode error of that transform)."""
+  def flatten_out(self, out, check_trace=True, inputs_as_refs=True):
+    """Flattens graph nodes in ``out``. With ``check_trace``, a Variable
+    created outside the current trace (captured, not an input) is an
+    error: it cannot leave the transform (a transform name given instead
+    of True: the pytree-mode error of that transform). With
+    ``inputs_as_refs`` an input object among the outputs stays a reference
+    to that input; without, it is flattened like any other (the output is
+    a new object)."""
     is_node = node_leaf_predicate()
     leaves, treedef = jax.tree_util.tree_flatten(out, is_leaf=is_node)
     positions = [i for i, x in enumerate(leaves) if is_node(x)]
@@ -563,8 +566,9 @@ class InnerGraph:
     if not positions:
       return (treedef, (), ()), leaves
     f = _Flattener()
-    for obj_id, gpos in self.global_ids.items():
-      f.visited[obj_id] = -(gpos + 1)
+    if inputs_as_refs:
+      for obj_id, gpos in self.global_ids.items():
+        f.visited[obj_id] = -(gpos + 1)
     nodes = []
     for pos in positions:
       start = len(f.leaves)

@@ -111,6 +111,23 @@ def check_no_aliases(inputs: list, out, name: str) -> None:
       raise ValueError(duplicate_message(var, [first, path], name))
 
 
+def check_unique_out(out, name: str) -> None:
+  """Raises the duplicate error if one Variable is reached twice among
+  the outputs ``out`` as a pytree (tree mode, where Variables leave as
+  values and could not come back as one object)."""
+  seen = {}
+  leaves, _ = jax.tree_util.tree_flatten_with_path(
+    out, is_leaf=lambda x: isinstance(x, Variable)
+  )
+  for keypath, leaf in leaves:
+    if isinstance(leaf, Variable):
+      path = '.out' + jax.tree_util.keystr(keypath)
+      first = seen.get(id(leaf))
+      if first is not None:
+        raise ValueError(duplicate_message(leaf, [first, path], name))
+      seen[id(leaf)] = path
+
+
 def duplicate_message(var, paths, name: str) -> str:
   listed = '\n'.join(f'  - {p}' for p in paths)
   return (
