@@ -2,6 +2,9 @@
 leaves of the state in graph mode; without graph updates ``nnx.jit``
 gives new values to Variables only."""
 
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -77,3 +80,22 @@ def test_graph_updates_bring_plain_arrays_back(jit_path):
 
   f(m)
   np.testing.assert_array_equal(m.arr, np.ones(2))
+
+
+def test_registering_a_plain_type_as_data():
+  # (in a fresh interpreter: the registration is global)
+  code = '\n'.join(
+    [
+      'from flax import nnx',
+      'class M(nnx.Module):',
+      '  def __init__(self):',
+      '    self.x = 3.5',
+      '    self.n = 2',
+      'nnx.register_data_type(float)',
+      'print(sorted(nnx.state(M()).keys()))',
+    ]
+  )
+  out = subprocess.run(
+    [sys.executable, '-c', code], capture_output=True, text=True, check=True
+  )
+  assert out.stdout.strip() == "['x']"

@@ -147,6 +147,11 @@ _DATA_TYPES: list = [jax.Array, np.ndarray, jax.Ref, GraphNodeBase]
 # (its metaclass check is slow, and most values set are not data)
 _data_types = tuple(t for t in _DATA_TYPES if t is not jax.Ref)
 
+# Exact types whose values hold no data and carry no ``nnx.data`` /
+# ``nnx.static`` marker (a subclass may be anything); a type registered as
+# data leaves the set, with those below it.
+_PLAIN_TYPES = {str, int, float, bool, complex, type(None), bytes}
+
 
 def register_data_type(type_: T, /) -> T:
   """Registers ``type_`` so that its instances count as data.
@@ -164,6 +169,8 @@ def register_data_type(type_: T, /) -> T:
   if type_ not in _DATA_TYPES:
     _DATA_TYPES.append(type_)
     _data_types = tuple(t for t in _DATA_TYPES if t is not jax.Ref)
+    for plain in [t for t in _PLAIN_TYPES if issubclass(t, type_)]:
+      _PLAIN_TYPES.discard(plain)
   return type_
 
 
@@ -650,11 +657,6 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
 class Object(Pytree, pytree=False):
   """A Pytree that is not registered as a JAX pytree: JAX sees it as a
   leaf, and its attributes may mix data and static values freely."""
-
-
-# Values that are never data, hold none and carry no ``nnx.data`` /
-# ``nnx.static`` marker (exact types: a subclass may be anything).
-_PLAIN_TYPES = frozenset({str, int, float, bool, complex, type(None), bytes})
 
 
 # (``nnx.List`` / ``nnx.Dict`` set their items through it)
