@@ -480,34 +480,26 @@ class Pytree(GraphNodeBase, reprlib.Representable, metaclass=PytreeMeta):
     if m.trace is not None and m.trace != trace_state():
       raise trace_context_error(f'{type(self).__name__!r}', node=True)
     d = vars(self)
+    data_set = m.data
+    check = self._pytree__is_pytree
     if type(value) in _PLAIN_TYPES:
       # The common case while a module is built (sizes, flags, names): no
       # marker, no data, nothing to look into.
-      if name not in d and name not in m.data:
-        how = _class_table(type(self)).get(name)
-        if how is _DESCRIPTOR:
-          object.__setattr__(self, name, value)
-          return
-        if how:
-          m.add_data(name)
-      d[name] = value
-      m.version += 1
-      EPOCH.value += 1
-      return
-    data_set = m.data
-    marker = _marker(value)
-    check = self._pytree__is_pytree
-    if marker is not None:
-      is_static, value = marker
-    data = is_data(value)
-    # Containers are looked into (for markers, and for data on a static
-    # attribute); data, scalars and functions hold neither.
-    container = not (data or isinstance(value, _SCALARS) or callable(value))
-    if check and container:
-      # markers belong on the attribute itself, not inside its value
-      tags = _nested_tags(value)
-      if tags:
-        raise _unexpected_tags_error(self, name, value, tags)
+      marker = None
+      data = container = False
+    else:
+      marker = _marker(value)
+      if marker is not None:
+        is_static, value = marker
+      data = is_data(value)
+      # Containers are looked into (for markers, and for data on a static
+      # attribute); data, scalars and functions hold neither.
+      container = not (data or isinstance(value, _SCALARS) or callable(value))
+      if check and container:
+        # markers belong on the attribute itself, not inside its value
+        tags = _nested_tags(value)
+        if tags:
+          raise _unexpected_tags_error(self, name, value, tags)
     if marker is not None:
       if is_static:
         if check and (data or container and has_data(value)):

@@ -131,13 +131,19 @@ class RngStream(RngMethods, Pytree):
     self.key = RngKey(key, tag=tag)
     self.count = RngCount(jnp.zeros(jnp.shape(key), dtype=jnp.uint32), tag=tag)
 
-  def __call__(self) -> jax.Array:
+  def _in_place(self) -> bool:
+    """Whether the count and key are plain Variables holding arrays (not
+    hijax Variables, nor ``ref=True`` ones), read and written in place."""
     count_var = self.count
-    if (
+    return not (
       type(count_var) is not RngCount  # e.g. a hijax Variable
       or is_array_ref(count_var._raw_value)  # ref=True Variables
       or is_array_ref(self.key._raw_value)
-    ):
+    )
+
+  def __call__(self) -> jax.Array:
+    count_var = self.count
+    if not self._in_place():
       count = count_var.get_value()
       count_var.set_value(count + 1)
       return jax.random.fold_in(self.key.get_value(), count)
@@ -156,14 +162,9 @@ class RngStream(RngMethods, Pytree):
     stream ends where a call leaves it, so every later key is the same.
     Returns the stream's key as it is.
     """
+    if type(self).__call__ is not RngStream.__call__ or not self._in_place():
+      return self()  # a subclass, hijax or ref Variables: a real draw
     count_var = self.count
-    if (
-      type(self).__call__ is not RngStream.__call__  # a subclass draws
-      or type(count_var) is not RngCount
-      or is_array_ref(count_var._raw_value)
-      or is_array_ref(self.key._raw_value)
-    ):
-      return self()
     check_trace(count_var)
     count_var._raw_value = _next_count(count_var._raw_value)
     return self.key._raw_value

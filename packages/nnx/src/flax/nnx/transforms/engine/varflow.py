@@ -115,17 +115,7 @@ def check_unique_out(out, name: str) -> None:
   """Raises the duplicate error if one Variable is reached twice among
   the outputs ``out`` as a pytree (tree mode, where Variables leave as
   values and could not come back as one object)."""
-  seen = {}
-  leaves, _ = jax.tree_util.tree_flatten_with_path(
-    out, is_leaf=lambda x: isinstance(x, Variable)
-  )
-  for keypath, leaf in leaves:
-    if isinstance(leaf, Variable):
-      path = '.out' + jax.tree_util.keystr(keypath)
-      first = seen.get(id(leaf))
-      if first is not None:
-        raise ValueError(duplicate_message(leaf, [first, path], name))
-      seen[id(leaf)] = path
+  _unique_variables(out, name, lambda kp: '.out' + jax.tree_util.keystr(kp))
 
 
 def duplicate_message(var, paths, name: str) -> str:
@@ -145,6 +135,12 @@ def duplicate_message(var, paths, name: str) -> str:
 def check_unique(tree, name: str) -> list:
   """The Variables of the ``(args, kwargs)`` pair ``tree`` as pytree leaves
   (tree mode); one found twice raises the duplicate error."""
+  return _unique_variables(tree, name, _arg_path)
+
+
+def _unique_variables(tree, name: str, path_of) -> list:
+  """The Variables among the pytree leaves of ``tree``; one found twice
+  raises the duplicate error naming both places (``path_of(keypath)``)."""
   seen = {}
   out = []
   leaves, _ = jax.tree_util.tree_flatten_with_path(
@@ -152,7 +148,7 @@ def check_unique(tree, name: str) -> list:
   )
   for keypath, leaf in leaves:
     if isinstance(leaf, Variable):
-      path = _arg_path(keypath)
+      path = path_of(keypath)
       first = seen.get(id(leaf))
       if first is not None:
         raise ValueError(duplicate_message(leaf, [first, path], name))
