@@ -131,7 +131,7 @@ class RngStream(RngMethods, Pytree):
     self.key = RngKey(key, tag=tag)
     self.count = RngCount(jnp.zeros(jnp.shape(key), dtype=jnp.uint32), tag=tag)
 
-  def _in_place(self) -> bool:
+  def _plain_vars(self) -> bool:
     """Whether the count and key are plain Variables holding arrays (not
     hijax Variables, nor ``ref=True`` ones), read and written in place."""
     count_var = self.count
@@ -143,7 +143,7 @@ class RngStream(RngMethods, Pytree):
 
   def __call__(self) -> jax.Array:
     count_var = self.count
-    if not self._in_place():
+    if not self._plain_vars():
       count = count_var.get_value()
       count_var.set_value(count + 1)
       return jax.random.fold_in(self.key.get_value(), count)
@@ -162,7 +162,7 @@ class RngStream(RngMethods, Pytree):
     stream ends where a call leaves it, so every later key is the same.
     Returns the stream's key as it is.
     """
-    if type(self).__call__ is not RngStream.__call__ or not self._in_place():
+    if type(self).__call__ is not RngStream.__call__ or not self._plain_vars():
       return self()  # a subclass, hijax or ref Variables: a real draw
     count_var = self.count
     check_trace(count_var)
